@@ -1,0 +1,85 @@
+//! Command-line surface (clap derive only). Converted into typed settings at the edge; nothing
+//! below `app` sees clap.
+
+use crate::config::Phase;
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ralph-gate",
+    version,
+    about = "Verification gates for coding agents run in a loop",
+    long_about = "Runs the checks that fit each file (tsc, py_compile, shellcheck, cargo, ...) \
+                  from one config, ralph.toml, or from embedded presets chosen by what the \
+                  project contains. The same gates serve the agent's hooks, git pre-commit and CI.\n\n\
+                  Exit codes: 0 all gates passed, 1 a gate failed or timed out, 2 ralph-gate could \
+                  not run (usage, config, I/O)."
+)]
+pub struct Cli {
+    /// Use this config file instead of searching for ralph.toml upward from the current folder.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gates on the project's files (all files by default): pre-commit, CI, by hand.
+    Check(CheckArgs),
+    /// List the resolved gates and where each came from, or explain what paths would trigger.
+    Gates(GatesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files or folders to check (relative to the current folder).
+    #[arg(value_name = "PATH", conflicts_with_all = ["all", "staged", "changed"])]
+    pub paths: Vec<PathBuf>,
+
+    /// Every project file: git-tracked plus untracked files git does not ignore (the default).
+    #[arg(long, conflicts_with_all = ["staged", "changed"])]
+    pub all: bool,
+
+    /// Files staged for commit (for a git pre-commit hook).
+    #[arg(long, conflicts_with = "changed")]
+    pub staged: bool,
+
+    /// Files changed in the working tree against REV (default HEAD), untracked files included.
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "HEAD")]
+    pub changed: Option<String>,
+
+    /// Run only this gate (repeatable).
+    #[arg(long = "gate", value_name = "NAME")]
+    pub gates: Vec<String>,
+
+    /// Which phase's gates to run.
+    #[arg(long, value_enum, default_value = "check")]
+    pub phase: Phase,
+
+    /// Gates run at once (default: `jobs` from the config, else the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+
+    /// Print only failures and, on failure, the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GatesArgs {
+    /// Show which gates, and the exact commands, these paths would trigger.
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub explain: Vec<PathBuf>,
+
+    /// With --explain: only this phase (default: every phase).
+    #[arg(long, value_enum)]
+    pub phase: Option<Phase>,
+}

@@ -1,0 +1,405 @@
+//! `ralph.toml`: find it, parse and validate it, merge in presets, and compile every glob once.
+
+pub mod duration;
+mod error;
+pub mod presets;
+pub mod raw;
+pub mod template;
+
+pub use error::ConfigError;
+pub use raw::{Phase, Scope};
+
+use globset::{GlobSet, GlobSetBuilder};
+use raw::{GlobPattern, RawConfig, RawGate};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use template::{CommandTemplate, Placeholder};
+
+pub const FILE_NAME: &str = "ralph.toml";
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const DEFAULT_OUTPUT_LIMIT: usize = 4000;
+
+/// Where a gate was defined, for `ralph-gate gates` and for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Preset(&'static str),
+    File { path: PathBuf, line: usize },
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Preset(name) => write!(f, "preset {name} (gates/{name}.toml)"),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Gate {
+    pub name: String,
+    pub origin: Origin,
+    pub globs: Vec<String>,
+    pub exclude: Vec<String>,
+    matcher: GlobSet,
+    excluder: GlobSet,
+    pub run: CommandTemplate,
+    pub scope: Scope,
+    pub root_markers: Vec<String>,
+    pub requires: Vec<String>,
+    pub path: Vec<String>,
+    pub timeout: Duration,
+    pub phases: Vec<Phase>,
+    pub env: BTreeMap<String, String>,
+    pub optional: bool,
+}
+
+impl Gate {
+    /// `rel` is relative to the project root.
+    pub fn matches(&self, rel: &Path) -> bool {
+        self.matcher.is_match(rel) && !self.excluder.is_match(rel)
+    }
+
+    pub fn runs_in(&self, phase: Phase) -> bool {
+        self.phases.contains(&phase)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub timeout: Duration,
+    /// Gates run at once; never 0 after resolution.
+    pub jobs: usize,
+    pub output_limit: usize,
+}
+
+/// Why a preset is in use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresetUse {
+    pub name: &'static str,
+    /// `Some(file)` when chosen by detection: the file that showed the stack is there.
+    pub detected_by: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Paths in gates and globs are relative to this folder.
+    pub root: PathBuf,
+    /// The `ralph.toml` read, or `None` when running on embedded presets alone.
+    pub file: Option<PathBuf>,
+    pub presets: Vec<PresetUse>,
+    pub settings: Settings,
+    pub gates: Vec<Gate>,
+}
+
+/// A parsed and validated config file, before presets are merged in.
+#[derive(Debug)]
+pub struct ConfigFile {
+    pub path: PathBuf,
+    source: String,
+    raw: RawConfig,
+}
+
+impl ConfigFile {
+    /// True when the presets to use depend on what the project contains.
+    pub fn needs_detection(&self) -> bool {
+        self.raw
+            .presets
+            .as_ref()
+            .is_some_and(|p| p.iter().any(|s| s.get_ref() == presets::AUTO))
+    }
+}
+
+/// Searches `start` and its ancestors for `ralph.toml`, as Cargo does for `Cargo.toml`.
+pub fn find(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(FILE_NAME))
+        .find(|candidate| candidate.is_file())
+}
+
+pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let source = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(path, source)
+}
+
+/// Pure: parse and validate config text as if read from `path`.
+pub fn parse(path: &Path, source: String) -> Result<ConfigFile, ConfigError> {
+    let raw: RawConfig =
+        toml::from_str(&source).map_err(|e| ConfigError::from_toml(path, &source, &e))?;
+    if let Some(list) = &raw.presets {
+        for name in list {
+            let n = name.get_ref();
+            if n != presets::AUTO && presets::by_name(n).is_none() {
+                return Err(ConfigError::at(
+                    path,
+                    &source,
+                    name.span().start,
+                    format!(
+                        "unknown preset `{n}`; known presets: {}, or \"{}\" to pick by project contents",
+                        presets::names().join(", "),
+                        presets::AUTO
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(limit) = &raw.defaults.output_limit {
+        if *limit.get_ref() < 200 {
+            return Err(ConfigError::at(
+                path,
+                &source,
+                limit.span().start,
+                "output_limit must be at least 200 characters, or failures would be unreadable",
+            ));
+        }
+    }
+    let file = ConfigFile {
+        path: path.to_path_buf(),
+        source,
+        raw,
+    };
+    // Compile the file's own gates now so that every error surfaces at load time.
+    compile_gates(&file.raw.gate, &Source::File(&file), DEFAULT_TIMEOUT)?;
+    Ok(file)
+}
+
+/// Merges presets and the file's gates into the config the runner uses. `project_files` is
+/// asked for only when presets must be detected.
+pub fn resolve(
+    root: PathBuf,
+    file: Option<ConfigFile>,
+    project_files: &mut dyn FnMut() -> Vec<PathBuf>,
+) -> Result<Config, ConfigError> {
+    let raw_defaults = file.as_ref().map(|f| &f.raw.defaults);
+    let settings = Settings {
+        timeout: raw_defaults
+            .and_then(|d| d.timeout)
+            .map_or(DEFAULT_TIMEOUT, |d| d.0),
+        jobs: match raw_defaults.and_then(|d| d.jobs) {
+            Some(n) if n > 0 => n,
+            _ => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
+        output_limit: raw_defaults
+            .and_then(|d| d.output_limit.as_ref())
+            .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
+    };
+
+    let mut chosen: Vec<PresetUse> = Vec::new();
+    let wanted: Vec<String> = match file.as_ref().map(|f| &f.raw.presets) {
+        None => vec![presets::AUTO.to_string()],
+        Some(None) => Vec::new(),
+        Some(Some(list)) => list.iter().map(|s| s.get_ref().clone()).collect(),
+    };
+    for name in &wanted {
+        if name == presets::AUTO {
+            let files = project_files();
+            for d in presets::detect(&files) {
+                if !chosen.iter().any(|c| c.name == d.name) {
+                    chosen.push(PresetUse {
+                        name: d.name,
+                        detected_by: Some(d.because),
+                    });
+                }
+            }
+        } else if let Some(p) = presets::by_name(name) {
+            if !chosen.iter().any(|c| c.name == p.name) {
+                chosen.push(PresetUse {
+                    name: p.name,
+                    detected_by: None,
+                });
+            }
+        }
+    }
+
+    let mut gates: Vec<Gate> = Vec::new();
+    for used in &chosen {
+        let preset = presets::by_name(used.name).expect("chosen from the embedded list");
+        let raw = presets::parse(preset).map_err(|e| {
+            ConfigError::Other(format!("embedded preset {} is invalid: {e}", preset.name))
+        })?;
+        for gate in compile_gates(&raw.gate, &Source::Preset(preset), settings.timeout)? {
+            if !gates.iter().any(|g| g.name == gate.name) {
+                gates.push(gate);
+            }
+        }
+    }
+    if let Some(f) = &file {
+        // A gate in ralph.toml replaces a preset gate of the same name, in the preset's place.
+        for gate in compile_gates(&f.raw.gate, &Source::File(f), settings.timeout)? {
+            match gates.iter_mut().find(|g| g.name == gate.name) {
+                Some(slot) => *slot = gate,
+                None => gates.push(gate),
+            }
+        }
+    }
+
+    Ok(Config {
+        root,
+        file: file.map(|f| f.path),
+        presets: chosen,
+        settings,
+        gates,
+    })
+}
+
+enum Source<'a> {
+    File(&'a ConfigFile),
+    Preset(&'static presets::Preset),
+}
+
+impl Source<'_> {
+    fn path(&self) -> PathBuf {
+        match self {
+            Source::File(f) => f.path.clone(),
+            Source::Preset(p) => PathBuf::from(format!("<embedded>/gates/{}.toml", p.name)),
+        }
+    }
+
+    fn text(&self) -> &str {
+        match self {
+            Source::File(f) => &f.source,
+            Source::Preset(p) => p.source,
+        }
+    }
+
+    fn error(&self, offset: usize, message: impl Into<String>) -> ConfigError {
+        ConfigError::at(&self.path(), self.text(), offset, message)
+    }
+
+    fn origin(&self, offset: usize) -> Origin {
+        match self {
+            Source::Preset(p) => Origin::Preset(p.name),
+            Source::File(f) => Origin::File {
+                path: f.path.clone(),
+                line: f.source[..offset.min(f.source.len())].matches('\n').count() + 1,
+            },
+        }
+    }
+}
+
+fn compile_gates(
+    raws: &[RawGate],
+    source: &Source<'_>,
+    default_timeout: Duration,
+) -> Result<Vec<Gate>, ConfigError> {
+    let mut out: Vec<Gate> = Vec::with_capacity(raws.len());
+    for raw in raws {
+        let gate = compile_gate(raw, source, default_timeout)?;
+        if out.iter().any(|g| g.name == gate.name) {
+            return Err(source.error(
+                raw.name.span().start,
+                format!(
+                    "gate name `{}` is used twice; names must be unique",
+                    gate.name
+                ),
+            ));
+        }
+        out.push(gate);
+    }
+    Ok(out)
+}
+
+fn compile_gate(
+    raw: &RawGate,
+    source: &Source<'_>,
+    default_timeout: Duration,
+) -> Result<Gate, ConfigError> {
+    let name = raw.name.get_ref().trim().to_string();
+    let name_at = raw.name.span().start;
+    if name.is_empty() || name.chars().any(char::is_control) {
+        return Err(source.error(name_at, "gate name must be non-empty printable text"));
+    }
+    if raw.globs.get_ref().is_empty() {
+        return Err(source.error(
+            raw.globs.span().start,
+            format!("gate `{name}` has no globs; use [\"**/*\"] to match every file"),
+        ));
+    }
+    let run = raw.run.get_ref();
+    let run_at = raw.run.span().start;
+    match raw.scope {
+        Scope::File if !run.uses(Placeholder::File) && !run.uses(Placeholder::Files) => {
+            return Err(source.error(
+                run_at,
+                format!("gate `{name}` has scope = \"file\" but its command never uses {{file}}"),
+            ));
+        }
+        Scope::Batch if run.uses(Placeholder::File) => {
+            return Err(source.error(
+                run_at,
+                format!(
+                    "gate `{name}` uses {{file}} with scope = \"batch\"; use {{files}}, or scope = \"file\""
+                ),
+            ));
+        }
+        Scope::Project if run.uses(Placeholder::File) => {
+            return Err(source.error(
+                run_at,
+                format!("gate `{name}` uses {{file}} with scope = \"project\"; use {{root}} or {{files}}"),
+            ));
+        }
+        _ => {}
+    }
+    if raw.scope != Scope::Project && !raw.root_markers.is_empty() {
+        return Err(source.error(
+            name_at,
+            format!("gate `{name}` sets root_markers, which only apply with scope = \"project\""),
+        ));
+    }
+    if let Some(bad) = raw
+        .env
+        .keys()
+        .find(|k| k.is_empty() || k.contains(['=', '\0']))
+    {
+        return Err(source.error(
+            name_at,
+            format!("gate `{name}` has an invalid env name `{bad}`"),
+        ));
+    }
+    let phases = match &raw.phases {
+        Some(p) if p.is_empty() => {
+            return Err(source.error(name_at, format!("gate `{name}` has an empty phases list")))
+        }
+        Some(p) => p.clone(),
+        None => Phase::ALL.to_vec(),
+    };
+    Ok(Gate {
+        origin: source.origin(name_at),
+        globs: raw
+            .globs
+            .get_ref()
+            .iter()
+            .map(|g| g.written.clone())
+            .collect(),
+        exclude: raw.exclude.iter().map(|g| g.written.clone()).collect(),
+        matcher: glob_set(raw.globs.get_ref()),
+        excluder: glob_set(&raw.exclude),
+        run: run.clone(),
+        scope: raw.scope,
+        root_markers: raw.root_markers.clone(),
+        requires: raw.requires.clone(),
+        path: raw.path.clone(),
+        timeout: raw.timeout.map_or(default_timeout, |t| t.0),
+        phases,
+        env: raw.env.clone(),
+        optional: raw.optional,
+        name,
+    })
+}
+
+fn glob_set(globs: &[GlobPattern]) -> GlobSet {
+    let mut b = GlobSetBuilder::new();
+    for g in globs {
+        b.add(g.glob.clone());
+    }
+    b.build()
+        .expect("each glob compiled on its own when parsed")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,173 @@
+//! The config file as written: serde shapes, with values validated while they are parsed so
+//! that toml can point at the exact line of a bad one.
+
+use super::duration::HumanDuration;
+use super::template::CommandTemplate;
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// `None`: the key is absent, so only the gates written here are used.
+    pub presets: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub defaults: RawDefaults,
+    #[serde(default)]
+    pub gate: Vec<RawGate>,
+}
+
+/// A file in `gates/`: a stack's gates plus the globs that say a project uses that stack.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPreset {
+    pub description: String,
+    pub detect: Vec<GlobPattern>,
+    pub gate: Vec<RawGate>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawDefaults {
+    pub timeout: Option<HumanDuration>,
+    pub jobs: Option<usize>,
+    pub output_limit: Option<Spanned<usize>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    pub name: Spanned<String>,
+    pub globs: Spanned<Vec<GlobPattern>>,
+    #[serde(default)]
+    pub exclude: Vec<GlobPattern>,
+    pub run: Spanned<CommandTemplate>,
+    #[serde(default)]
+    pub scope: Scope,
+    #[serde(default)]
+    pub root_markers: Vec<String>,
+    #[serde(default)]
+    pub requires: Vec<String>,
+    /// Folders, relative to the gate's working directory, put in front of PATH
+    /// (`node_modules/.bin`), so a project's own tools win over global ones.
+    #[serde(default)]
+    pub path: Vec<String>,
+    pub timeout: Option<HumanDuration>,
+    pub phases: Option<Vec<Phase>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Once per matched file: `{file}`.
+    File,
+    /// Once for all matched files (split under the OS argument limit): `{files}`.
+    #[default]
+    Batch,
+    /// Once per project root (nearest ancestor holding a `root_markers` file): `{root}`.
+    Project,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// After an agent edits a file (PostToolUse hook).
+    Edit,
+    /// When the agent tries to end the loop (Stop hook).
+    Stop,
+    /// `ralph-gate check`: the CLI, git pre-commit hook and CI.
+    Check,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 3] = [Phase::Edit, Phase::Stop, Phase::Check];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Edit => "edit",
+            Phase::Stop => "stop",
+            Phase::Check => "check",
+        }
+    }
+}
+
+/// A glob as written, checked when parsed. A glob with no `/` matches at any depth, as in
+/// `.gitignore` (`*.py` is `**/*.py`); one with a `/` is anchored at the project root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobPattern {
+    pub written: String,
+    pub glob: globset::Glob,
+}
+
+impl GlobPattern {
+    pub fn parse(written: &str) -> Result<Self, String> {
+        let trimmed = written.trim();
+        if trimmed.is_empty() {
+            return Err("empty glob".into());
+        }
+        let anchored = trimmed.trim_start_matches("./").trim_start_matches('/');
+        let effective = if anchored.contains('/') {
+            anchored.to_string()
+        } else {
+            format!("**/{anchored}")
+        };
+        let glob = globset::GlobBuilder::new(&effective)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("invalid glob `{written}`: {}", e.kind()))?;
+        Ok(Self {
+            written: written.to_string(),
+            glob,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for GlobPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        GlobPattern::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(glob: &str, path: &str) -> bool {
+        GlobPattern::parse(glob)
+            .unwrap()
+            .glob
+            .compile_matcher()
+            .is_match(path)
+    }
+
+    #[test]
+    fn slashless_globs_match_at_any_depth() {
+        assert!(matches("*.py", "a.py"));
+        assert!(matches("*.py", "deep/down/a.py"));
+        assert!(matches("**/*.py", "a.py"));
+    }
+
+    #[test]
+    fn globs_with_a_slash_are_anchored() {
+        assert!(matches("src/*.rs", "src/main.rs"));
+        assert!(!matches("src/*.rs", "src/a/b.rs"));
+        assert!(!matches("src/*.rs", "other/src/main.rs"));
+        assert!(matches("./src/**/*.rs", "src/a/b.rs"));
+    }
+
+    #[test]
+    fn bad_glob_is_named() {
+        let err = GlobPattern::parse("src/[a.py").unwrap_err();
+        assert!(err.contains("src/[a.py"), "{err}");
+    }
+}

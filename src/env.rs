@@ -1,0 +1,26 @@
+//! The environment variables ralph-gate reads, read in one place.
+
+use std::ffi::OsString;
+
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    pub path: Option<OsString>,
+    /// `CI=true` (or `1`): a skipped gate counts as a failure unless it is optional.
+    pub ci: bool,
+    /// `NO_COLOR` set and non-empty: never colour.
+    pub no_color: bool,
+}
+
+impl Environment {
+    pub fn from_process() -> Self {
+        let truthy = |k: &str| {
+            std::env::var(k)
+                .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+        };
+        Self {
+            path: std::env::var_os("PATH"),
+            ci: truthy("CI"),
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        }
+    }
+}

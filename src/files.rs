@@ -1,0 +1,270 @@
+//! Which files a run looks at: all project files, git's staged or changed files, or paths
+//! named on the command line. Every path returned is relative to the project root.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    #[error("{} is outside the project root {}", path.display(), root.display())]
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    #[error("no such file or folder: {}", .0.display())]
+    Missing(PathBuf),
+    #[error("--{0} needs a git repository, and {1} is not inside one")]
+    NotGit(&'static str, PathBuf),
+    #[error("git {args} failed: {message}")]
+    Git { args: String, message: String },
+    #[error("cannot run git: {0}")]
+    GitSpawn(std::io::Error),
+    #[error("bad revision `{0}`: {1}")]
+    BadRevision(String, String),
+    #[error("cannot list files under {}: {message}", root.display())]
+    Walk { root: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Every project file: git-tracked plus untracked-not-ignored (a `.gitignore`-honouring walk
+    /// outside git).
+    All,
+    /// Files staged for commit (added, copied, modified, renamed).
+    Staged,
+    /// The working tree against a revision, untracked files included.
+    Changed(String),
+    /// Files and folders named by the user, relative to the current directory.
+    Paths(Vec<PathBuf>),
+}
+
+pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<PathBuf>, FilesError> {
+    let mut files = match selection {
+        Selection::All => all(root)?,
+        Selection::Staged => {
+            require_git(root, "staged")?;
+            git_paths(
+                root,
+                &[
+                    "diff",
+                    "--cached",
+                    "--name-only",
+                    "-z",
+                    "--diff-filter=ACMR",
+                    "--relative",
+                ],
+            )?
+        }
+        Selection::Changed(rev) => changed(root, rev)?,
+        Selection::Paths(paths) => named(root, cwd, paths)?,
+    };
+    // Deleted files cannot be checked; a staged or changed list may still name them.
+    files.retain(|f| root.join(f).is_file());
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Every project file, sorted.
+pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    let mut files = if in_git(root) {
+        git_paths(
+            root,
+            &[
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+        )?
+    } else {
+        walk(root)?
+    };
+    files.retain(|f| root.join(f).is_file());
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Makes a user-given path relative to `root`, refusing anything outside it. Works for paths
+/// that no longer exist (an agent may report a deleted file) by resolving their parent.
+pub fn relative_to_root(root: &Path, cwd: &Path, path: &Path) -> Result<PathBuf, FilesError> {
+    let absolute = normalize(&cwd.join(path));
+    let root_real = root.canonicalize().unwrap_or_else(|_| normalize(root));
+    let real = match absolute.canonicalize() {
+        Ok(p) => p,
+        Err(_) => match (absolute.parent(), absolute.file_name()) {
+            (Some(parent), Some(name)) => parent
+                .canonicalize()
+                .map(|p| p.join(name))
+                .unwrap_or_else(|_| absolute.clone()),
+            _ => absolute.clone(),
+        },
+    };
+    match real.strip_prefix(&root_real) {
+        Ok(rel) if rel.as_os_str().is_empty() => Ok(PathBuf::new()),
+        Ok(rel) => Ok(rel.to_path_buf()),
+        Err(_) => Err(FilesError::OutsideRoot {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+        }),
+    }
+}
+
+/// Lexically removes `.` and `..` (no file system access).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn named(root: &Path, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, FilesError> {
+    let mut out = Vec::new();
+    let mut listing: Option<Vec<PathBuf>> = None;
+    for p in paths {
+        let rel = relative_to_root(root, cwd, p)?;
+        let full = root.join(&rel);
+        if full.is_dir() {
+            let everything = match &listing {
+                Some(l) => l,
+                None => listing.insert(all(root)?),
+            };
+            out.extend(everything.iter().filter(|f| f.starts_with(&rel)).cloned());
+        } else if full.is_file() {
+            out.push(rel);
+        } else {
+            return Err(FilesError::Missing(p.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
+    require_git(root, "changed")?;
+    if rev.starts_with('-') {
+        return Err(FilesError::BadRevision(
+            rev.into(),
+            "a revision cannot start with '-'".into(),
+        ));
+    }
+    let verify = git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    );
+    let mut files = match verify {
+        Ok(_) => git_paths(
+            root,
+            &[
+                "diff",
+                "--name-only",
+                "-z",
+                "--diff-filter=ACMR",
+                "--relative",
+                rev,
+                "--",
+            ],
+        )?,
+        // A repository with no commit yet: everything in it is a change.
+        Err(_)
+            if rev == "HEAD"
+                && git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_err() =>
+        {
+            git_paths(root, &["ls-files", "-z", "--cached"])?
+        }
+        Err(_) => {
+            return Err(FilesError::BadRevision(
+                rev.into(),
+                "not a commit in this repository".into(),
+            ))
+        }
+    };
+    files.extend(git_paths(
+        root,
+        &["ls-files", "-z", "--others", "--exclude-standard"],
+    )?);
+    Ok(files)
+}
+
+pub fn in_git(dir: &Path) -> bool {
+    git(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.trim_ascii() == b"true")
+}
+
+/// The top of the git work tree holding `dir`, if any.
+pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
+    let text = OsStr::from_bytes(out.trim_ascii_end());
+    (!text.is_empty()).then(|| PathBuf::from(text))
+}
+
+fn require_git(root: &Path, flag: &'static str) -> Result<(), FilesError> {
+    if in_git(root) {
+        Ok(())
+    } else {
+        Err(FilesError::NotGit(flag, root.to_path_buf()))
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, FilesError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "core.quotePath=false"])
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .map_err(FilesError::GitSpawn)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(FilesError::Git {
+            args: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// Runs git with `-z` output and splits it into paths, byte-exact (non-UTF-8 names survive).
+fn git_paths(dir: &Path, args: &[&str]) -> Result<Vec<PathBuf>, FilesError> {
+    let out = git(dir, args)?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| PathBuf::from(OsStr::from_bytes(s)))
+        .collect())
+}
+
+fn walk(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| FilesError::Walk {
+            root: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            if let Ok(rel) = entry.path().strip_prefix(root) {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,173 @@
+//! The terminal report: one line per gate in config order, failures' output under it, and a
+//! summary line. Gates are printed as soon as every gate before them has finished, so output
+//! streams without ever interleaving.
+
+use super::text::{duration, head_tail, plural, strip_ansi};
+use super::{counts_as_failure, RunInfo, Summary};
+use crate::runner::{GateResult, GateStatus};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Mutex;
+
+pub struct Human<W: Write + Send> {
+    color: bool,
+    quiet: bool,
+    ci: bool,
+    output_limit: usize,
+    state: Mutex<State<W>>,
+}
+
+struct State<W> {
+    out: W,
+    /// Config indices of the planned gates, in print order.
+    order: Vec<usize>,
+    next: usize,
+    pending: BTreeMap<usize, GateResult>,
+}
+
+impl<W: Write + Send> Human<W> {
+    pub fn new(
+        out: W,
+        order: Vec<usize>,
+        color: bool,
+        quiet: bool,
+        ci: bool,
+        output_limit: usize,
+    ) -> Self {
+        Self {
+            color,
+            quiet,
+            ci,
+            output_limit,
+            state: Mutex::new(State {
+                out,
+                order,
+                next: 0,
+                pending: BTreeMap::new(),
+            }),
+        }
+    }
+
+    /// Called from worker threads as each gate finishes.
+    pub fn gate_finished(&self, result: &GateResult) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.pending.insert(result.gate, result.clone());
+        while let Some(&want) = st.order.get(st.next) {
+            let Some(r) = st.pending.remove(&want) else {
+                break;
+            };
+            st.next += 1;
+            let block = self.render_gate(&r);
+            let _ = st.out.write_all(block.as_bytes());
+            let _ = st.out.flush();
+        }
+    }
+
+    pub fn finish(self, results: &[GateResult], info: &RunInfo) -> W {
+        let mut st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let summary = Summary::of(results, info.ci);
+        if !(self.quiet && summary.ok()) {
+            let line = summary_line(&summary, results.len(), info);
+            let painted = if summary.ok() {
+                paint(self.color, "32", &line)
+            } else {
+                paint(self.color, "1;31", &line)
+            };
+            let _ = writeln!(st.out, "{painted}");
+        }
+        let _ = st.out.flush();
+        st.out
+    }
+
+    fn render_gate(&self, r: &GateResult) -> String {
+        let failing = counts_as_failure(r, self.ci);
+        if self.quiet && !failing {
+            return String::new();
+        }
+        let (tag, code) = match r.status {
+            GateStatus::Pass => ("PASS", "32"),
+            GateStatus::Fail => ("FAIL", "1;31"),
+            GateStatus::Timeout => ("TIME", "1;31"),
+            GateStatus::Skipped if failing => ("SKIP", "1;31"),
+            GateStatus::Skipped => ("SKIP", "33"),
+            GateStatus::NoFiles => ("----", "2"),
+        };
+        let time = if matches!(r.status, GateStatus::NoFiles | GateStatus::Skipped) {
+            String::new()
+        } else {
+            duration(r.duration)
+        };
+        let files = match r.status {
+            GateStatus::NoFiles => "no files".to_string(),
+            _ => plural(r.files, "file", "files"),
+        };
+        let mut line = format!(
+            " {}  {:<20} {:>8}  {}",
+            paint(self.color, code, tag),
+            r.name,
+            time,
+            files
+        );
+        if r.runs > 1 {
+            line.push_str(&format!(" in {} runs", r.runs));
+        }
+        if let Some(reason) = &r.reason {
+            line.push_str(&format!("  {reason}"));
+        } else if let Some(code) = r.exit_code {
+            line.push_str(&format!("  exit {code}"));
+        }
+        if r.status == GateStatus::Skipped && failing {
+            line.push_str(
+                " (a failure because CI=true; mark the gate `optional = true` to allow it)",
+            );
+        }
+        line.push('\n');
+        if r.failed() {
+            line.push_str(&format!(
+                "    {} {}\n",
+                paint(self.color, "2", "$"),
+                r.command
+            ));
+            let body = if self.color {
+                r.output.clone()
+            } else {
+                strip_ansi(&r.output)
+            };
+            let body = head_tail(body.trim_end(), self.output_limit);
+            for l in body.lines() {
+                line.push_str(&format!("    {} {l}\n", paint(self.color, "2", "│")));
+            }
+        }
+        line
+    }
+}
+
+fn summary_line(s: &Summary, gates: usize, info: &RunInfo) -> String {
+    let mut parts = vec![
+        format!("{} passed", s.passed),
+        format!("{} failed", s.failed),
+    ];
+    if s.timed_out > 0 {
+        parts.push(format!("{} timed out", s.timed_out));
+    }
+    if s.skipped > 0 {
+        parts.push(format!("{} skipped", s.skipped));
+    }
+    if s.no_files > 0 {
+        parts.push(format!("{} with no files", s.no_files));
+    }
+    format!(
+        "ralph-gate: {} ({}, {})",
+        parts.join(", "),
+        plural(gates, "gate", "gates"),
+        duration(info.duration)
+    )
+}
+
+fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}

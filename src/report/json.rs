@@ -1,0 +1,77 @@
+//! The JSON report. Schema `ralph-gate.check.v1`, documented in the README; fields are only
+//! ever added, never renamed or removed, within a schema version.
+
+use super::text::{head_tail, strip_ansi};
+use super::{counts_as_failure, RunInfo, Summary};
+use crate::runner::{GateResult, GateStatus};
+use serde::Serialize;
+
+pub const SCHEMA: &str = "ralph-gate.check.v1";
+
+#[derive(Serialize)]
+struct Report<'a> {
+    schema: &'static str,
+    ok: bool,
+    duration_ms: u128,
+    config: Option<&'a str>,
+    presets: Vec<Preset<'a>>,
+    summary: Summary,
+    gates: Vec<Gate<'a>>,
+}
+
+#[derive(Serialize)]
+struct Preset<'a> {
+    name: &'a str,
+    detected_by: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Gate<'a> {
+    gate: &'a str,
+    status: GateStatus,
+    counts_as_failure: bool,
+    duration_ms: u128,
+    files: usize,
+    runs: usize,
+    command: &'a str,
+    exit_code: Option<i32>,
+    reason: Option<&'a str>,
+    output: String,
+}
+
+pub fn render(results: &[GateResult], info: &RunInfo) -> String {
+    let summary = Summary::of(results, info.ci);
+    let report = Report {
+        schema: SCHEMA,
+        ok: summary.ok(),
+        duration_ms: info.duration.as_millis(),
+        config: info.config.as_deref(),
+        presets: info
+            .presets
+            .iter()
+            .map(|(name, by)| Preset {
+                name,
+                detected_by: by.as_deref(),
+            })
+            .collect(),
+        summary,
+        gates: results
+            .iter()
+            .map(|r| Gate {
+                gate: &r.name,
+                status: r.status,
+                counts_as_failure: counts_as_failure(r, info.ci),
+                duration_ms: r.duration.as_millis(),
+                files: r.files,
+                runs: r.runs,
+                command: &r.command,
+                exit_code: r.exit_code,
+                reason: r.reason.as_deref(),
+                output: head_tail(&strip_ansi(&r.output), info.output_limit),
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&report).expect("report serialises");
+    text.push('\n');
+    text
+}
