@@ -1,1 +1,10 @@
+//! Integration tests: the built binary, in temporary git repositories, against real tools.
 
+mod common;
+
+mod check;
+mod config_errors;
+mod files;
+mod hostile;
+mod processes;
+mod real_tools;

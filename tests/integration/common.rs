@@ -1,0 +1,188 @@
+//! The test context: a temporary git repository, files written into it, and the real
+//! ralph-gate binary run inside it with a controlled environment.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub struct Repo {
+    dir: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// The JSON entry of the named gate.
+    pub fn gate(&self, name: &str) -> serde_json::Value {
+        let report = self.json();
+        report["gates"]
+            .as_array()
+            .expect("gates array")
+            .iter()
+            .find(|g| g["gate"] == name)
+            .unwrap_or_else(|| panic!("no gate {name} in {report:#}"))
+            .clone()
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Repo {
+    /// A fresh git repository.
+    pub fn git() -> Self {
+        let repo = Self::plain();
+        repo.git_cmd(&["init", "-q", "-b", "main"]);
+        repo.git_cmd(&["config", "user.email", "t@example.com"]);
+        repo.git_cmd(&["config", "user.name", "t"]);
+        repo.git_cmd(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    /// A temporary folder that is not a git repository.
+    pub fn plain() -> Self {
+        Self {
+            dir: tempfile::Builder::new()
+                .prefix("ralph-gate-test")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: impl AsRef<Path>, text: &str) -> &Self {
+        let path = self.path().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&path, text).expect("write file");
+        self
+    }
+
+    pub fn config(&self, text: &str) -> &Self {
+        self.write("ralph.toml", text)
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path().join(rel).exists()
+    }
+
+    pub fn git_cmd(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .current_dir(self.path())
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn commit_all(&self) {
+        self.git_cmd(&["add", "-A"]);
+        self.git_cmd(&["commit", "-q", "-m", "c"]);
+    }
+
+    /// The binary with a clean environment: PATH and HOME kept, CI unset, no colour.
+    pub fn cmd(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ralph-gate"));
+        cmd.current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env(
+                "HOME",
+                std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()),
+            )
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        for keep in [
+            "CARGO_HOME",
+            "RUSTUP_HOME",
+            "RUSTUP_TOOLCHAIN",
+            "TMPDIR",
+            "PYENV_ROOT",
+        ] {
+            if let Some(v) = std::env::var_os(keep) {
+                cmd.env(keep, v);
+            }
+        }
+        cmd
+    }
+
+    pub fn run<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = self.cmd();
+        cmd.args(args);
+        finish(cmd.output().expect("ralph-gate runs"))
+    }
+
+    pub fn run_env<I, S>(&self, args: I, env: &[(&str, &str)]) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = self.cmd();
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        finish(cmd.output().expect("ralph-gate runs"))
+    }
+}
+
+pub fn finish(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// True when `tool` is on PATH. When it is not, says so loudly; under CI=true that is a
+/// failure, never a silent skip.
+pub fn require_tool(tool: &str) -> bool {
+    if which(tool).is_some() {
+        return true;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(
+        !ci,
+        "`{tool}` is required by this test and CI=true: install it in .ci/run"
+    );
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("\n!!! SKIPPING: `{tool}` is not installed on this machine; this test did not run !!!\n");
+    }
+    false
+}
+
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}

@@ -1,0 +1,141 @@
+//! Processes: timeouts kill whole process groups, gates run in parallel up to `jobs`, and
+//! output is bounded and reported in config order.
+
+use crate::common::Repo;
+use std::path::Path;
+
+/// A pid is gone when it no longer exists or is a zombie waiting for its reaper.
+fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn pids(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|p| p.parse().expect("pid"))
+        .collect()
+}
+
+#[test]
+fn a_hanging_gate_is_killed_at_its_timeout_with_its_children() {
+    let repo = Repo::git();
+    let pid_file = tempfile::NamedTempFile::new().unwrap();
+    repo.write("a.txt", "x\n");
+    repo.config(&format!(
+        "[[gate]]\nname = \"hang\"\nglobs = [\"*.txt\"]\ntimeout = \"1s\"\nenv = {{ PIDS = \"{}\" }}\nrun = 'echo $$ >> \"$PIDS\"; sh -c \"sleep 300\" & echo $! >> \"$PIDS\"; sleep 300'\n",
+        pid_file.path().display()
+    ));
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let gate = run.gate("hang");
+    assert_eq!(gate["status"], "timeout");
+    assert_eq!(gate["reason"], "timed out after 1s");
+    let pids = pids(pid_file.path());
+    assert_eq!(pids.len(), 2, "the gate and its child both started");
+    for pid in pids {
+        assert!(is_gone(pid), "process {pid} survived the timeout");
+    }
+}
+
+#[test]
+fn a_background_process_left_by_a_passing_gate_does_not_survive() {
+    let repo = Repo::git();
+    let pid_file = tempfile::NamedTempFile::new().unwrap();
+    repo.write("a.txt", "x\n");
+    repo.config(&format!(
+        "[[gate]]\nname = \"leaky\"\nglobs = [\"*.txt\"]\nenv = {{ PIDS = \"{}\" }}\nrun = 'sleep 300 > /dev/null 2>&1 & echo $! >> \"$PIDS\"; exit 0'\n",
+        pid_file.path().display()
+    ));
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let pids = pids(pid_file.path());
+    assert_eq!(pids.len(), 1);
+    assert!(is_gone(pids[0]), "the gate's background process survived");
+}
+
+/// Two gates that can only pass if they run at the same time: each waits for the other's
+/// flag. This proves parallelism without measuring time.
+fn rendezvous_config(dir: &Path) -> String {
+    let gate = |me: &str, other: &str| {
+        format!(
+            "[[gate]]\nname = \"{me}\"\nglobs = [\"*.txt\"]\ntimeout = \"20s\"\nrun = 'touch \"{d}/{me}\"; i=0; while [ ! -f \"{d}/{other}\" ]; do i=$((i+1)); [ $i -gt 40 ] && echo \"{other} never ran alongside\" && exit 1; sleep 0.1; done'\n",
+            d = dir.display()
+        )
+    };
+    format!("{}{}", gate("left", "right"), gate("right", "left"))
+}
+
+#[test]
+fn gates_run_in_parallel_up_to_jobs() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    let flags = tempfile::tempdir().unwrap();
+    repo.config(&rendezvous_config(flags.path()));
+    let run = repo.run(["check", "-j", "2"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    let flags = tempfile::tempdir().unwrap();
+    repo.config(&rendezvous_config(flags.path()));
+    let run = repo.run(["check", "-j", "1"]);
+    assert_eq!(
+        run.code, 1,
+        "with one job the gates must run one after the other: {run:?}"
+    );
+    assert!(run.stdout.contains("never ran alongside"), "{run:?}");
+}
+
+#[test]
+fn results_are_reported_in_config_order_whatever_finishes_first() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config(
+        "[[gate]]\nname = \"slow\"\nglobs = [\"*.txt\"]\nrun = 'sleep 1; echo slow-out; exit 1'\n\
+         [[gate]]\nname = \"fast\"\nglobs = [\"*.txt\"]\nrun = 'echo fast-out; exit 1'\n",
+    );
+    let run = repo.run(["check", "-j", "2"]);
+    assert_eq!(run.code, 1);
+    let slow = run.stdout.find("FAIL  slow").expect("slow reported");
+    let slow_out = run.stdout.find("slow-out").expect("slow output");
+    let fast = run.stdout.find("FAIL  fast").expect("fast reported");
+    assert!(slow < slow_out && slow_out < fast, "{run:?}");
+}
+
+#[test]
+fn huge_output_is_cut_to_the_limit_keeping_both_ends() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config(
+        "[defaults]\noutput_limit = 1000\n[[gate]]\nname = \"loud\"\nglobs = [\"*.txt\"]\nrun = 'echo FIRST-LINE; seq 1 200000; echo LAST-LINE; exit 3'\n",
+    );
+    let run = repo.run(["check", "--format", "json"]);
+    let gate = run.gate("loud");
+    assert_eq!(gate["exit_code"], 3);
+    let out = gate["output"].as_str().unwrap();
+    assert!(out.chars().count() <= 1000, "{} chars", out.chars().count());
+    assert!(out.starts_with("FIRST-LINE"), "{out}");
+    assert!(out.trim_end().ends_with("LAST-LINE"), "{out}");
+    assert!(out.contains("cut by ralph-gate"), "{out}");
+}
+
+#[test]
+fn colour_codes_are_stripped_from_machine_formats() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"red\"\nglobs = [\"*.txt\"]\nrun = 'printf \"\\033[31merror\\033[0m here\\n\"; exit 1'\n");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.gate("red")["output"], "error here\n");
+    let run = repo.run(["check", "--format", "junit"]);
+    assert!(!run.stdout.contains('\x1b'), "{run:?}");
+    let run = repo.run(["check"]);
+    assert!(
+        !run.stdout.contains('\x1b'),
+        "NO_COLOR and no terminal: {run:?}"
+    );
+}
