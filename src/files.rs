@@ -66,19 +66,24 @@ pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<Path
 
 /// Every project file, sorted.
 pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
-    let mut files = if in_git(root) {
-        git_paths(
-            root,
-            &[
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-        )?
-    } else {
-        walk(root)?
+    // One git call both lists the files and says whether this is a repository at all: outside
+    // one (or without git) it fails and the folder is walked instead.
+    let mut files = match git_paths(
+        root,
+        &[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ],
+    ) {
+        Ok(files) => files,
+        Err(FilesError::Git { message, .. }) if message.contains("not a git repository") => {
+            walk(root)?
+        }
+        Err(FilesError::GitSpawn(_)) => walk(root)?,
+        Err(e) => return Err(e),
     };
     files.retain(|f| root.join(f).is_file());
     files.sort();
@@ -224,6 +229,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, FilesError> {
         .arg(dir)
         .args(["-c", "core.quotePath=false"])
         .args(args)
+        // Messages are matched ("not a git repository"), so they must not be translated.
+        .env("LC_ALL", "C")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .output()

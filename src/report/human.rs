@@ -126,7 +126,7 @@ impl<W: Write + Send> Human<W> {
             line.push_str(&format!(
                 "    {} {}\n",
                 paint(self.color, "2", "$"),
-                r.command
+                shorten(&r.command, COMMAND_WIDTH)
             ));
             let body = if self.color {
                 r.output.clone()
@@ -161,6 +161,20 @@ fn summary_line(s: &Summary, gates: usize, info: &RunInfo) -> String {
         parts.join(", "),
         plural(gates, "gate", "gates"),
         duration(info.duration)
+    )
+}
+
+/// Characters of a command shown in the terminal; a long file list is cut (JSON keeps it whole).
+const COMMAND_WIDTH: usize = 300;
+
+fn shorten(command: &str, width: usize) -> String {
+    if command.chars().count() <= width {
+        return command.to_string();
+    }
+    let kept: String = command.chars().take(width).collect();
+    format!(
+        "{kept} ... [{} more characters]",
+        command.chars().count() - width
     )
 }
 
