@@ -5,7 +5,7 @@ pub mod capture;
 mod process;
 pub mod signals;
 
-use crate::config::{template, Config, Gate};
+use crate::config::{template, Config, Gate, Scope};
 use crate::env::Environment;
 use crate::plan::{Job, Plan};
 use process::{Exit, Spec};
@@ -124,9 +124,16 @@ pub fn run(
         .thread_name(|i| format!("ralph-gate-worker-{i}"))
         .build()
         .expect("a thread pool can be built");
-    // FIFO so runs start in config order: the first gates listed report first.
+    // Whole-project gates (tsc, cargo, go vet) are nearly always the long pole, so they start
+    // first; the rest follow in config order (FIFO). Reports keep config order regardless.
+    let mut start_order: Vec<usize> = (0..plan.gates.len()).collect();
+    start_order.sort_by_key(|&pi| match config.gates[plan.gates[pi].gate].scope {
+        Scope::Project => 0,
+        Scope::Batch | Scope::File => 1,
+    });
     pool.scope_fifo(|scope| {
-        for (pi, planned) in plan.gates.iter().enumerate() {
+        for pi in start_order {
+            let planned = &plan.gates[pi];
             let gate = &config.gates[planned.gate];
             for (ji, job) in planned.jobs.iter().enumerate() {
                 let (outcomes, remaining, finish_gate) = (&outcomes, &remaining, &finish_gate);

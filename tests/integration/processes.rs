@@ -139,3 +139,79 @@ fn colour_codes_are_stripped_from_machine_formats() {
         "NO_COLOR and no terminal: {run:?}"
     );
 }
+
+#[test]
+fn terminating_ralph_gate_kills_the_gates_it_started() {
+    let repo = Repo::git();
+    let pid_file = tempfile::NamedTempFile::new().unwrap();
+    repo.write("a.txt", "x\n");
+    repo.config(&format!(
+        "[[gate]]\nname = \"hang\"\nglobs = [\"*.txt\"]\ntimeout = \"5m\"\nenv = {{ PIDS = \"{}\" }}\nrun = 'sleep 300 & echo $! >> \"$PIDS\"; wait'\n",
+        pid_file.path().display()
+    ));
+    let mut child = repo
+        .cmd()
+        .args(["check"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the gate has started its child (bounded: 10 s).
+    let mut started = Vec::new();
+    for _ in 0..200 {
+        started = pids(pid_file.path());
+        if !started.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(started.len(), 1, "the gate never started");
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+    for _ in 0..100 {
+        if is_gone(started[0]) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        is_gone(started[0]),
+        "the gate's process outlived ralph-gate"
+    );
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn file_lists_beyond_the_argument_budget_are_split_and_none_is_lost() {
+    let repo = Repo::git();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let dir = "d".repeat(60);
+    for i in 0..2500 {
+        repo.write(
+            format!("{dir}/file_with_a_long_name_{i:05}_{}.txt", "x".repeat(40)),
+            "",
+        );
+    }
+    repo.config(&format!(
+        "[[gate]]\nname = \"count\"\nglobs = [\"*.txt\"]\nenv = {{ OUT = \"{}\" }}\nrun = 'printf \"%s\\n\" {{files}} >> \"$OUT\"'\n",
+        out.path().display()
+    ));
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let gate = run.gate("count");
+    assert_eq!(gate["files"], 2500);
+    assert!(gate["runs"].as_u64().unwrap() >= 2, "{gate:#}");
+    let mut seen: Vec<String> = std::fs::read_to_string(out.path())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 2500, "every file exactly once");
+}
