@@ -8,7 +8,9 @@ use crate::exit;
 use crate::files::{self, Selection};
 use crate::plan::{self, Filter};
 use crate::project::Project;
+use crate::report::text::plural;
 use crate::report::{human::Human, json, junit, Format, RunInfo, Summary};
+use crate::runner::{self, GateResult};
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
@@ -58,24 +60,23 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             config.settings.output_limit,
         )
     });
-    let results = {
+    if let Some(h) = &human {
+        if !args.quiet {
+            h.preamble(&format!(
+                "ralph-gate: {}\nralph-gate: {} with {} for phase {}\n",
+                project.describe_config(),
+                plural(files.len(), "file", "files"),
+                plural(plan.gates.len(), "gate", "gates"),
+                args.phase.as_str()
+            ));
+        }
+    }
+    let on_gate = |r: &GateResult| {
         if let Some(h) = &human {
-            if !args.quiet {
-                let mut out = std::io::stdout().lock();
-                writeln!(out, "ralph-gate: {}", project.describe_config())?;
-                writeln!(
-                    out,
-                    "ralph-gate: {} with {} for phase {}",
-                    crate::report::text::plural(files.len(), "file", "files"),
-                    crate::report::text::plural(plan.gates.len(), "gate", "gates"),
-                    args.phase.as_str()
-                )?;
-            }
-            crate::runner::run(config, &plan, jobs, env, &|r| h.gate_finished(r))
-        } else {
-            crate::runner::run(config, &plan, jobs, env, &|_| {})
+            h.gate_finished(r);
         }
     };
+    let results = runner::run(config, &plan, jobs, env, &on_gate);
 
     let info = RunInfo {
         ci: env.ci,
@@ -88,17 +89,17 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             .map(|p| (p.name.to_string(), p.detected_by.clone()))
             .collect(),
     };
-    match (args.format, human) {
-        (Format::Human, Some(h)) => {
+    match human {
+        Some(h) => {
             h.finish(&results, &info);
         }
-        (Format::Json, _) => std::io::stdout()
-            .lock()
-            .write_all(json::render(&results, &info).as_bytes())?,
-        (Format::Junit, _) => std::io::stdout()
-            .lock()
-            .write_all(junit::render(&results, &info).as_bytes())?,
-        (Format::Human, None) => unreachable!("human reporter exists for human format"),
+        None => {
+            let text = match args.format {
+                Format::Junit => junit::render(&results, &info),
+                _ => json::render(&results, &info),
+            };
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
     }
     Ok(if Summary::of(&results, env.ci).ok() {
         exit::SUCCESS

@@ -48,6 +48,12 @@ impl<W: Write + Send> Human<W> {
         }
     }
 
+    /// Text printed before any gate result (which config and files are in play).
+    pub fn preamble(&self, text: &str) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = st.out.write_all(text.as_bytes());
+    }
+
     /// Called from worker threads as each gate finishes.
     pub fn gate_finished(&self, result: &GateResult) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
