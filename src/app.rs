@@ -20,9 +20,13 @@ pub enum AppError {
 pub fn run(cli: Cli) -> Result<u8, AppError> {
     let env = Environment::from_process();
     let cwd = std::env::current_dir()?;
-    let mut project = Project::open(&cwd, cli.config.as_deref())?;
+    let config = cli.config.as_deref();
     match cli.command {
-        Command::Check(args) => commands::check::run(&mut project, &args, &env),
-        Command::Gates(args) => commands::gates::run(&project, &args),
+        Command::Check(args) => {
+            commands::check::run(&mut Project::open(&cwd, config)?, &args, &env)
+        }
+        Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args),
+        Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
+        Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
     }
 }

@@ -32,6 +32,60 @@ pub enum Command {
     Check(CheckArgs),
     /// List the resolved gates and where each came from, or explain what paths would trigger.
     Gates(GatesArgs),
+    /// Claude Code hook entry points: read the event's JSON on stdin, answer on stdout.
+    #[command(subcommand)]
+    Hook(HookCommand),
+    /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
+    #[command(subcommand)]
+    Loop(LoopCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// After Write/Edit/MultiEdit/NotebookEdit: run the edit gates for the edited file.
+    PostToolUse,
+    /// When the agent stops: hold the loop to its promise and the stop gates.
+    Stop,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LoopCommand {
+    /// Start a loop: the prompt is fed back at every stop until the promise is made and every
+    /// stop gate passes.
+    Start(LoopStartArgs),
+    /// Show every loop in detail.
+    Status,
+    /// One line per loop.
+    List,
+    /// Cancel a loop: the only one, the main one, or the one with this id.
+    Cancel {
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct LoopStartArgs {
+    /// Stop after this many iterations even if unfinished (0 = unlimited).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_iterations: u64,
+
+    /// The text the agent must output as <promise>TEXT</promise> to finish.
+    #[arg(long, value_name = "TEXT")]
+    pub promise: Option<String>,
+
+    /// Read the prompt from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompt_file: Option<PathBuf>,
+
+    /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
+    /// session that stops).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// The prompt (words are joined with spaces).
+    #[arg(value_name = "PROMPT", required_unless_present = "prompt_file", num_args = 1.., trailing_var_arg = true)]
+    pub prompt: Vec<String>,
 }
 
 #[derive(Debug, Args)]

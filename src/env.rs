@@ -9,6 +9,10 @@ pub struct Environment {
     pub ci: bool,
     /// `NO_COLOR` set and non-empty: never colour.
     pub no_color: bool,
+    /// `CLAUDE_PROJECT_DIR`: where a Claude Code session started; loop state lives there.
+    pub claude_project_dir: Option<std::path::PathBuf>,
+    /// `CLAUDE_CODE_SESSION_ID`: the session a hook (or a command it runs) belongs to.
+    pub claude_session_id: Option<String>,
 }
 
 impl Environment {
@@ -21,6 +25,12 @@ impl Environment {
             path: std::env::var_os("PATH"),
             ci: truthy("CI"),
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            claude_project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
+                .filter(|v| !v.is_empty())
+                .map(Into::into),
+            claude_session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
+                .ok()
+                .filter(|v| !v.is_empty()),
         }
     }
 }

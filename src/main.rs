@@ -1,12 +1,15 @@
 //! ralph-gate: verification gates for coding agents run in a loop.
 
 mod app;
+mod atomic;
 mod cli;
 mod commands;
 mod config;
 mod env;
 mod exit;
 mod files;
+mod hook;
+mod loop_state;
 mod plan;
 mod project;
 mod report;

@@ -76,7 +76,11 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             h.gate_finished(r);
         }
     };
-    let results = runner::run(config, &plan, jobs, env, &on_gate);
+    let limits = runner::Limits {
+        jobs,
+        deadline: None,
+    };
+    let results = runner::run(config, &plan, &limits, env, &on_gate);
 
     let info = RunInfo {
         ci: env.ci,

@@ -2,6 +2,8 @@
 
 pub mod check;
 pub mod gates;
+pub mod hook;
+pub mod loops;
 
 use crate::app::AppError;
 use crate::config::Config;

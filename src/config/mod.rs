@@ -72,6 +72,19 @@ pub struct Settings {
     /// Gates run at once; never 0 after resolution.
     pub jobs: usize,
     pub output_limit: usize,
+    pub hooks: HookSettings,
+}
+
+pub const DEFAULT_EDIT_BUDGET: Duration = Duration::from_secs(90);
+pub const DEFAULT_STOP_BUDGET: Duration = Duration::from_secs(600);
+pub const DEFAULT_STUCK_AFTER: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookSettings {
+    pub edit_budget: Duration,
+    pub stop_budget: Duration,
+    pub gate_every_stop: bool,
+    pub stuck_after: u32,
 }
 
 /// Why a preset is in use.
@@ -187,6 +200,19 @@ pub fn resolve(
         output_limit: raw_defaults
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
+        hooks: {
+            let h = file.as_ref().map(|f| &f.raw.hooks);
+            HookSettings {
+                edit_budget: h
+                    .and_then(|h| h.edit_budget)
+                    .map_or(DEFAULT_EDIT_BUDGET, |d| d.0),
+                stop_budget: h
+                    .and_then(|h| h.stop_budget)
+                    .map_or(DEFAULT_STOP_BUDGET, |d| d.0),
+                gate_every_stop: h.and_then(|h| h.gate_every_stop).unwrap_or(false),
+                stuck_after: h.and_then(|h| h.stuck_after).unwrap_or(DEFAULT_STUCK_AFTER),
+            }
+        },
     };
 
     let mut chosen: Vec<PresetUse> = Vec::new();

@@ -16,7 +16,24 @@ pub struct RawConfig {
     #[serde(default)]
     pub defaults: RawDefaults,
     #[serde(default)]
+    pub hooks: RawHooks,
+    #[serde(default)]
     pub gate: Vec<RawGate>,
+}
+
+/// How the Claude Code hooks behave.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    /// Time `hook post-tool-use` may take in all; keep it below the hook's own timeout.
+    pub edit_budget: Option<HumanDuration>,
+    /// Time `hook stop` may take in all; keep it below the hook's own timeout.
+    pub stop_budget: Option<HumanDuration>,
+    /// Run the stop gates on every stop, not only while a loop is active.
+    pub gate_every_stop: Option<bool>,
+    /// End a loop after this many stops in a row with no change to the working tree and
+    /// the same gate failures. 0 = never.
+    pub stuck_after: Option<u32>,
 }
 
 /// A file in `gates/`: a stack's gates plus the globs that say a project uses that stack.

@@ -14,7 +14,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How much may run at once, and until when.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub jobs: usize,
+    /// No run may go past this instant (a hook's budget); `None` = gate timeouts only.
+    pub deadline: Option<Instant>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +74,8 @@ impl GateResult {
 }
 
 struct JobOutcome {
+    /// The run's time limit was the caller's deadline, not the gate's own timeout.
+    cut_by_budget: bool,
     exit: Option<Exit>,
     duration: Duration,
     output: String,
@@ -78,7 +88,7 @@ struct JobOutcome {
 pub fn run(
     config: &Config,
     plan: &Plan,
-    jobs: usize,
+    limits: &Limits,
     env: &Environment,
     on_gate: &(dyn Fn(&GateResult) + Sync),
 ) -> Vec<GateResult> {
@@ -120,7 +130,7 @@ pub fn run(
     }
 
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
+        .num_threads(limits.jobs.max(1))
         .thread_name(|i| format!("ralph-gate-worker-{i}"))
         .build()
         .expect("a thread pool can be built");
@@ -138,7 +148,7 @@ pub fn run(
             for (ji, job) in planned.jobs.iter().enumerate() {
                 let (outcomes, remaining, finish_gate) = (&outcomes, &remaining, &finish_gate);
                 scope.spawn_fifo(move |_| {
-                    let outcome = run_job(config, gate, job, env);
+                    let outcome = run_job(config, gate, job, env, limits.deadline);
                     *outcomes[pi][ji].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                     if remaining[pi].fetch_sub(1, Ordering::AcqRel) == 1 {
                         finish_gate(pi);
@@ -158,7 +168,13 @@ pub fn run(
         .collect()
 }
 
-fn run_job(config: &Config, gate: &Gate, job: &Job, env: &Environment) -> JobOutcome {
+fn run_job(
+    config: &Config,
+    gate: &Gate,
+    job: &Job,
+    env: &Environment,
+    deadline: Option<Instant>,
+) -> JobOutcome {
     let cwd = config.root.join(&job.dir);
     let root_text = cwd.to_string_lossy().into_owned();
     let shown_args: Vec<String> = job
@@ -179,6 +195,7 @@ fn run_job(config: &Config, gate: &Gate, job: &Job, env: &Environment) -> JobOut
             output: String::new(),
             command,
             skipped_because: Some(format!("requires `{missing}`, which is not on PATH")),
+            cut_by_budget: false,
         };
     }
     let mut vars: Vec<(OsString, OsString)> = gate
@@ -192,14 +209,29 @@ fn run_job(config: &Config, gate: &Gate, job: &Job, env: &Environment) -> JobOut
     if let Some(joined) = join_path(&path) {
         vars.push(("PATH".into(), joined));
     }
+    // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
+    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
+    let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
+    if timeout.is_zero() {
+        return JobOutcome {
+            exit: Some(Exit::TimedOut),
+            duration: Duration::ZERO,
+            output: String::new(),
+            command,
+            skipped_because: None,
+            cut_by_budget: true,
+        };
+    }
     let finished = process::run(&Spec {
         script: gate.run.shell_script(),
         args: job.args.clone(),
         cwd,
         env: vars,
-        timeout: gate.timeout,
+        timeout,
     });
     JobOutcome {
+        cut_by_budget,
         exit: Some(finished.exit),
         duration: finished.duration,
         output: finished.output.text(),
@@ -238,7 +270,12 @@ fn aggregate(index: usize, gate: &Gate, files: usize, done: Vec<JobOutcome>) -> 
     } else {
         GateStatus::Pass
     };
-    let reason = if timed_out {
+    let budget_hit = done
+        .iter()
+        .any(|o| o.exit == Some(Exit::TimedOut) && o.cut_by_budget);
+    let reason = if budget_hit {
+        Some("stopped: the hook's time budget ran out before this gate finished".to_string())
+    } else if timed_out {
         Some(format!(
             "timed out after {}",
             crate::config::duration::display(gate.timeout)

@@ -1,0 +1,223 @@
+//! `ralph-gate hook post-tool-use`: after an agent edits a file, run the edit-phase gates that
+//! match it and hand their errors straight back to the agent as `additionalContext`.
+
+use super::protocol::{self, HookInput, HookOutput, HookSpecificOutput};
+use crate::config::Phase;
+use crate::env::Environment;
+use crate::files;
+use crate::plan::{self, Filter};
+use crate::project::Project;
+use crate::report::counts_as_failure;
+use crate::report::text::{head_tail, plural, strip_ansi};
+use crate::runner::{self, GateResult, Limits};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Pure: the file an edit tool wrote, if this tool call edited one.
+pub fn edited_path(input: &HookInput) -> Option<PathBuf> {
+    let key = match input.tool_name.as_deref()? {
+        "Write" | "Edit" | "MultiEdit" => "file_path",
+        "NotebookEdit" => "notebook_path",
+        _ => return None,
+    };
+    let path = input.tool_input.as_ref()?.get(key)?.as_str()?;
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Pure: what the agent is told when gates fail after its edit; `None` when nothing failed.
+pub fn feedback(edited: &Path, results: &[GateResult], ci: bool, cap: usize) -> Option<String> {
+    let failing: Vec<&GateResult> = results
+        .iter()
+        .filter(|r| counts_as_failure(r, ci))
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "ralph-gate: {} of {} failed after your edit to {}. Fix these before going on:\n",
+        plural(failing.len(), "gate", "gates"),
+        results.len(),
+        edited.display()
+    );
+    let per_gate = (cap.saturating_sub(text.len() + 200) / failing.len()).max(300);
+    for r in &failing {
+        text.push_str(&gate_section(r, per_gate));
+    }
+    Some(protocol::cap(&text, cap))
+}
+
+/// One failing gate: name, why, command, and its output cut to `budget` characters.
+pub fn gate_section(r: &GateResult, budget: usize) -> String {
+    let why = r
+        .reason
+        .clone()
+        .or_else(|| r.exit_code.map(|c| format!("exit {c}")))
+        .unwrap_or_else(|| r.status.label().to_string());
+    let command: String = r.command.chars().take(300).collect();
+    let mut s = format!("\n[{}] {why}\n$ {command}\n", r.name);
+    let output = strip_ansi(&r.output);
+    let output = output.trim_end();
+    if !output.is_empty() {
+        s.push_str(&head_tail(output, budget));
+        s.push('\n');
+    }
+    s
+}
+
+pub fn run(
+    input: &HookInput,
+    env: &Environment,
+    cwd: &Path,
+    config: Option<&Path>,
+) -> Option<HookOutput> {
+    let started = Instant::now();
+    let edited = edited_path(input)?;
+    let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let absolute = base.join(&edited);
+    if !absolute.is_file() {
+        return None; // deleted, or not a file: nothing to check
+    }
+    let project = match Project::open(&base, config) {
+        Ok(p) => p,
+        // The agent may have broken ralph.toml itself; tell it, so it can repair it.
+        Err(e) => {
+            return Some(context(format!(
+                "ralph-gate could not load its config, so no gate ran after this edit: {e}"
+            )))
+        }
+    };
+    let rel = files::relative_to_root(project.root(), &base, &edited).ok()?;
+    let root = project.root().to_path_buf();
+    let config = &project.config;
+    let plan = plan::plan(
+        config,
+        std::slice::from_ref(&rel),
+        &Filter {
+            phase: Phase::Edit,
+            only: &[],
+        },
+        &|p| root.join(p).is_file(),
+        plan::ARG_BUDGET,
+    );
+    if plan.gates.iter().all(|g| g.jobs.is_empty()) {
+        return None;
+    }
+    let limits = Limits {
+        jobs: config.settings.jobs,
+        deadline: Some(started + config.settings.hooks.edit_budget),
+    };
+    let results: Vec<GateResult> = runner::run(config, &plan, &limits, env, &|_| {})
+        .into_iter()
+        .filter(|r| r.runs > 0)
+        .collect();
+    feedback(&rel, &results, env.ci, protocol::TEXT_CAP).map(context)
+}
+
+fn context(text: String) -> HookOutput {
+    HookOutput {
+        hook_specific_output: Some(HookSpecificOutput {
+            hook_event_name: "PostToolUse",
+            additional_context: protocol::cap(&text, protocol::TEXT_CAP),
+        }),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::GateStatus;
+    use std::time::Duration;
+
+    fn input(tool: &str, tool_input: serde_json::Value) -> HookInput {
+        HookInput {
+            tool_name: Some(tool.into()),
+            tool_input: Some(tool_input),
+            ..Default::default()
+        }
+    }
+
+    fn result(name: &str, status: GateStatus, output: &str) -> GateResult {
+        GateResult {
+            gate: 0,
+            name: name.into(),
+            status,
+            duration: Duration::from_millis(5),
+            files: 1,
+            runs: 1,
+            command: format!("{name} a.py"),
+            output: output.into(),
+            exit_code: (status == GateStatus::Fail).then_some(1),
+            reason: None,
+            optional: false,
+        }
+    }
+
+    #[test]
+    fn edit_tools_name_their_file_and_others_do_not() {
+        let j = serde_json::json!({"file_path": "/p/a.py", "content": "x"});
+        assert_eq!(
+            edited_path(&input("Write", j.clone())),
+            Some("/p/a.py".into())
+        );
+        assert_eq!(
+            edited_path(&input("Edit", j.clone())),
+            Some("/p/a.py".into())
+        );
+        assert_eq!(
+            edited_path(&input("MultiEdit", j.clone())),
+            Some("/p/a.py".into())
+        );
+        assert_eq!(
+            edited_path(&input("Bash", serde_json::json!({"command": "rm -rf /"}))),
+            None
+        );
+        assert_eq!(edited_path(&input("Read", j)), None);
+        let nb = serde_json::json!({"notebook_path": "/p/n.ipynb", "new_source": ""});
+        assert_eq!(
+            edited_path(&input("NotebookEdit", nb)),
+            Some("/p/n.ipynb".into())
+        );
+        assert_eq!(
+            edited_path(&input("Write", serde_json::json!({"file_path": 7}))),
+            None
+        );
+    }
+
+    #[test]
+    fn feedback_names_only_failing_gates_without_colour() {
+        let results = [
+            result("ok", GateStatus::Pass, "fine"),
+            result("py", GateStatus::Fail, "\x1b[31mSyntaxError\x1b[0m: bad"),
+        ];
+        let text = feedback(Path::new("a.py"), &results, false, 8000).unwrap();
+        assert!(
+            text.contains("1 gate of 2 failed after your edit to a.py"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[py] exit 1\n$ py a.py\nSyntaxError: bad"),
+            "{text}"
+        );
+        assert!(!text.contains("[ok]"));
+        assert!(feedback(Path::new("a.py"), &results[..1], false, 8000).is_none());
+    }
+
+    #[test]
+    fn feedback_stays_under_the_cap_and_keeps_every_gate() {
+        let noisy = "error: something is wrong\n".repeat(2000);
+        let results: Vec<GateResult> = (0..4)
+            .map(|i| result(&format!("g{i}"), GateStatus::Fail, &noisy))
+            .collect();
+        let text = feedback(Path::new("a.rs"), &results, false, protocol::TEXT_CAP).unwrap();
+        assert!(
+            text.chars().count() <= protocol::TEXT_CAP,
+            "{}",
+            text.chars().count()
+        );
+        for i in 0..4 {
+            assert!(text.contains(&format!("[g{i}] exit 1")), "gate g{i} lost");
+        }
+        assert!(text.contains("cut by ralph-gate"));
+    }
+}

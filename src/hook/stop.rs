@@ -1,0 +1,341 @@
+//! `ralph-gate hook stop`: gathers the facts (loop, promise, gate results, progress), asks
+//! `decide`, and carries the decision out: state file, journal, output.
+
+use super::decide::{self, Outcome, StateChange, StopDecision, StopFacts};
+use super::promise::{self, TextSource};
+use super::protocol::{cap, HookInput, HookOutput, TEXT_CAP};
+use crate::atomic;
+use crate::config::Phase;
+use crate::env::Environment;
+use crate::files;
+use crate::loop_state;
+use crate::plan::{self, Filter};
+use crate::project::Project;
+use crate::report::counts_as_failure;
+use crate::runner::{self, GateResult, Limits};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    #[error("cannot {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StopError + 'a {
+    move |source| StopError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The folder that holds `.claude/` and `.ralph/`: the Claude Code project folder when known,
+/// else the git work tree (or folder) of the hook's working directory.
+pub fn workspace(env: &Environment, base: &Path) -> PathBuf {
+    env.claude_project_dir
+        .clone()
+        .or_else(|| files::git_toplevel(base))
+        .unwrap_or_else(|| base.to_path_buf())
+}
+
+pub fn ralph_dir(ws: &Path) -> PathBuf {
+    ws.join(".ralph")
+}
+
+pub fn run(
+    input: &HookInput,
+    env: &Environment,
+    cwd: &Path,
+    config: Option<&Path>,
+) -> Result<Option<HookOutput>, StopError> {
+    let started = Instant::now();
+    let session = input.session_id.clone().unwrap_or_default();
+    let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let ws = workspace(env, &base);
+    let lock_path = ralph_dir(&ws).join("locks/stop.lock");
+
+    let files = loop_state::list(&ws);
+    let unreadable: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            f.state
+                .as_ref()
+                .err()
+                .map(|e| format!("{}: {e}", f.path.display()))
+        })
+        .collect();
+    let ours = if files.iter().any(|f| f.state.is_ok()) {
+        let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
+        // Re-read under the lock: another session may have claimed the loop meanwhile.
+        let files = loop_state::list(&ws);
+        match loop_state::select(&files, &session) {
+            Some(f) => {
+                let mut state = f.state.clone().expect("select returns readable states");
+                if state.session_id.is_empty() && !session.is_empty() {
+                    state.claim(&session);
+                    atomic::write(&f.path, state.render().as_bytes())
+                        .map_err(io("claim the loop in", &f.path))?;
+                }
+                Some((f.path.clone(), state))
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
+
+    let Some((loop_path, state)) = ours else {
+        if !unreadable.is_empty() {
+            return Ok(Some(HookOutput {
+                system_message: Some(cap(
+                    &format!(
+                        "ralph-gate: cannot read loop state ({}); that loop is not being enforced.",
+                        unreadable.join("; ")
+                    ),
+                    TEXT_CAP,
+                )),
+                ..Default::default()
+            }));
+        }
+        return Ok(None);
+    };
+
+    let (text, source) = promise::last_text(
+        input.last_assistant_message.as_deref(),
+        input.transcript_path.as_deref(),
+    );
+    let seen = text.as_deref().and_then(promise::extract);
+    let project = match Project::open(&base, config) {
+        Ok(p) => p,
+        Err(e) => {
+            // Fail closed: a loop may not end on a config nobody can check against.
+            let out = HookOutput {
+                decision: Some("block"),
+                reason: Some(cap(&format!("ralph-gate cannot load its config, so the stop gates cannot run. Fix it, then finish the task:\n{e}"), TEXT_CAP)),
+                system_message: Some("ralph-gate: config error, loop continues".into()),
+                ..Default::default()
+            };
+            return Ok(Some(out));
+        }
+    };
+    let stuck_after = project.config.settings.hooks.stuck_after;
+    let results = stop_gates(project, env, started)?;
+
+    let progress_path = ralph_dir(&ws)
+        .join("progress")
+        .join(format!("{}.json", file_name(&loop_path)));
+    let fingerprint = fingerprint(&ws, &results, env.ci);
+    let previous: Option<Progress> = std::fs::read(&progress_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let unchanged_stops = match previous {
+        Some(p) if p.fingerprint == fingerprint => p.unchanged_stops + 1,
+        _ => 0,
+    };
+
+    let decision = decide::decide(&StopFacts {
+        state: &state,
+        promise_seen: seen.as_deref(),
+        results: &results,
+        ci: env.ci,
+        unchanged_stops,
+        stuck_after,
+    });
+
+    {
+        let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
+        match (&decision.state, loop_state::read(&loop_path)) {
+            // Cancelled while the gates ran: nothing left to hold the agent to.
+            (_, Err(_)) if !loop_path.exists() => return Ok(None),
+            (StateChange::Remove, _) => {
+                std::fs::remove_file(&loop_path).map_err(io("remove", &loop_path))?;
+                let _ = std::fs::remove_file(&progress_path);
+            }
+            (StateChange::SetIteration(n), Ok(mut fresh)) => {
+                fresh.set_iteration((*n).max(fresh.iteration + 1));
+                atomic::write(&loop_path, fresh.render().as_bytes())
+                    .map_err(io("update", &loop_path))?;
+                let record = serde_json::to_vec(&Progress {
+                    fingerprint,
+                    unchanged_stops,
+                })
+                .expect("serialises");
+                atomic::write(&progress_path, &record).map_err(io("write", &progress_path))?;
+            }
+            (StateChange::SetIteration(_), Err(e)) => {
+                return Err(StopError::Io {
+                    what: "re-read",
+                    path: loop_path.clone(),
+                    source: std::io::Error::other(e),
+                })
+            }
+        }
+        journal(
+            &ws,
+            &Entry {
+                time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+                session: &session,
+                loop_file: file_name(&loop_path),
+                iteration: state.iteration,
+                promise_expected: state.completion_promise.as_deref(),
+                promise_seen: seen.as_deref(),
+                promise_source: source,
+                stop_hook_active: input.stop_hook_active.unwrap_or(false),
+                unchanged_stops,
+                gates: results
+                    .iter()
+                    .map(|r| JournalGate {
+                        gate: &r.name,
+                        status: r.status.label(),
+                        failing: counts_as_failure(r, env.ci),
+                        duration_ms: r.duration.as_millis(),
+                        files: r.files,
+                    })
+                    .collect(),
+                decision: if decision.blocks() { "block" } else { "allow" },
+                outcome: decision.outcome,
+                why: &decision.why,
+            },
+        )?;
+    }
+    Ok(output(decision))
+}
+
+/// Allowing with nothing to say prints nothing at all.
+fn output(decision: StopDecision) -> Option<HookOutput> {
+    Some(decision.output).filter(|o| *o != HookOutput::default())
+}
+
+/// Every stop-phase gate over the whole project, inside the stop budget.
+fn stop_gates(
+    mut project: Project,
+    env: &Environment,
+    started: Instant,
+) -> Result<Vec<GateResult>, StopError> {
+    let root = project.root().to_path_buf();
+    let all = project.all_files().map_err(|e| StopError::Io {
+        what: "list files in",
+        path: root.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let config = &project.config;
+    let plan = plan::plan(
+        config,
+        &all,
+        &Filter {
+            phase: Phase::Stop,
+            only: &[],
+        },
+        &|p| root.join(p).is_file(),
+        plan::ARG_BUDGET,
+    );
+    let limits = Limits {
+        jobs: config.settings.jobs,
+        deadline: Some(started + config.settings.hooks.stop_budget),
+    };
+    Ok(runner::run(config, &plan, &limits, env, &|_| {}))
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Progress {
+    fingerprint: String,
+    unchanged_stops: u32,
+}
+
+/// What "no progress" compares: the working tree against HEAD (tracked changes and untracked
+/// files, with contents) and which gates fail with what output. ralph-gate's own state
+/// (`.ralph/`, `.claude/`) is left out: it changes at every stop by design.
+fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
+    let mut h = blake3::Hasher::new();
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(ws)
+            .args(args)
+            .env("LC_ALL", "C")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    };
+    let outside_state = ["--", ".", ":(exclude).ralph", ":(exclude).claude"];
+    h.update(&git(&[
+        &["diff", "HEAD", "--binary", "--no-color"][..],
+        &outside_state[..],
+    ]
+    .concat()));
+    h.update(&git(&[
+        &["diff", "--cached", "--binary", "--no-color"][..],
+        &outside_state[..],
+    ]
+    .concat()));
+    let untracked = git(&[
+        &["ls-files", "-z", "--others", "--exclude-standard"][..],
+        &outside_state[..],
+    ]
+    .concat());
+    for name in untracked.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        h.update(name);
+        let path = ws.join(std::ffi::OsStr::new(&*String::from_utf8_lossy(name)));
+        if let Ok(bytes) = std::fs::read(path) {
+            h.update(blake3::hash(&bytes).as_bytes());
+        }
+    }
+    for r in results.iter().filter(|r| counts_as_failure(r, ci)) {
+        h.update(r.name.as_bytes());
+        h.update(crate::report::text::strip_ansi(&r.output).as_bytes());
+    }
+    h.finalize().to_hex().to_string()
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct JournalGate<'a> {
+    gate: &'a str,
+    status: &'static str,
+    failing: bool,
+    duration_ms: u128,
+    files: usize,
+}
+
+/// One line of `.ralph/journal.jsonl`.
+#[derive(Serialize)]
+struct Entry<'a> {
+    time: String,
+    session: &'a str,
+    loop_file: String,
+    iteration: u64,
+    promise_expected: Option<&'a str>,
+    promise_seen: Option<&'a str>,
+    promise_source: TextSource,
+    stop_hook_active: bool,
+    unchanged_stops: u32,
+    gates: Vec<JournalGate<'a>>,
+    decision: &'static str,
+    outcome: Outcome,
+    why: &'a str,
+}
+
+fn journal(ws: &Path, entry: &Entry<'_>) -> Result<(), StopError> {
+    let dir = ralph_dir(ws);
+    let path = dir.join("journal.jsonl");
+    let line = serde_json::to_string(entry).expect("journal entry serialises");
+    atomic::append_line(&path, &dir.join("locks/journal.lock"), &line)
+        .map_err(io("append to", &path))
+}
+
+/// Used by `loop start` for `started_at`.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

@@ -1,0 +1,364 @@
+//! The loop state file, in the exact format of the official ralph-loop plugin, so a loop
+//! started with `/ralph-loop` is gated by ralph-gate and `/cancel-ralph` still works:
+//!
+//! ```text
+//! ---
+//! active: true
+//! iteration: 1
+//! session_id: abc123
+//! max_iterations: 20
+//! completion_promise: "DONE"
+//! started_at: "2026-11-21T10:00:00Z"
+//! ---
+//!
+//! The prompt text, any number of lines.
+//! ```
+//!
+//! `.claude/ralph-loop.local.md` holds one loop; `.claude/ralph-loop-<id>.local.md` (with a
+//! `loop_id` field) holds each further one. Updates rewrite single lines, as the plugin's
+//! `sed` does, so fields ralph-gate does not know and the prompt survive byte for byte.
+
+use std::path::{Path, PathBuf};
+
+pub const DIR: &str = ".claude";
+pub const MAIN_FILE: &str = "ralph-loop.local.md";
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StateError {
+    #[error("does not start with a `---` front-matter line")]
+    NoFrontMatter,
+    #[error("the front matter is never closed with a `---` line")]
+    Unclosed,
+    #[error("`{field}` must be a whole number, not `{value}`")]
+    NotANumber { field: &'static str, value: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopState {
+    /// The front-matter lines as read, for faithful rewriting.
+    lines: Vec<String>,
+    /// Everything after the closing `---` line, untouched.
+    body: String,
+    pub active: bool,
+    pub iteration: u64,
+    /// Empty: not yet claimed by a session.
+    pub session_id: String,
+    /// 0 = unlimited.
+    pub max_iterations: u64,
+    pub completion_promise: Option<String>,
+    pub started_at: Option<String>,
+    pub loop_id: Option<String>,
+}
+
+impl LoopState {
+    pub fn new(
+        prompt: &str,
+        max_iterations: u64,
+        promise: Option<&str>,
+        session: &str,
+        loop_id: Option<&str>,
+        now: &str,
+    ) -> Self {
+        let mut text = String::from("---\nactive: true\niteration: 1\n");
+        text.push_str(&format!("session_id: {session}\n"));
+        text.push_str(&format!("max_iterations: {max_iterations}\n"));
+        match promise {
+            Some(p) => text.push_str(&format!("completion_promise: \"{p}\"\n")),
+            None => text.push_str("completion_promise: null\n"),
+        }
+        text.push_str(&format!("started_at: \"{now}\"\n"));
+        if let Some(id) = loop_id {
+            text.push_str(&format!("loop_id: {id}\n"));
+        }
+        text.push_str(&format!("---\n\n{}\n", prompt.trim_end()));
+        Self::parse(&text).expect("a freshly rendered state parses")
+    }
+
+    pub fn parse(text: &str) -> Result<Self, StateError> {
+        let mut rest = text
+            .strip_prefix("---\n")
+            .or_else(|| text.strip_prefix("---\r\n"))
+            .ok_or(StateError::NoFrontMatter)?;
+        let mut lines = Vec::new();
+        let body = loop {
+            let (line, after) = match rest.find('\n') {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, ""),
+            };
+            let line = line.trim_end_matches('\r');
+            if line == "---" {
+                break after.to_string();
+            }
+            if rest.is_empty() {
+                return Err(StateError::Unclosed);
+            }
+            lines.push(line.to_string());
+            rest = after;
+        };
+        let field = |key: &str| -> Option<String> {
+            lines.iter().find_map(|l| {
+                l.strip_prefix(key)
+                    .and_then(|r| r.strip_prefix(':'))
+                    .map(|v| v.trim().to_string())
+            })
+        };
+        let number = |key: &'static str, default: u64| -> Result<u64, StateError> {
+            match field(key) {
+                None => Ok(default),
+                Some(v) => v.parse().map_err(|_| StateError::NotANumber {
+                    field: key,
+                    value: v,
+                }),
+            }
+        };
+        let unquote = |v: String| -> String {
+            if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+                v[1..v.len() - 1].to_string()
+            } else {
+                v
+            }
+        };
+        Ok(Self {
+            active: field("active").is_none_or(|v| v != "false"),
+            iteration: number("iteration", 1)?,
+            session_id: field("session_id").map(unquote).unwrap_or_default(),
+            max_iterations: number("max_iterations", 0)?,
+            completion_promise: field("completion_promise")
+                .filter(|v| v != "null" && !v.is_empty())
+                .map(unquote),
+            started_at: field("started_at").map(unquote),
+            loop_id: field("loop_id").map(unquote),
+            lines,
+            body,
+        })
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::from("---\n");
+        for l in &self.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        out.push_str("---\n");
+        out.push_str(&self.body);
+        out
+    }
+
+    /// The prompt: the body without the blank lines around it.
+    pub fn prompt(&self) -> &str {
+        self.body.trim_matches(['\n', '\r'])
+    }
+
+    pub fn set_iteration(&mut self, n: u64) {
+        self.iteration = n;
+        self.set_line("iteration", &n.to_string());
+    }
+
+    pub fn claim(&mut self, session: &str) {
+        self.session_id = session.to_string();
+        self.set_line("session_id", session);
+    }
+
+    pub fn limit_reached(&self) -> bool {
+        self.max_iterations > 0 && self.iteration >= self.max_iterations
+    }
+
+    fn set_line(&mut self, key: &str, value: &str) {
+        let new = format!("{key}: {value}");
+        match self
+            .lines
+            .iter_mut()
+            .find(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with(':')))
+        {
+            Some(line) => *line = new,
+            None => {
+                // Keep the plugin's field order: session_id goes after iteration.
+                let at = self
+                    .lines
+                    .iter()
+                    .position(|l| l.starts_with("iteration:"))
+                    .map_or(self.lines.len(), |i| i + 1);
+                self.lines.insert(at, new);
+            }
+        }
+    }
+}
+
+/// A state file on disk, or one that could not be read.
+#[derive(Debug)]
+pub struct LoopFile {
+    pub path: PathBuf,
+    pub state: Result<LoopState, String>,
+}
+
+impl LoopFile {
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Every loop state file under `workspace/.claude`, the main one first.
+pub fn list(workspace: &Path) -> Vec<LoopFile> {
+    let dir = workspace.join(DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n == MAIN_FILE || (n.starts_with("ralph-loop-") && n.ends_with(".local.md"))
+            })
+        })
+        .collect();
+    paths.sort_by_key(|p| (p.file_name().is_none_or(|n| n != MAIN_FILE), p.clone()));
+    paths
+        .into_iter()
+        .map(|path| LoopFile {
+            state: read(&path),
+            path,
+        })
+        .collect()
+}
+
+pub fn read(path: &Path) -> Result<LoopState, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    LoopState::parse(&text).map_err(|e| e.to_string())
+}
+
+/// Which loop a session's stop belongs to: its own, else an unclaimed one (to be claimed).
+/// Loops owned by other sessions are never ours.
+pub fn select<'a>(files: &'a [LoopFile], session: &str) -> Option<&'a LoopFile> {
+    let active = |f: &&LoopFile| f.state.as_ref().is_ok_and(|s| s.active);
+    files
+        .iter()
+        .filter(active)
+        .find(|f| {
+            f.state
+                .as_ref()
+                .is_ok_and(|s| !session.is_empty() && s.session_id == session)
+        })
+        .or_else(|| {
+            files
+                .iter()
+                .filter(active)
+                .find(|f| f.state.as_ref().is_ok_and(|s| s.session_id.is_empty()))
+        })
+}
+
+/// A short id for a further loop's file name.
+pub fn new_id() -> String {
+    let seed = format!(
+        "{:?}{}{:?}",
+        std::time::SystemTime::now(),
+        std::process::id(),
+        std::thread::current().id()
+    );
+    blake3::hash(seed.as_bytes()).to_hex()[..8].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLUGIN: &str = "---\nactive: true\niteration: 1\nsession_id: abc123\nmax_iterations: 20\ncompletion_promise: \"DONE\"\nstarted_at: \"2026-11-21T10:00:00Z\"\n---\n\nThe prompt text, any number of lines.\n--- a rule inside the prompt\nlast line\n";
+
+    #[test]
+    fn reads_the_plugins_format() {
+        let s = LoopState::parse(PLUGIN).unwrap();
+        assert!(s.active);
+        assert_eq!(s.iteration, 1);
+        assert_eq!(s.session_id, "abc123");
+        assert_eq!(s.max_iterations, 20);
+        assert_eq!(s.completion_promise.as_deref(), Some("DONE"));
+        assert_eq!(s.started_at.as_deref(), Some("2026-11-21T10:00:00Z"));
+        assert_eq!(
+            s.prompt(),
+            "The prompt text, any number of lines.\n--- a rule inside the prompt\nlast line"
+        );
+        assert_eq!(
+            s.render(),
+            PLUGIN,
+            "an untouched state renders byte for byte"
+        );
+    }
+
+    #[test]
+    fn updates_touch_only_their_line() {
+        let mut s = LoopState::parse(PLUGIN).unwrap();
+        s.set_iteration(2);
+        assert_eq!(s.render(), PLUGIN.replace("iteration: 1", "iteration: 2"));
+        let unclaimed = PLUGIN.replace("session_id: abc123\n", "");
+        let mut s = LoopState::parse(&unclaimed).unwrap();
+        assert_eq!(s.session_id, "");
+        s.claim("s2");
+        assert_eq!(s.render(), PLUGIN.replace("abc123", "s2"));
+    }
+
+    #[test]
+    fn null_promise_and_unlimited_iterations() {
+        let s = LoopState::parse(
+            &PLUGIN
+                .replace("\"DONE\"", "null")
+                .replace("max_iterations: 20", "max_iterations: 0"),
+        )
+        .unwrap();
+        assert_eq!(s.completion_promise, None);
+        assert!(!s.limit_reached());
+    }
+
+    #[test]
+    fn new_state_round_trips() {
+        let s = LoopState::new(
+            "Fix it.\nAll of it.",
+            5,
+            Some("ALL DONE"),
+            "",
+            Some("a1b2c3d4"),
+            "2026-11-22T10:00:00Z",
+        );
+        let again = LoopState::parse(&s.render()).unwrap();
+        assert_eq!(again, s);
+        assert_eq!(again.prompt(), "Fix it.\nAll of it.");
+        assert_eq!(again.loop_id.as_deref(), Some("a1b2c3d4"));
+        assert_eq!(again.completion_promise.as_deref(), Some("ALL DONE"));
+    }
+
+    #[test]
+    fn corrupt_files_are_named_not_guessed() {
+        assert_eq!(
+            LoopState::parse("no front matter"),
+            Err(StateError::NoFrontMatter)
+        );
+        assert_eq!(
+            LoopState::parse("---\niteration: 1\n"),
+            Err(StateError::Unclosed)
+        );
+        assert!(matches!(
+            LoopState::parse("---\niteration: two\n---\nx\n"),
+            Err(StateError::NotANumber {
+                field: "iteration",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn selection_prefers_own_then_unclaimed_never_foreign() {
+        let mk = |name: &str, session: &str| LoopFile {
+            path: PathBuf::from(name),
+            state: Ok(LoopState::new("p", 0, None, session, None, "t")),
+        };
+        let files = vec![mk("a", "other"), mk("b", ""), mk("c", "me")];
+        assert_eq!(select(&files, "me").unwrap().path, PathBuf::from("c"));
+        assert_eq!(select(&files, "new").unwrap().path, PathBuf::from("b"));
+        assert!(
+            select(&files[..1], "me").is_none(),
+            "another session's loop is not ours"
+        );
+    }
+}
