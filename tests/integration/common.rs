@@ -154,6 +154,25 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Runs `ralph-gate ARGS` with `stdin` piped in.
+    pub fn run_stdin(&self, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Run {
+        use std::io::Write;
+        let mut cmd = self.cmd();
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("ralph-gate runs");
+        // A hook may exit before reading everything (bad input): a broken pipe is fine.
+        let _ = child.stdin.take().expect("stdin").write_all(stdin);
+        finish(child.wait_with_output().expect("ralph-gate finishes"))
+    }
+}
+
 pub fn finish(out: Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),

@@ -5,6 +5,8 @@ mod common;
 mod check;
 mod config_errors;
 mod files;
+mod hooks;
 mod hostile;
+mod loops;
 mod processes;
 mod real_tools;

@@ -1,0 +1,453 @@
+//! The Claude Code hooks, fed real-shaped JSON (shared/reference/claude-code-hooks.md) in
+//! temporary git repositories with real tools.
+
+use crate::common::{require_tool, Repo, Run};
+use serde_json::{json, Value};
+
+/// The official plugin's state file, as `/ralph-loop` writes it (and its stop hook claims it).
+pub const PLUGIN_STATE: &str = "---\nactive: true\niteration: 1\nsession_id: sess-A\nmax_iterations: 20\ncompletion_promise: \"DONE\"\nstarted_at: \"2026-11-21T10:00:00Z\"\n---\n\nMake every module compile.\nKeep the API.\n";
+
+pub fn post_tool_use(repo: &Repo, tool: &str, tool_input: Value) -> Run {
+    let input = json!({
+        "session_id": "sess-A",
+        "transcript_path": "/nonexistent/t.jsonl",
+        "cwd": repo.path(),
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_response": {"success": true},
+        "tool_use_id": "toolu_01ABC",
+        "duration_ms": 12,
+        "prompt_id": "an unknown field that must be ignored"
+    });
+    repo.run_stdin(
+        &["hook", "post-tool-use"],
+        input.to_string().as_bytes(),
+        &[],
+    )
+}
+
+pub fn stop(repo: &Repo, session: &str, last_message: Option<&str>) -> Run {
+    let mut input = json!({
+        "session_id": session,
+        "transcript_path": repo.path().join("no-transcript.jsonl"),
+        "cwd": repo.path(),
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": true
+    });
+    if let Some(m) = last_message {
+        input["last_assistant_message"] = json!(m);
+    }
+    repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[])
+}
+
+fn output(run: &Run) -> Value {
+    assert_eq!(run.code, 0, "{run:?}");
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("hook stdout is not JSON ({e}): {run:?}"))
+}
+
+pub fn python_repo() -> Repo {
+    let repo = Repo::git();
+    repo.write("pkg/ok.py", "x = 1\n");
+    repo.commit_all();
+    repo
+}
+
+fn state(repo: &Repo) -> Option<String> {
+    std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).ok()
+}
+
+fn journal(repo: &Repo) -> Vec<Value> {
+    std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("journal line is JSON"))
+        .collect()
+}
+
+#[test]
+fn editing_a_broken_python_file_returns_its_error_and_fixing_it_returns_nothing() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n    pass\n");
+    let file = repo.path().join("pkg/bad.py");
+    let run = post_tool_use(&repo, "Write", json!({"file_path": file, "content": "..."}));
+    let out = output(&run);
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+    let ctx = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("[python-compile]")
+            && ctx.contains("SyntaxError")
+            && ctx.contains("pkg/bad.py"),
+        "{ctx}"
+    );
+    assert!(ctx.chars().count() < 10_000);
+    assert!(
+        out.get("decision").is_none(),
+        "feedback goes through additionalContext only"
+    );
+
+    repo.write("pkg/bad.py", "def f():\n    pass\n");
+    let run = post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": file, "old_string": "(:", "new_string": "()"}),
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+}
+
+#[test]
+fn shellcheck_findings_come_back_after_editing_a_script() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\ncd $1\n");
+    let run = post_tool_use(
+        &repo,
+        "MultiEdit",
+        json!({"file_path": repo.path().join("run.sh"), "edits": []}),
+    );
+    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ctx.contains("SC2086"), "{ctx}");
+}
+
+#[test]
+fn other_tools_deleted_files_and_paths_outside_are_silent_no_ops() {
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n");
+    let silent = |run: Run| {
+        assert_eq!(
+            (run.code, run.stdout.clone(), run.stderr.clone()),
+            (0, String::new(), String::new()),
+            "{run:?}"
+        )
+    };
+    silent(post_tool_use(
+        &repo,
+        "Bash",
+        json!({"command": "python3 pkg/bad.py"}),
+    ));
+    silent(post_tool_use(
+        &repo,
+        "Read",
+        json!({"file_path": repo.path().join("pkg/bad.py")}),
+    ));
+    silent(post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": repo.path().join("pkg/gone.py")}),
+    ));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.py"), "def f(:\n").unwrap();
+    silent(post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": outside.path().join("x.py")}),
+    ));
+    silent(post_tool_use(&repo, "Write", json!({"file_path": 42})));
+}
+
+#[test]
+fn a_broken_config_is_reported_to_the_agent_after_an_edit() {
+    let repo = python_repo();
+    repo.config(
+        "[[gate]]\nname = \"x\"\nglobs = [\"*.py\"]\nrun = \"true\"\ntimeout = \"forever\"\n",
+    );
+    let run = post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": repo.path().join("pkg/ok.py")}),
+    );
+    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ctx.contains("could not load its config") && ctx.contains("ralph.toml:5"),
+        "{ctx}"
+    );
+}
+
+#[test]
+fn the_edit_budget_bounds_a_slow_gate() {
+    let repo = python_repo();
+    repo.config("[hooks]\nedit_budget = \"1s\"\n[[gate]]\nname = \"slow\"\nglobs = [\"*.py\"]\nrun = \"sleep 30\"\ntimeout = \"5m\"\n");
+    let run = post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": repo.path().join("pkg/ok.py")}),
+    );
+    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ctx.contains("[slow] stopped: the hook's time budget ran out"),
+        "{ctx}"
+    );
+}
+
+#[test]
+fn the_stop_sequence_refuses_until_gates_pass_then_ends_the_loop() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    repo.write("pkg/bad.py", "def f(:\n");
+
+    // No promise: blocked with the prompt, the failing gate and how to finish.
+    let out = output(&stop(&repo, "sess-A", Some("I fixed some of it.")));
+    assert_eq!(out["decision"], "block");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Make every module compile.\nKeep the API."),
+        "{reason}"
+    );
+    assert!(reason.contains("SyntaxError"), "{reason}");
+    assert!(reason.contains("<promise>DONE</promise>"), "{reason}");
+    assert_eq!(
+        out["systemMessage"],
+        "ralph-gate: iteration 2/20, 1 gate failing"
+    );
+    assert_eq!(
+        state(&repo).unwrap(),
+        PLUGIN_STATE.replace("iteration: 1", "iteration: 2"),
+        "only the iteration line changes"
+    );
+
+    // Promise, but a gate fails: refused.
+    let out = output(&stop(
+        &repo,
+        "sess-A",
+        Some("All done! <promise>DONE</promise>"),
+    ));
+    assert_eq!(out["decision"], "block");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("ralph-gate refused your promise <promise>DONE</promise>"),
+        "{out}"
+    );
+    assert!(state(&repo).unwrap().contains("iteration: 3"));
+
+    // Fixed, and the promise: allowed, state removed.
+    repo.write("pkg/bad.py", "def f():\n    pass\n");
+    let run = stop(&repo, "sess-A", Some("Done.\n<promise>  DONE </promise>"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(state(&repo).is_none(), "state removed on completion");
+
+    let entries = journal(&repo);
+    let outcomes: Vec<&str> = entries
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["continue", "promise_refused", "completed"]);
+    assert_eq!(entries[2]["decision"], "allow");
+    assert_eq!(entries[2]["promise_seen"], "DONE");
+    assert_eq!(entries[1]["gates"][0]["status"], "fail");
+}
+
+#[test]
+fn the_bare_promise_word_does_not_end_the_loop() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let out = output(&stop(&repo, "sess-A", Some("DONE")));
+    assert_eq!(out["decision"], "block");
+    assert!(state(&repo).is_some());
+}
+
+#[test]
+fn the_iteration_limit_ends_the_loop_and_says_what_still_fails() {
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.write(
+        ".claude/ralph-loop.local.md",
+        &PLUGIN_STATE.replace("iteration: 1", "iteration: 20"),
+    );
+    let out = output(&stop(&repo, "sess-A", Some("<promise>DONE</promise>")));
+    assert!(out.get("decision").is_none(), "{out}");
+    let msg = out["systemMessage"].as_str().unwrap();
+    assert!(
+        msg.contains("limit of 20 iterations unfinished") && msg.contains("python-compile"),
+        "{msg}"
+    );
+    assert!(state(&repo).is_none());
+    assert_eq!(journal(&repo)[0]["outcome"], "limit_reached");
+}
+
+#[test]
+fn a_stuck_loop_is_stopped_after_unchanged_stops() {
+    let repo = python_repo();
+    repo.config("presets = [\"python\"]\n[hooks]\nstuck_after = 2\n");
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    for _ in 0..2 {
+        assert_eq!(
+            output(&stop(&repo, "sess-A", Some("trying")))["decision"],
+            "block"
+        );
+    }
+    let out = output(&stop(&repo, "sess-A", Some("trying")));
+    assert!(
+        out["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("stopped as stuck: 2 stops in a row"),
+        "{out}"
+    );
+    assert!(state(&repo).is_none());
+
+    // A change to the tree resets the count.
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    assert_eq!(
+        output(&stop(&repo, "sess-A", Some("trying")))["decision"],
+        "block"
+    );
+    repo.write("pkg/new.py", "y = 2\n");
+    assert_eq!(
+        output(&stop(&repo, "sess-A", Some("trying")))["decision"],
+        "block"
+    );
+    assert_eq!(
+        output(&stop(&repo, "sess-A", Some("trying")))["decision"],
+        "block"
+    );
+    assert_eq!(journal(&repo).last().unwrap()["unchanged_stops"], 1);
+}
+
+#[test]
+fn another_sessions_loop_is_not_ours_and_an_unclaimed_one_is_claimed() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let run = stop(&repo, "sess-B", Some("bye"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        state(&repo).unwrap(),
+        PLUGIN_STATE,
+        "another session's stop leaves the loop alone"
+    );
+
+    let unclaimed = PLUGIN_STATE.replace("session_id: sess-A", "session_id: ");
+    repo.write(".claude/ralph-loop.local.md", &unclaimed);
+    assert_eq!(
+        output(&stop(&repo, "sess-B", Some("working")))["decision"],
+        "block"
+    );
+    assert!(state(&repo).unwrap().contains("session_id: sess-B\n"));
+    let run = stop(&repo, "sess-A", Some("bye"));
+    assert_eq!(run.stdout, "", "now sess-B owns it: {run:?}");
+}
+
+#[test]
+fn no_loop_means_stopping_is_allowed_silently_unless_every_stop_is_gated() {
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n");
+    let run = stop(&repo, "sess-A", Some("bye"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(!repo.exists(".ralph"), "nothing written without a loop");
+}
+
+fn transcript_line(text: &str, sidechain: bool) -> String {
+    json!({"type": "assistant", "isSidechain": sidechain, "message": {"id": "m", "role": "assistant", "content": [{"type": "text", "text": text}]}}).to_string()
+}
+
+#[test]
+fn the_last_assistant_message_wins_over_a_stale_or_missing_transcript() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    // The transcript still holds an older turn without the promise.
+    repo.write("t.jsonl", &transcript_line("still working", false));
+    let input = json!({"session_id": "sess-A", "cwd": repo.path(), "transcript_path": repo.path().join("t.jsonl"),
+                       "stop_hook_active": false, "last_assistant_message": "<promise>DONE</promise>"});
+    let run = repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(state(&repo).is_none());
+}
+
+#[test]
+fn the_transcript_is_read_past_malformed_lines_control_characters_and_sidechains() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let lines = [
+        transcript_line("first \u{0007}\u{0001} bell <promise>DONE</promise>", false),
+        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}}).to_string(),
+        transcript_line("a subagent said <promise>NOPE</promise>", true),
+        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}}).to_string(),
+        "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"te".to_string(),
+    ];
+    repo.write("t.jsonl", &(lines.join("\n") + "\n"));
+    let input = json!({"session_id": "sess-A", "cwd": repo.path(), "transcript_path": repo.path().join("t.jsonl"), "stop_hook_active": false});
+    let run = repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let entry = &journal(&repo)[0];
+    assert_eq!(entry["promise_source"], "transcript");
+    assert_eq!(entry["outcome"], "completed");
+}
+
+#[test]
+fn bad_stdin_is_explained_and_touches_no_state() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    for (input, expect) in [
+        (&b""[..], "empty"),
+        (&b"not json"[..], "not a valid JSON object"),
+        (&br#"{"session_id": ["wrong", "type"]}"#[..], "invalid type"),
+        (&b"\xff\xfe\x00"[..], "not a valid JSON object"),
+    ] {
+        for hook in ["stop", "post-tool-use"] {
+            let run = repo.run_stdin(&["hook", hook], input, &[]);
+            assert_eq!(run.code, 1, "{hook} {input:?}: {run:?}");
+            assert!(
+                run.stderr.starts_with("ralph-gate hook: ") && run.stderr.contains(expect),
+                "{run:?}"
+            );
+            assert_eq!(run.stdout, "");
+        }
+    }
+    assert_eq!(state(&repo).unwrap(), PLUGIN_STATE);
+    assert!(!repo.exists(".ralph"));
+}
+
+#[test]
+fn a_corrupt_state_file_is_reported_and_left_as_it_is() {
+    let repo = python_repo();
+    let corrupt = PLUGIN_STATE.replace("iteration: 1", "iteration: one");
+    repo.write(".claude/ralph-loop.local.md", &corrupt);
+    let out = output(&stop(&repo, "sess-A", Some("bye")));
+    assert!(
+        out["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("`iteration` must be a whole number"),
+        "{out}"
+    );
+    assert_eq!(state(&repo).unwrap(), corrupt);
+}
+
+#[test]
+fn a_read_only_state_folder_blocks_instead_of_ending_the_loop() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    std::fs::write(
+        repo.path().join(".ralph"),
+        "a file where the folder should be",
+    )
+    .unwrap();
+    let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
+    assert_eq!(run.code, 2, "exit 2 makes Claude Code block: {run:?}");
+    assert!(run.stderr.contains("could not check this stop"), "{run:?}");
+    assert_eq!(state(&repo).unwrap(), PLUGIN_STATE);
+}

@@ -1,0 +1,149 @@
+//! `ralph-gate loop start|status|list|cancel`, and their files as the plugin reads them.
+
+use crate::common::Repo;
+use crate::hooks::{python_repo, stop, PLUGIN_STATE};
+
+#[test]
+fn start_writes_the_plugins_format_and_a_second_loop_gets_an_id() {
+    let repo = python_repo();
+    let run = repo.run([
+        "loop",
+        "start",
+        "--max-iterations",
+        "7",
+        "--promise",
+        "SHIPPED",
+        "Build",
+        "the",
+        "thing",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        &lines[..6],
+        [
+            "---",
+            "active: true",
+            "iteration: 1",
+            "session_id: ",
+            "max_iterations: 7",
+            "completion_promise: \"SHIPPED\""
+        ]
+    );
+    assert!(
+        lines[6].starts_with("started_at: \"20") && lines[6].ends_with("Z\""),
+        "{}",
+        lines[6]
+    );
+    assert_eq!(&lines[7..], ["---", "", "Build the thing"]);
+
+    repo.write("prompt.md", "Second task.\nWith two lines.\n");
+    let run = repo.run([
+        "loop",
+        "start",
+        "--prompt-file",
+        "prompt.md",
+        "--session",
+        "sess-Z",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let list = repo.run(["loop", "list"]);
+    let rows: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(rows.len(), 2, "{list:?}");
+    assert!(
+        rows[0].starts_with("(main)\t1/7\tSHIPPED\t(unclaimed)"),
+        "{list:?}"
+    );
+    let id = rows[1].split('\t').next().unwrap();
+    assert_eq!(id.len(), 8, "{list:?}");
+    assert!(
+        rows[1].contains("1/unlimited\t(none)\tsess-Z") && rows[1].ends_with("Second task."),
+        "{list:?}"
+    );
+    assert!(repo.exists(&format!(".claude/ralph-loop-{id}.local.md")));
+
+    let status = repo.run(["loop", "status"]);
+    assert!(
+        status.stdout.contains("  promise    SHIPPED")
+            && status.stdout.contains("  session    sess-Z"),
+        "{status:?}"
+    );
+
+    let run = repo.run(["loop", "cancel"]);
+    assert!(
+        run.stdout.contains("cancelled") && !repo.exists(".claude/ralph-loop.local.md"),
+        "{run:?}"
+    );
+    let run = repo.run(["loop", "cancel", "nope"]);
+    assert_eq!(run.code, 2);
+    let run = repo.run(["loop", "cancel", id]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(repo.run(["loop", "status"]).stdout, "ralph-gate: no loop\n");
+}
+
+#[test]
+fn a_loop_started_by_ralph_gate_is_held_to_its_promise() {
+    let repo = python_repo();
+    assert_eq!(
+        repo.run(["loop", "start", "--promise", "DONE", "Do it"])
+            .code,
+        0
+    );
+    let run = stop(&repo, "sess-Q", Some("done?"));
+    assert!(run.stdout.contains("\"decision\":\"block\""), "{run:?}");
+    let text = std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
+    assert!(
+        text.contains("session_id: sess-Q\n") && text.contains("iteration: 2\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_second_session_with_its_own_loop_is_gated_separately() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    assert_eq!(
+        repo.run([
+            "loop",
+            "start",
+            "--session",
+            "sess-B",
+            "--promise",
+            "B-DONE",
+            "Other task"
+        ])
+        .code,
+        0
+    );
+    let run = stop(&repo, "sess-B", Some("<promise>B-DONE</promise>"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).unwrap(),
+        PLUGIN_STATE
+    );
+    assert_eq!(
+        std::fs::read_dir(repo.path().join(".claude"))
+            .unwrap()
+            .count(),
+        1,
+        "sess-B's loop file is gone"
+    );
+}
+
+#[test]
+fn bad_loop_arguments_are_usage_errors() {
+    let repo = Repo::git();
+    assert_eq!(repo.run(["loop", "start"]).code, 2);
+    assert_eq!(
+        repo.run(["loop", "start", "--promise", "say \"hi\"", "x"])
+            .code,
+        2
+    );
+    assert_eq!(
+        repo.run(["loop", "start", "--prompt-file", "missing.md"])
+            .code,
+        2
+    );
+    assert_eq!(repo.run(["loop", "cancel"]).code, 2, "nothing to cancel");
+}
