@@ -28,5 +28,6 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args),
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
+        Command::Init { force } => commands::init::run(&env, &cwd, force),
     }
 }

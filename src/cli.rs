@@ -38,6 +38,12 @@ pub enum Command {
     /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
     #[command(subcommand)]
     Loop(LoopCommand),
+    /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
+    Init {
+        /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod gates;
 pub mod hook;
+pub mod init;
 pub mod loops;
 
 use crate::app::AppError;

@@ -7,6 +7,7 @@ mod config_errors;
 mod files;
 mod hooks;
 mod hostile;
+mod init;
 mod loops;
 mod processes;
 mod real_tools;

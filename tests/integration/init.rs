@@ -1,0 +1,171 @@
+//! `ralph-gate init`: sets a project up, keeps what is there, and changes nothing twice.
+
+use crate::common::{require_tool, Repo};
+use std::path::Path;
+
+fn snapshot(repo: &Repo) -> Vec<(String, Vec<u8>)> {
+    [
+        "ralph.toml",
+        ".claude/settings.json",
+        ".git/hooks/pre-commit",
+        ".gitignore",
+    ]
+    .iter()
+    .map(|f| {
+        (
+            f.to_string(),
+            std::fs::read(repo.path().join(f)).unwrap_or_default(),
+        )
+    })
+    .collect()
+}
+
+/// The binary's folder first on PATH, as after `cargo install`.
+fn path_with_binary() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_ralph-gate"))
+        .parent()
+        .unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn init_sets_up_everything_once_and_keeps_existing_settings() {
+    let repo = Repo::git();
+    repo.write("app/main.py", "print('hi')\n")
+        .write(".gitignore", "target/");
+    repo.write(".claude/settings.json", "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"guard.sh\"}]}]\n  }\n}\n");
+    let run = repo.run(["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("ralph.toml: written with presets [python]"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("added the PostToolUse and Stop hook"),
+        "{run:?}"
+    );
+
+    let toml = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    assert!(toml.contains("presets = [\"python\"]"), "{toml}");
+    let gates = repo.run(["gates"]);
+    assert!(
+        gates.stdout.contains("python-compile"),
+        "the written config loads: {gates:?}"
+    );
+
+    let settings: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo.path().join(".claude/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "guard.sh"
+    );
+    assert_eq!(
+        settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        "ralph-gate hook post-tool-use"
+    );
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "ralph-gate hook stop"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".gitignore")).unwrap(),
+        "target/\n.ralph/\n"
+    );
+
+    let before = snapshot(&repo);
+    let again = repo.run(["init"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(snapshot(&repo), before, "a second init changes nothing");
+    assert!(again.stdout.contains("already"), "{again:?}");
+}
+
+#[test]
+fn a_foreign_pre_commit_hook_is_kept_unless_forced() {
+    let repo = Repo::git();
+    repo.write(".git/hooks/pre-commit", "#!/bin/sh\nexec my-linter\n");
+    let run = repo.run(["init"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("left alone"), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".git/hooks/pre-commit")).unwrap(),
+        "#!/bin/sh\nexec my-linter\n"
+    );
+
+    let run = repo.run(["init", "--force"]);
+    assert!(run.stdout.contains("pre-commit: installed"), "{run:?}");
+    assert!(
+        std::fs::read_to_string(repo.path().join(".git/hooks/pre-commit"))
+            .unwrap()
+            .contains("ralph-gate check --staged")
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".git/hooks/pre-commit.before-ralph-gate"))
+            .unwrap(),
+        "#!/bin/sh\nexec my-linter\n"
+    );
+}
+
+#[test]
+fn invalid_settings_json_is_refused_and_left_untouched() {
+    let repo = Repo::git();
+    repo.write(".claude/settings.json", "{ \"hooks\": ");
+    let run = repo.run(["init"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("settings.json is not valid JSON"),
+        "{run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
+        "{ \"hooks\": "
+    );
+}
+
+#[test]
+fn the_installed_pre_commit_hook_blocks_a_broken_commit() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("a.py", "x = 1\n");
+    assert_eq!(repo.run(["init"]).code, 0);
+    repo.write("a.py", "def f(:\n");
+    let path = path_with_binary();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .current_dir(repo.path())
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["add", "a.py"]).status.success());
+    let commit = git(&["commit", "-q", "-m", "broken"]);
+    assert!(
+        !commit.status.success(),
+        "the hook let a syntax error through"
+    );
+    // git hands a hook's output to its own stderr.
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&commit.stdout),
+        String::from_utf8_lossy(&commit.stderr)
+    );
+    assert!(said.contains("SyntaxError"), "{said}");
+    repo.write("a.py", "def f():\n    pass\n");
+    assert!(git(&["add", "a.py"]).status.success());
+    let commit = git(&["commit", "-q", "-m", "fixed"]);
+    assert!(
+        commit.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&commit.stdout),
+        String::from_utf8_lossy(&commit.stderr)
+    );
+}
