@@ -27,7 +27,8 @@ pub fn run(which: &HookCommand, env: &Environment, cwd: &Path, config: Option<&P
             }
         },
     };
-    if let Some(out) = output {
+    // An empty answer is no answer: Claude Code reads silence as "go on".
+    if let Some(out) = output.filter(|o| *o != protocol::HookOutput::default()) {
         let mut text = serde_json::to_string(&out).expect("hook output serialises");
         text.push('\n');
         if std::io::stdout().lock().write_all(text.as_bytes()).is_err() {

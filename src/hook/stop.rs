@@ -1,7 +1,7 @@
 //! `ralph-gate hook stop`: gathers the facts (loop, promise, gate results, progress), asks
 //! `decide`, and carries the decision out: state file, journal, output.
 
-use super::decide::{self, Outcome, StateChange, StopDecision, StopFacts};
+use super::decide::{self, Outcome, StateChange, StopFacts};
 use super::promise::{self, TextSource};
 use super::protocol::{cap, HookInput, HookOutput, TEXT_CAP};
 use crate::atomic;
@@ -92,6 +92,11 @@ pub fn run(
     };
 
     let Some((loop_path, state)) = ours else {
+        if let Ok(project) = Project::open(&base, config) {
+            if project.config.settings.hooks.gate_every_stop {
+                return gate_plain_stop(project, env, &ws, &session, input, started).map(Some);
+            }
+        }
         if !unreadable.is_empty() {
             return Ok(Some(HookOutput {
                 system_message: Some(cap(
@@ -180,7 +185,7 @@ pub fn run(
         journal(
             &ws,
             &Entry {
-                time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+                time: now(),
                 session: &session,
                 loop_file: file_name(&loop_path),
                 iteration: state.iteration,
@@ -189,28 +194,93 @@ pub fn run(
                 promise_source: source,
                 stop_hook_active: input.stop_hook_active.unwrap_or(false),
                 unchanged_stops,
-                gates: results
-                    .iter()
-                    .map(|r| JournalGate {
-                        gate: &r.name,
-                        status: r.status.label(),
-                        failing: counts_as_failure(r, env.ci),
-                        duration_ms: r.duration.as_millis(),
-                        files: r.files,
-                    })
-                    .collect(),
+                gates: journal_gates(&results, env.ci),
                 decision: if decision.blocks() { "block" } else { "allow" },
                 outcome: decision.outcome,
                 why: &decision.why,
             },
         )?;
     }
-    Ok(output(decision))
+    Ok(Some(decision.output))
 }
 
-/// Allowing with nothing to say prints nothing at all.
-fn output(decision: StopDecision) -> Option<HookOutput> {
-    Some(decision.output).filter(|o| *o != HookOutput::default())
+/// `gate_every_stop` without a loop: the stop gates must pass before the agent may stop, but
+/// there is no promise, prompt or iteration count.
+fn gate_plain_stop(
+    project: Project,
+    env: &Environment,
+    ws: &Path,
+    session: &str,
+    input: &HookInput,
+    started: Instant,
+) -> Result<HookOutput, StopError> {
+    let results = stop_gates(project, env, started)?;
+    let failing: Vec<&GateResult> = results
+        .iter()
+        .filter(|r| counts_as_failure(r, env.ci))
+        .collect();
+    let output = if failing.is_empty() {
+        HookOutput::default()
+    } else {
+        let per = (TEXT_CAP / failing.len()).saturating_sub(200).max(300);
+        let mut reason = format!(
+            "ralph-gate: {} failing. Fix them before you stop:\n",
+            crate::report::text::plural(failing.len(), "stop gate is", "stop gates are")
+        );
+        for r in &failing {
+            reason.push_str(&super::post_tool_use::gate_section(r, per));
+        }
+        HookOutput {
+            decision: Some("block"),
+            reason: Some(cap(&reason, TEXT_CAP)),
+            system_message: Some(format!(
+                "ralph-gate: {} failing",
+                crate::report::text::plural(failing.len(), "gate", "gates")
+            )),
+            ..Default::default()
+        }
+    };
+    let blocks = output.decision.is_some();
+    journal(
+        ws,
+        &Entry {
+            time: now(),
+            session,
+            loop_file: String::new(),
+            iteration: 0,
+            promise_expected: None,
+            promise_seen: None,
+            promise_source: TextSource::None,
+            stop_hook_active: input.stop_hook_active.unwrap_or(false),
+            unchanged_stops: 0,
+            gates: journal_gates(&results, env.ci),
+            decision: if blocks { "block" } else { "allow" },
+            outcome: if blocks {
+                Outcome::Continue
+            } else {
+                Outcome::Completed
+            },
+            why: if blocks {
+                "no loop; gate_every_stop and gates fail"
+            } else {
+                "no loop; gate_every_stop and every gate passes"
+            },
+        },
+    )?;
+    Ok(output)
+}
+
+fn journal_gates(results: &[GateResult], ci: bool) -> Vec<JournalGate<'_>> {
+    results
+        .iter()
+        .map(|r| JournalGate {
+            gate: &r.name,
+            status: r.status.label(),
+            failing: counts_as_failure(r, ci),
+            duration_ms: r.duration.as_millis(),
+            files: r.files,
+        })
+        .collect()
 }
 
 /// Every stop-phase gate over the whole project, inside the stop budget.

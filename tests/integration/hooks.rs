@@ -451,3 +451,25 @@ fn a_read_only_state_folder_blocks_instead_of_ending_the_loop() {
     assert!(run.stderr.contains("could not check this stop"), "{run:?}");
     assert_eq!(state(&repo).unwrap(), PLUGIN_STATE);
 }
+
+#[test]
+fn gate_every_stop_holds_a_plain_session_to_the_stop_gates() {
+    let repo = python_repo();
+    repo.config("presets = [\"python\"]\n[hooks]\ngate_every_stop = true\n");
+    repo.write("pkg/bad.py", "def f(:\n");
+    let out = output(&stop(&repo, "sess-A", Some("bye")));
+    assert_eq!(out["decision"], "block");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("ralph-gate: 1 stop gate is failing") && reason.contains("SyntaxError"),
+        "{reason}"
+    );
+    repo.write("pkg/bad.py", "def f():\n    pass\n");
+    let run = stop(&repo, "sess-A", Some("bye"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let outcomes: Vec<String> = journal(&repo)
+        .iter()
+        .map(|e| e["decision"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(outcomes, ["block", "allow"]);
+}
