@@ -49,6 +49,14 @@ fn output(run: &Run) -> Value {
         .unwrap_or_else(|e| panic!("hook stdout is not JSON ({e}): {run:?}"))
 }
 
+/// The additionalContext a post-tool-use answer carries.
+fn context(run: &Run) -> String {
+    output(run)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("additionalContext")
+        .to_string()
+}
+
 pub fn python_repo() -> Repo {
     let repo = Repo::git();
     repo.write("pkg/ok.py", "x = 1\n");
@@ -115,10 +123,7 @@ fn shellcheck_findings_come_back_after_editing_a_script() {
         "MultiEdit",
         json!({"file_path": repo.path().join("run.sh"), "edits": []}),
     );
-    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = context(&run);
     assert!(ctx.contains("SC2086"), "{ctx}");
 }
 
@@ -169,10 +174,7 @@ fn a_broken_config_is_reported_to_the_agent_after_an_edit() {
         "Write",
         json!({"file_path": repo.path().join("pkg/ok.py")}),
     );
-    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = context(&run);
     assert!(
         ctx.contains("could not load its config") && ctx.contains("ralph.toml:5"),
         "{ctx}"
@@ -188,10 +190,7 @@ fn the_edit_budget_bounds_a_slow_gate() {
         "Write",
         json!({"file_path": repo.path().join("pkg/ok.py")}),
     );
-    let ctx = output(&run)["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ctx = context(&run);
     assert!(
         ctx.contains("[slow] stopped: the hook's time budget ran out"),
         "{ctx}"

@@ -31,6 +31,18 @@ fn hostile_repo() -> Repo {
     repo
 }
 
+/// A repo full of hostile names, with a gate that records its arguments into the returned file.
+fn recording_repo(scope: &str, placeholder: &str) -> (Repo, tempfile::NamedTempFile) {
+    let repo = hostile_repo();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    repo.config(&recording_config(
+        scope,
+        placeholder,
+        out.path().to_str().unwrap(),
+    ));
+    (repo, out)
+}
+
 fn recorded(out: &std::path::Path) -> Vec<Vec<u8>> {
     let bytes = std::fs::read(out).unwrap();
     let mut args: Vec<Vec<u8>> = bytes
@@ -65,13 +77,7 @@ fn assert_nothing_ran(repo: &Repo) {
 
 #[test]
 fn hostile_names_reach_a_batch_gate_as_exact_single_arguments() {
-    let repo = hostile_repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    repo.config(&recording_config(
-        "batch",
-        "{files}",
-        out.path().to_str().unwrap(),
-    ));
+    let (repo, out) = recording_repo("batch", "{files}");
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_nothing_ran(&repo);
@@ -80,13 +86,7 @@ fn hostile_names_reach_a_batch_gate_as_exact_single_arguments() {
 
 #[test]
 fn hostile_names_reach_a_file_gate_one_run_each() {
-    let repo = hostile_repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    repo.config(&recording_config(
-        "file",
-        "{file}",
-        out.path().to_str().unwrap(),
-    ));
+    let (repo, out) = recording_repo("file", "{file}");
     let run = repo.run(["check", "--format", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.gate("record")["runs"], NAMES.len());
@@ -96,13 +96,7 @@ fn hostile_names_reach_a_file_gate_one_run_each() {
 
 #[test]
 fn hostile_names_named_on_the_command_line_run_nothing() {
-    let repo = hostile_repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    repo.config(&recording_config(
-        "batch",
-        "{files}",
-        out.path().to_str().unwrap(),
-    ));
+    let (repo, out) = recording_repo("batch", "{files}");
     let mut cmd = repo.cmd();
     cmd.arg("check")
         .arg("--")
