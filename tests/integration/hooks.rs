@@ -472,3 +472,32 @@ fn gate_every_stop_holds_a_plain_session_to_the_stop_gates() {
         .collect();
     assert_eq!(outcomes, ["block", "allow"]);
 }
+
+#[test]
+fn concurrent_stops_neither_corrupt_nor_lose_state() {
+    let repo = python_repo();
+    // Eight identical stops would otherwise (rightly) end the loop as stuck.
+    repo.config("presets = [\"python\"]\n[hooks]\nstuck_after = 0\n");
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| stop(&repo, "sess-A", Some("working"))))
+            .collect();
+        for h in handles {
+            let run = h.join().unwrap();
+            assert_eq!(output(&run)["decision"], "block", "{run:?}");
+        }
+    });
+    let text = state(&repo).unwrap();
+    assert_eq!(
+        text,
+        PLUGIN_STATE.replace("iteration: 1", "iteration: 9"),
+        "each stop counted once, file intact"
+    );
+    assert_eq!(journal(&repo).len(), 8, "no journal line lost");
+    let leftovers: Vec<_> = std::fs::read_dir(repo.path().join(".claude"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files left: {leftovers:?}");
+}
