@@ -58,7 +58,7 @@ pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<Path
         Selection::Paths(paths) => named(root, cwd, paths)?,
     };
     // Deleted files cannot be checked; a staged or changed list may still name them.
-    files.retain(|f| root.join(f).is_file());
+    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
     files.sort();
     files.dedup();
     Ok(files)
@@ -85,11 +85,19 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
         Err(FilesError::GitSpawn(_)) => walk(root)?,
         Err(e) => return Err(e),
     };
-    files.retain(|f| root.join(f).is_file());
+    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
     files.sort();
     files.dedup();
     Ok(files)
 }
+
+/// ralph-gate's own state (`.ralph/`: journal, cache, locks) is never a project file, even in
+/// a repository that does not ignore it.
+pub fn is_own_state(rel: &Path) -> bool {
+    rel.starts_with(STATE_DIR)
+}
+
+pub const STATE_DIR: &str = ".ralph";
 
 /// Makes a user-given path relative to `root`, refusing anything outside it. Works for paths
 /// that no longer exist (an agent may report a deleted file) by resolving their parent.

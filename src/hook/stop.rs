@@ -46,7 +46,7 @@ pub fn workspace(env: &Environment, base: &Path) -> PathBuf {
 }
 
 pub fn ralph_dir(ws: &Path) -> PathBuf {
-    ws.join(".ralph")
+    ws.join(files::STATE_DIR)
 }
 
 pub fn run(

@@ -135,3 +135,13 @@ fn outside_git_a_walk_honours_gitignore() {
         "{run:?}"
     );
 }
+
+#[test]
+fn ralph_gates_own_state_is_never_a_project_file() {
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("a.txt", "1\n")
+        .write(".ralph/journal.txt", "x\n");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(checked(&run), ["a.txt"]);
+}
