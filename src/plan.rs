@@ -19,6 +19,9 @@ pub struct Job {
     pub dir: PathBuf,
     /// Arguments handed to the command as `"$@"`, relative to `dir`.
     pub args: Vec<OsString>,
+    /// The files whose content decides the run's result, relative to the project root: its
+    /// own files, or for a project gate every project file it matches under `dir`.
+    pub inputs: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,9 +47,12 @@ pub struct Filter<'a> {
 
 /// Every gate of `config` that runs in the filter's phase, with the files of `files` it
 /// matches and the jobs to run. `is_file(root_relative)` answers root-marker lookups.
+/// `universe` is every project file (or just `files` when only those matter): a project
+/// gate's result depends on all of its root's files, not only the selected ones.
 pub fn plan(
     config: &Config,
     files: &[PathBuf],
+    universe: &[PathBuf],
     filter: &Filter<'_>,
     is_file: &dyn Fn(&Path) -> bool,
     arg_budget: usize,
@@ -59,7 +65,7 @@ pub fn plan(
         .filter(|(_, g)| filter.only.is_empty() || filter.only.iter().any(|n| n == &g.name))
         .map(|(index, gate)| {
             let matched: Vec<PathBuf> = files.iter().filter(|f| gate.matches(f)).cloned().collect();
-            let jobs = jobs_for(gate, &matched, is_file, arg_budget);
+            let jobs = jobs_for(gate, &matched, universe, is_file, arg_budget);
             PlannedGate {
                 gate: index,
                 files: matched,
@@ -73,36 +79,50 @@ pub fn plan(
 fn jobs_for(
     gate: &Gate,
     matched: &[PathBuf],
+    universe: &[PathBuf],
     is_file: &dyn Fn(&Path) -> bool,
     budget: usize,
 ) -> Vec<Job> {
     if matched.is_empty() {
         return Vec::new();
     }
+    let own = |f: &PathBuf| (as_argument(f), f.clone());
     match gate.scope {
         Scope::File => matched
             .iter()
             .map(|f| Job {
                 dir: PathBuf::new(),
                 args: vec![as_argument(f)],
+                inputs: vec![f.clone()],
             })
             .collect(),
-        Scope::Batch => chunk(
-            PathBuf::new(),
-            matched.iter().map(|f| as_argument(f)),
-            budget,
-        ),
+        Scope::Batch => chunk(PathBuf::new(), matched.iter().map(own), budget),
         Scope::Project => {
-            let mut by_root: BTreeMap<PathBuf, Vec<OsString>> = BTreeMap::new();
+            let mut by_root: BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> = BTreeMap::new();
             let mut cache: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
             for f in matched {
                 let root = project_root(f, &gate.root_markers, is_file, &mut cache);
                 let inside = f.strip_prefix(&root).unwrap_or(f);
-                by_root.entry(root).or_default().push(as_argument(inside));
+                by_root
+                    .entry(root)
+                    .or_default()
+                    .push((as_argument(inside), f.clone()));
             }
             by_root
                 .into_iter()
-                .flat_map(|(root, args)| chunk(root, args.into_iter(), budget))
+                .flat_map(|(root, args)| {
+                    let inputs: Vec<PathBuf> = universe
+                        .iter()
+                        .filter(|f| f.starts_with(&root) && gate.matches(f))
+                        .cloned()
+                        .collect();
+                    chunk(root, args.into_iter(), budget)
+                        .into_iter()
+                        .map(move |job| Job {
+                            inputs: inputs.clone(),
+                            ..job
+                        })
+                })
                 .collect()
         }
     }
@@ -141,25 +161,32 @@ fn as_argument(path: &Path) -> OsString {
     }
 }
 
-/// Splits arguments into runs whose total size stays under `budget` bytes.
-fn chunk(dir: PathBuf, args: impl Iterator<Item = OsString>, budget: usize) -> Vec<Job> {
+/// Splits (argument, file) pairs into runs whose arguments stay under `budget` bytes.
+fn chunk(dir: PathBuf, args: impl Iterator<Item = (OsString, PathBuf)>, budget: usize) -> Vec<Job> {
     let mut jobs = Vec::new();
-    let mut current: Vec<OsString> = Vec::new();
+    let mut current = Job {
+        dir: dir.clone(),
+        args: Vec::new(),
+        inputs: Vec::new(),
+    };
     let mut size = 0;
-    for arg in args {
+    for (arg, file) in args {
         let cost = arg.len() + 1 + std::mem::size_of::<usize>();
-        if !current.is_empty() && size + cost > budget {
-            jobs.push(Job {
+        if !current.args.is_empty() && size + cost > budget {
+            let next = Job {
                 dir: dir.clone(),
-                args: std::mem::take(&mut current),
-            });
+                args: Vec::new(),
+                inputs: Vec::new(),
+            };
+            jobs.push(std::mem::replace(&mut current, next));
             size = 0;
         }
         size += cost;
-        current.push(arg);
+        current.args.push(arg);
+        current.inputs.push(file);
     }
-    if !current.is_empty() {
-        jobs.push(Job { dir, args: current });
+    if !current.args.is_empty() {
+        jobs.push(current);
     }
     jobs
 }

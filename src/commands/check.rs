@@ -26,8 +26,9 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     } else {
         Selection::All
     };
+    let universe = project.all_files()?;
     let files = match selection {
-        Selection::All => project.all_files()?,
+        Selection::All => universe.clone(),
         ref other => files::select(project.root(), &project.cwd, other)?,
     };
     let config = &project.config;
@@ -35,6 +36,7 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     let plan = plan::plan(
         config,
         &files,
+        &universe,
         &Filter {
             phase: args.phase,
             only: &args.gates,

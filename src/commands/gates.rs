@@ -89,6 +89,7 @@ fn explain(project: &Project, paths: &[PathBuf], phase: Option<Phase>) -> Result
             let planned = plan::plan(
                 config,
                 std::slice::from_ref(&rel),
+                std::slice::from_ref(&rel),
                 &Filter {
                     phase: ph,
                     only: &[],

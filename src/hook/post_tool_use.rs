@@ -77,7 +77,7 @@ pub fn run(
     if !absolute.is_file() {
         return None; // deleted, or not a file: nothing to check
     }
-    let project = match Project::open(&base, config) {
+    let mut project = match Project::open(&base, config) {
         Ok(p) => p,
         // The agent may have broken ralph.toml itself; tell it, so it can repair it.
         Err(e) => {
@@ -88,10 +88,12 @@ pub fn run(
     };
     let rel = files::relative_to_root(project.root(), &base, &edited).ok()?;
     let root = project.root().to_path_buf();
+    let universe = project.all_files().unwrap_or_else(|_| vec![rel.clone()]);
     let config = &project.config;
     let plan = plan::plan(
         config,
         std::slice::from_ref(&rel),
+        &universe,
         &Filter {
             phase: Phase::Edit,
             only: &[],

@@ -299,6 +299,7 @@ fn stop_gates(
     let plan = plan::plan(
         config,
         &all,
+        &all,
         &Filter {
             phase: Phase::Stop,
             only: &[],

@@ -16,6 +16,7 @@ fn plan_for(c: &Config, files: &[&str], phase: Phase, markers: &[&str], budget: 
     plan(
         c,
         &paths(files),
+        &paths(files),
         &Filter { phase, only: &[] },
         &|p| markers.contains(p),
         budget,
@@ -135,6 +136,7 @@ fn only_filter_keeps_named_gates() {
     let p = plan(
         &c,
         &paths(&["a.py"]),
+        &paths(&["a.py"]),
         &Filter {
             phase: Phase::Check,
             only: &only,
@@ -144,4 +146,44 @@ fn only_filter_keeps_named_gates() {
     );
     assert_eq!(p.gates.len(), 1);
     assert_eq!(c.gates[p.gates[0].gate].name, "cargo");
+}
+
+#[test]
+fn project_jobs_depend_on_every_matching_file_under_their_root() {
+    let c = config(CONFIG);
+    let universe = paths(&[
+        "crates/a/src/lib.rs",
+        "crates/a/src/other.rs",
+        "crates/b/src/lib.rs",
+        "crates/a/README.md",
+    ]);
+    let p = plan(
+        &c,
+        &paths(&["crates/a/src/lib.rs"]),
+        &universe,
+        &Filter {
+            phase: Phase::Check,
+            only: &[],
+        },
+        &|p| p == Path::new("crates/a/Cargo.toml"),
+        ARG_BUDGET,
+    );
+    let job = &p.gates[1].jobs[0];
+    assert_eq!(job.dir, Path::new("crates/a"));
+    assert_eq!(job.args, vec![OsString::from("src/lib.rs")]);
+    assert_eq!(
+        job.inputs,
+        paths(&["crates/a/src/lib.rs", "crates/a/src/other.rs"])
+    );
+}
+
+#[test]
+fn batch_and_file_jobs_depend_on_their_own_files() {
+    let c = config(CONFIG);
+    let p = plan_for(&c, &["a.py", "-x.py"], Phase::Check, &[], ARG_BUDGET);
+    assert_eq!(p.gates[0].jobs[0].inputs, paths(&["a.py", "-x.py"]));
+    assert_eq!(
+        p.gates[0].jobs[0].args,
+        vec![OsString::from("a.py"), OsString::from("./-x.py")]
+    );
 }
