@@ -29,5 +29,16 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
         Command::Init { force } => commands::init::run(&env, &cwd, force),
+        Command::Cache(crate::cli::CacheCommand::Clear) => {
+            let project = Project::open(&cwd, config)?;
+            let freed = crate::cache::clear(project.root())?;
+            use std::io::Write;
+            writeln!(
+                std::io::stdout().lock(),
+                "ralph-gate: cache cleared ({} KiB freed)",
+                freed / 1024
+            )?;
+            Ok(crate::exit::SUCCESS)
+        }
     }
 }

@@ -40,6 +40,23 @@ pub fn lock(path: &Path) -> std::io::Result<Lock> {
     Ok(Lock { _file: file })
 }
 
+/// Takes the lock if it is free: `Ok(None)` when someone else holds it.
+pub fn try_lock(path: &Path) -> std::io::Result<Option<Lock>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(Lock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 /// Appends one line under a lock, so concurrent writers never interleave or lose lines.
 pub fn append_line(path: &Path, lock_path: &Path, line: &str) -> std::io::Result<()> {
     let _guard = lock(lock_path)?;

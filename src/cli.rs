@@ -38,12 +38,21 @@ pub enum Command {
     /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
     #[command(subcommand)]
     Loop(LoopCommand),
+    /// The result cache in .ralph/cache.
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
     Init {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Delete every stored result and the file-hash index.
+    Clear,
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,6 +140,10 @@ pub struct CheckArgs {
     /// Print only failures and, on failure, the summary.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Run every gate, reusing no stored result (results are still stored).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,8 @@ pub struct Environment {
     pub claude_project_dir: Option<std::path::PathBuf>,
     /// `CLAUDE_CODE_SESSION_ID`: the session a hook (or a command it runs) belongs to.
     pub claude_session_id: Option<String>,
+    /// `RALPH_GATE_NO_CACHE` set and non-empty: never reuse stored results (hooks have no flags).
+    pub no_cache: bool,
 }
 
 impl Environment {
@@ -28,6 +30,7 @@ impl Environment {
             claude_project_dir: std::env::var_os("CLAUDE_PROJECT_DIR")
                 .filter(|v| !v.is_empty())
                 .map(Into::into),
+            no_cache: std::env::var_os("RALPH_GATE_NO_CACHE").is_some_and(|v| !v.is_empty()),
             claude_session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
                 .ok()
                 .filter(|v| !v.is_empty()),

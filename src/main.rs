@@ -2,6 +2,7 @@
 
 mod app;
 mod atomic;
+mod cache;
 mod cli;
 mod commands;
 mod config;

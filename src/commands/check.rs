@@ -82,7 +82,8 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         jobs,
         deadline: None,
     };
-    let results = runner::run(config, &plan, &limits, env, &on_gate);
+    let cache = crate::cache::Cache::for_run(config, env, args.no_cache);
+    let results = runner::run(config, &plan, &limits, env, cache.as_ref(), &on_gate);
 
     let info = RunInfo {
         ci: env.ci,

@@ -53,6 +53,7 @@ pub struct Gate {
     pub phases: Vec<Phase>,
     pub env: BTreeMap<String, String>,
     pub optional: bool,
+    pub cache: bool,
 }
 
 impl Gate {
@@ -73,6 +74,7 @@ pub struct Settings {
     pub jobs: usize,
     pub output_limit: usize,
     pub hooks: HookSettings,
+    pub cache_limit_bytes: u64,
 }
 
 pub const DEFAULT_EDIT_BUDGET: Duration = Duration::from_secs(90);
@@ -104,6 +106,8 @@ pub struct Config {
     pub presets: Vec<PresetUse>,
     pub settings: Settings,
     pub gates: Vec<Gate>,
+    /// Changes whenever the config text or the presets in use change; part of every cache key.
+    pub digest: String,
 }
 
 /// A parsed and validated config file, before presets are merged in.
@@ -200,6 +204,11 @@ pub fn resolve(
         output_limit: raw_defaults
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
+        cache_limit_bytes: raw_defaults
+            .and_then(|d| d.cache_limit_mb)
+            .map_or(crate::cache::DEFAULT_LIMIT_BYTES, |mb| {
+                mb.saturating_mul(1024 * 1024)
+            }),
         hooks: {
             let h = file.as_ref().map(|f| &f.raw.hooks);
             HookSettings {
@@ -264,8 +273,15 @@ pub fn resolve(
         }
     }
 
+    let mut digest = blake3::Hasher::new();
+    digest.update(file.as_ref().map_or("", |f| f.source.as_str()).as_bytes());
+    for p in &chosen {
+        digest.update(p.name.as_bytes());
+        digest.update(presets::by_name(p.name).map_or("", |p| p.source).as_bytes());
+    }
     Ok(Config {
         root,
+        digest: digest.finalize().to_hex().to_string(),
         file: file.map(|f| f.path),
         presets: chosen,
         settings,
@@ -414,6 +430,7 @@ fn compile_gate(
         phases,
         env: raw.env.clone(),
         optional: raw.optional,
+        cache: raw.cache.unwrap_or(true),
         name,
     })
 }

@@ -51,6 +51,8 @@ pub struct RawDefaults {
     pub timeout: Option<HumanDuration>,
     pub jobs: Option<usize>,
     pub output_limit: Option<Spanned<usize>>,
+    /// Size limit of `.ralph/cache`, in MiB.
+    pub cache_limit_mb: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +79,9 @@ pub struct RawGate {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub optional: bool,
+    /// false: never reuse a stored result (for gates whose result depends on more than their
+    /// inputs: the network, the clock, files outside the project).
+    pub cache: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]

@@ -108,10 +108,12 @@ pub fn run(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
-    let results: Vec<GateResult> = runner::run(config, &plan, &limits, env, &|_| {})
-        .into_iter()
-        .filter(|r| r.runs > 0)
-        .collect();
+    let cache = crate::cache::Cache::for_run(config, env, false);
+    let results: Vec<GateResult> =
+        runner::run(config, &plan, &limits, env, cache.as_ref(), &|_| {})
+            .into_iter()
+            .filter(|r| r.runs > 0)
+            .collect();
     feedback(&rel, &results, env.ci, protocol::TEXT_CAP).map(context)
 }
 
@@ -152,6 +154,7 @@ mod tests {
             exit_code: (status == GateStatus::Fail).then_some(1),
             reason: None,
             optional: false,
+            cached: false,
         }
     }
 

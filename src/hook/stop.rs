@@ -311,7 +311,15 @@ fn stop_gates(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.stop_budget),
     };
-    Ok(runner::run(config, &plan, &limits, env, &|_| {}))
+    let cache = crate::cache::Cache::for_run(config, env, false);
+    Ok(runner::run(
+        config,
+        &plan,
+        &limits,
+        env,
+        cache.as_ref(),
+        &|_| {},
+    ))
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -117,6 +117,9 @@ impl<W: Write + Send> Human<W> {
         if r.runs > 1 {
             line.push_str(&format!(" in {} runs", r.runs));
         }
+        if r.cached {
+            line.push_str(" (cached)");
+        }
         if let Some(reason) = &r.reason {
             line.push_str(&format!("  {reason}"));
         } else if let Some(code) = r.exit_code {

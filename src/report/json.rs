@@ -36,6 +36,7 @@ struct Gate<'a> {
     command: &'a str,
     exit_code: Option<i32>,
     reason: Option<&'a str>,
+    cached: bool,
     output: String,
 }
 
@@ -67,6 +68,7 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
                 command: &r.command,
                 exit_code: r.exit_code,
                 reason: r.reason.as_deref(),
+                cached: r.cached,
                 output: head_tail(&strip_ansi(&r.output), info.output_limit),
             })
             .collect(),

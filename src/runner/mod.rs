@@ -5,6 +5,7 @@ pub mod capture;
 mod process;
 pub mod signals;
 
+use crate::cache::{self, Cache};
 use crate::config::{template, Config, Gate, Scope};
 use crate::env::Environment;
 use crate::plan::{Job, Plan};
@@ -65,6 +66,8 @@ pub struct GateResult {
     /// Why the status is what it is, where the status alone does not say.
     pub reason: Option<String>,
     pub optional: bool,
+    /// Every run's result came from the cache (or from an identical run in progress).
+    pub cached: bool,
 }
 
 impl GateResult {
@@ -74,6 +77,7 @@ impl GateResult {
 }
 
 struct JobOutcome {
+    cached: bool,
     /// The run's time limit was the caller's deadline, not the gate's own timeout.
     cut_by_budget: bool,
     exit: Option<Exit>,
@@ -90,6 +94,7 @@ pub fn run(
     plan: &Plan,
     limits: &Limits,
     env: &Environment,
+    cache: Option<&Cache>,
     on_gate: &(dyn Fn(&GateResult) + Sync),
 ) -> Vec<GateResult> {
     signals::install();
@@ -148,7 +153,7 @@ pub fn run(
             for (ji, job) in planned.jobs.iter().enumerate() {
                 let (outcomes, remaining, finish_gate) = (&outcomes, &remaining, &finish_gate);
                 scope.spawn_fifo(move |_| {
-                    let outcome = run_job(config, gate, job, env, limits.deadline);
+                    let outcome = run_job(config, gate, job, env, limits, cache);
                     *outcomes[pi][ji].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                     if remaining[pi].fetch_sub(1, Ordering::AcqRel) == 1 {
                         finish_gate(pi);
@@ -158,6 +163,9 @@ pub fn run(
         }
     });
 
+    if let Some(c) = cache {
+        c.save();
+    }
     results
         .into_iter()
         .map(|m| {
@@ -173,8 +181,10 @@ fn run_job(
     gate: &Gate,
     job: &Job,
     env: &Environment,
-    deadline: Option<Instant>,
+    limits: &Limits,
+    cache: Option<&Cache>,
 ) -> JobOutcome {
+    let started = Instant::now();
     let cwd = config.root.join(&job.dir);
     let root_text = cwd.to_string_lossy().into_owned();
     let shown_args: Vec<String> = job
@@ -182,7 +192,15 @@ fn run_job(
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let command = gate.run.display_with(&shown_args, &root_text);
+    let outcome = |exit: Option<Exit>, output: String| JobOutcome {
+        cached: false,
+        cut_by_budget: false,
+        exit,
+        duration: started.elapsed(),
+        output,
+        command: gate.run.display_with(&shown_args, &root_text),
+        skipped_because: None,
+    };
     let path = search_path(&cwd, &gate.path, env.path.as_deref());
     if let Some(missing) = gate
         .requires
@@ -190,14 +208,39 @@ fn run_job(
         .find(|tool| !is_executable(tool, &cwd, &path))
     {
         return JobOutcome {
-            exit: None,
-            duration: Duration::ZERO,
-            output: String::new(),
-            command,
             skipped_because: Some(format!("requires `{missing}`, which is not on PATH")),
-            cut_by_budget: false,
+            ..outcome(None, String::new())
         };
     }
+    let key = cache.filter(|_| gate.cache).and_then(|c| {
+        c.key(gate, job, &config.digest, env.path.as_deref())
+            .map(|k| (c, k))
+    });
+    let from_cache = |entry: cache::Entry| JobOutcome {
+        cached: true,
+        ..outcome(Some(Exit::Code(entry.exit_code)), entry.output)
+    };
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.get(k)) {
+        return from_cache(hit);
+    }
+    // While an identical run is under way (another hook, another session), wait for its
+    // result instead of starting a second tsc or cargo.
+    let _claim = match &key {
+        Some((c, k)) => match c.claim(k, limits.deadline) {
+            Some(lock) => Some(lock),
+            None => {
+                return JobOutcome {
+                    cut_by_budget: true,
+                    ..outcome(Some(Exit::TimedOut), String::new())
+                }
+            }
+        },
+        None => None,
+    };
+    if let Some(hit) = key.as_ref().and_then(|(c, k)| c.get(k)) {
+        return from_cache(hit);
+    }
+
     let mut vars: Vec<(OsString, OsString)> = gate
         .env
         .iter()
@@ -210,17 +253,15 @@ fn run_job(
         vars.push(("PATH".into(), joined));
     }
     // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
-    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let left = limits
+        .deadline
+        .map(|d| d.saturating_duration_since(Instant::now()));
     let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
     let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
     if timeout.is_zero() {
         return JobOutcome {
-            exit: Some(Exit::TimedOut),
-            duration: Duration::ZERO,
-            output: String::new(),
-            command,
-            skipped_because: None,
             cut_by_budget: true,
+            ..outcome(Some(Exit::TimedOut), String::new())
         };
     }
     let finished = process::run(&Spec {
@@ -230,13 +271,19 @@ fn run_job(
         env: vars,
         timeout,
     });
+    let output = finished.output.text();
+    if let (Some((c, k)), Exit::Code(code)) = (&key, &finished.exit) {
+        let _ = c.put(&cache::Entry {
+            key: k.clone(),
+            exit_code: *code,
+            duration_ms: finished.duration.as_millis() as u64,
+            output: output.clone(),
+        });
+    }
     JobOutcome {
         cut_by_budget,
-        exit: Some(finished.exit),
         duration: finished.duration,
-        output: finished.output.text(),
-        command,
-        skipped_because: None,
+        ..outcome(Some(finished.exit), output)
     }
 }
 
@@ -253,6 +300,7 @@ fn aggregate(index: usize, gate: &Gate, files: usize, done: Vec<JobOutcome>) -> 
         exit_code: None,
         reason: None,
         optional: gate.optional,
+        cached: false,
     };
     if done.is_empty() {
         return base;
@@ -313,6 +361,7 @@ fn aggregate(index: usize, gate: &Gate, files: usize, done: Vec<JobOutcome>) -> 
             .join("\n")
     };
     GateResult {
+        cached: done.iter().all(|o| o.cached),
         status,
         duration: done.iter().map(|o| o.duration).max().unwrap_or_default(),
         command: shown

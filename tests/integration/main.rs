@@ -2,6 +2,7 @@
 
 mod common;
 
+mod cache;
 mod check;
 mod config_errors;
 mod files;

@@ -32,6 +32,7 @@ fn gate(name: &str, status: GateStatus) -> GateResult {
         exit_code: (status == GateStatus::Fail).then_some(1),
         reason: None,
         optional: false,
+        cached: false,
     }
 }
 

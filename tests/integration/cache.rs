@@ -1,0 +1,224 @@
+//! The result cache: hits skip the command, any change to what decides a result misses, and
+//! identical runs in flight are coalesced. Each gate appends to a counter file outside the
+//! repository, so the tests count real executions.
+
+use crate::common::{Repo, Run};
+use serde_json::json;
+use std::path::Path;
+
+fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+fn counting_repo(extra: &str) -> (Repo, tempfile::NamedTempFile) {
+    let repo = Repo::git();
+    let counter = tempfile::NamedTempFile::new().unwrap();
+    repo.write("src/a.txt", "alpha\n")
+        .write("src/b.txt", "beta\n");
+    repo.config(&format!(
+        "[[gate]]\nname = \"count\"\nglobs = [\"*.txt\"]\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; ! grep -n FAIL {{files}}'\n{extra}",
+        counter.path().display()
+    ));
+    (repo, counter)
+}
+
+fn check(repo: &Repo) -> Run {
+    repo.run(["check", "--format", "json"])
+}
+
+#[test]
+fn a_second_run_on_unchanged_inputs_is_a_cached_hit() {
+    let (repo, counter) = counting_repo("");
+    let first = check(&repo);
+    assert_eq!(
+        (first.code, first.gate("count")["cached"].clone()),
+        (0, json!(false)),
+        "{first:?}"
+    );
+    let second = check(&repo);
+    assert_eq!(second.code, 0);
+    assert_eq!(second.gate("count")["cached"], true, "{second:?}");
+    assert_eq!(runs(counter.path()), 1, "the command ran once");
+    let human = repo.run(["check"]);
+    assert!(
+        human.stdout.contains("PASS  count") && human.stdout.contains("(cached)"),
+        "{human:?}"
+    );
+}
+
+#[test]
+fn touch_without_a_content_change_still_hits() {
+    let (repo, counter) = counting_repo("");
+    check(&repo);
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(repo.path().join("src/a.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    assert_eq!(check(&repo).gate("count")["cached"], true);
+    assert_eq!(runs(counter.path()), 1);
+}
+
+#[test]
+fn one_changed_byte_misses_and_failures_are_cached_too() {
+    let (repo, counter) = counting_repo("");
+    check(&repo);
+    repo.write("src/b.txt", "FAIL\n");
+    let run = check(&repo);
+    assert_eq!(
+        (run.code, run.gate("count")["cached"].clone()),
+        (1, json!(false)),
+        "{run:?}"
+    );
+    let again = check(&repo);
+    assert_eq!(
+        (again.code, again.gate("count")["cached"].clone()),
+        (1, json!(true)),
+        "{again:?}"
+    );
+    assert_eq!(
+        again.gate("count")["output"],
+        run.gate("count")["output"],
+        "the stored failure is shown again"
+    );
+    assert_eq!(runs(counter.path()), 2);
+}
+
+#[test]
+fn a_changed_command_or_env_misses() {
+    let (repo, counter) = counting_repo("");
+    check(&repo);
+    let text = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    repo.config(&text.replace("grep -n FAIL", "grep -n -i FAIL"));
+    assert_eq!(check(&repo).gate("count")["cached"], false);
+    repo.config(&text.replace("env = {", "env = { EXTRA = \"1\", "));
+    assert_eq!(check(&repo).gate("count")["cached"], false);
+    assert_eq!(runs(counter.path()), 3);
+}
+
+#[test]
+fn a_corrupted_entry_is_a_miss_never_a_wrong_pass() {
+    let (repo, counter) = counting_repo("");
+    repo.write("src/b.txt", "FAIL\n");
+    assert_eq!(check(&repo).code, 1);
+    for shard in std::fs::read_dir(repo.path().join(".ralph/cache/entries")).unwrap() {
+        for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            std::fs::write(entry.unwrap().path(), "{\"key\": \"trunc").unwrap();
+        }
+    }
+    let run = check(&repo);
+    assert_eq!(
+        (run.code, run.gate("count")["cached"].clone()),
+        (1, json!(false)),
+        "{run:?}"
+    );
+    assert_eq!(runs(counter.path()), 2);
+}
+
+#[test]
+fn no_cache_flag_env_clear_and_per_gate_opt_out_all_run_the_command() {
+    let (repo, counter) = counting_repo("");
+    check(&repo);
+    assert_eq!(
+        repo.run(["check", "--no-cache", "--format", "json"])
+            .gate("count")["cached"],
+        false
+    );
+    assert_eq!(
+        repo.run_env(
+            ["check", "--format", "json"],
+            &[("RALPH_GATE_NO_CACHE", "1")]
+        )
+        .gate("count")["cached"],
+        false
+    );
+    let cleared = repo.run(["cache", "clear"]);
+    assert!(
+        cleared.stdout.starts_with("ralph-gate: cache cleared"),
+        "{cleared:?}"
+    );
+    assert!(!repo.exists(".ralph/cache"));
+    assert_eq!(check(&repo).gate("count")["cached"], false);
+    assert_eq!(runs(counter.path()), 4);
+
+    let (repo, counter) = counting_repo("cache = false\n");
+    check(&repo);
+    assert_eq!(check(&repo).gate("count")["cached"], false);
+    assert_eq!(runs(counter.path()), 2);
+}
+
+#[test]
+fn timeouts_are_never_cached() {
+    let repo = Repo::git();
+    let counter = tempfile::NamedTempFile::new().unwrap();
+    repo.write("a.txt", "x\n");
+    repo.config(&format!(
+        "[[gate]]\nname = \"slow\"\nglobs = [\"*.txt\"]\ntimeout = \"1s\"\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; sleep 30'\n",
+        counter.path().display()
+    ));
+    assert_eq!(check(&repo).gate("slow")["status"], "timeout");
+    assert_eq!(check(&repo).gate("slow")["status"], "timeout");
+    assert_eq!(runs(counter.path()), 2);
+}
+
+#[test]
+fn eight_simultaneous_edits_run_a_project_gate_once() {
+    let repo = Repo::git();
+    let counter = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..8 {
+        repo.write(format!("src/m{i}.txt"), "ok\n");
+    }
+    repo.config(&format!(
+        "[[gate]]\nname = \"whole-project\"\nglobs = [\"*.txt\"]\nscope = \"project\"\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; sleep 1; ! grep -rn FAIL src'\n",
+        counter.path().display()
+    ));
+    let outputs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let repo = &repo;
+                s.spawn(move || {
+                    crate::hooks::post_tool_use(
+                        repo,
+                        "Write",
+                        json!({"file_path": repo.path().join(format!("src/m{i}.txt"))}),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in &outputs {
+        assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    }
+    assert_eq!(
+        runs(counter.path()),
+        1,
+        "8 hooks, one run of the project gate"
+    );
+
+    // And the waiters get the real result, failures included.
+    repo.write("src/m3.txt", "FAIL\n");
+    let outputs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let repo = &repo;
+                s.spawn(move || {
+                    crate::hooks::post_tool_use(
+                        repo,
+                        "Edit",
+                        json!({"file_path": repo.path().join("src/m3.txt")}),
+                    )
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in &outputs {
+        assert!(run.stdout.contains("src/m3.txt:1:FAIL"), "{run:?}");
+    }
+    assert_eq!(runs(counter.path()), 2);
+}
