@@ -77,7 +77,7 @@ pub fn run(
     if !absolute.is_file() {
         return None; // deleted, or not a file: nothing to check
     }
-    let mut project = match Project::open(&base, config) {
+    let project = match Project::open(&base, config) {
         Ok(p) => p,
         // The agent may have broken ralph.toml itself; tell it, so it can repair it.
         Err(e) => {
@@ -88,27 +88,42 @@ pub fn run(
     };
     let rel = files::relative_to_root(project.root(), &base, &edited).ok()?;
     let root = project.root().to_path_buf();
-    let universe = project.all_files().unwrap_or_else(|_| vec![rel.clone()]);
-    let config = &project.config;
-    let plan = plan::plan(
-        config,
-        std::slice::from_ref(&rel),
-        &universe,
-        &Filter {
-            phase: Phase::Edit,
-            only: &[],
-        },
-        &|p| root.join(p).is_file(),
-        plan::ARG_BUDGET,
-    );
+    let filter = Filter {
+        phase: Phase::Edit,
+        only: &[],
+    };
+    let edited_only = std::slice::from_ref(&rel);
+    let plan_with = |universe: &[PathBuf]| {
+        plan::plan(
+            &project.config,
+            edited_only,
+            universe,
+            &filter,
+            &|p| root.join(p).is_file(),
+            plan::ARG_BUDGET,
+        )
+    };
+    // The common case is an edit no gate cares about: answer it without listing the project.
+    let plan = plan_with(edited_only);
     if plan.gates.iter().all(|g| g.jobs.is_empty()) {
         return None;
     }
+    let cache = crate::cache::Cache::for_run(&project.config, env, false);
+    let project_gate = plan.gates.iter().any(|g| {
+        !g.jobs.is_empty() && project.config.gates[g.gate].scope == crate::config::Scope::Project
+    });
+    // A cached project gate's key covers every file under its root, so it needs the listing.
+    let plan = if cache.is_some() && project_gate {
+        let universe = files::all(&root).unwrap_or_else(|_| edited_only.to_vec());
+        plan_with(&universe)
+    } else {
+        plan
+    };
+    let config = &project.config;
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
-    let cache = crate::cache::Cache::for_run(config, env, false);
     let results: Vec<GateResult> =
         runner::run(config, &plan, &limits, env, cache.as_ref(), &|_| {})
             .into_iter()
