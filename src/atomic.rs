@@ -28,28 +28,26 @@ pub struct Lock {
 }
 
 pub fn lock(path: &Path) -> std::io::Result<Lock> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)?;
+    let file = lock_file(path)?;
     file.lock()?;
     Ok(Lock { _file: file })
 }
 
-/// Takes the lock if it is free: `Ok(None)` when someone else holds it.
-pub fn try_lock(path: &Path) -> std::io::Result<Option<Lock>> {
+/// The lock file itself (created with its folder); its content is never used.
+fn lock_file(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(path)?;
+        .open(path)
+}
+
+/// Takes the lock if it is free: `Ok(None)` when someone else holds it.
+pub fn try_lock(path: &Path) -> std::io::Result<Option<Lock>> {
+    let file = lock_file(path)?;
     match file.try_lock() {
         Ok(()) => Ok(Some(Lock { _file: file })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
