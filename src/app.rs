@@ -28,6 +28,22 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args),
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
+        Command::Status { format } => {
+            let project = Project::open(&cwd, config)?;
+            let ws = crate::hook::stop::workspace(&env, &cwd);
+            let st = crate::status::gather(&project.config, project.describe_config(), &ws);
+            let text = match format {
+                crate::cli::StatusFormat::Human => {
+                    crate::status::render_text(&st, crate::results::now_ms())
+                }
+                crate::cli::StatusFormat::Json => {
+                    serde_json::to_string_pretty(&st).expect("status serialises") + "\n"
+                }
+            };
+            use std::io::Write;
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+            Ok(crate::exit::SUCCESS)
+        }
         Command::Init { force } => commands::init::run(&env, &cwd, force),
         Command::Cache(crate::cli::CacheCommand::Clear) => {
             let project = Project::open(&cwd, config)?;

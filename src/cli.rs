@@ -38,6 +38,12 @@ pub enum Command {
     /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
     #[command(subcommand)]
     Loop(LoopCommand),
+    /// Loops, every gate's latest result and recent stop decisions, printed once.
+    Status {
+        /// Output format.
+        #[arg(long, value_enum, default_value = "human")]
+        format: StatusFormat,
+    },
     /// The result cache in .ralph/cache.
     #[command(subcommand)]
     Cache(CacheCommand),
@@ -47,6 +53,12 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFormat {
+    Human,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

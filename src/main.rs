@@ -14,7 +14,9 @@ mod loop_state;
 mod plan;
 mod project;
 mod report;
+mod results;
 mod runner;
+mod status;
 
 use clap::Parser;
 use std::error::Error;

@@ -85,6 +85,8 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     let cache = crate::cache::Cache::for_run(config, env, args.no_cache);
     let results = runner::run(config, &plan, &limits, env, cache.as_ref(), &on_gate);
 
+    // The record feeds `status` and the dashboard; failing to write it must not fail a check.
+    let _ = crate::results::record(&config.root, args.phase.as_str(), &results);
     let info = RunInfo {
         ci: env.ci,
         output_limit: config.settings.output_limit,

@@ -129,6 +129,7 @@ pub fn run(
             .into_iter()
             .filter(|r| r.runs > 0)
             .collect();
+    let _ = crate::results::record(&config.root, "edit", &results);
     feedback(&rel, &results, env.ci, protocol::TEXT_CAP).map(context)
 }
 

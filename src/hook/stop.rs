@@ -312,14 +312,10 @@ fn stop_gates(
         deadline: Some(started + config.settings.hooks.stop_budget),
     };
     let cache = crate::cache::Cache::for_run(config, env, false);
-    Ok(runner::run(
-        config,
-        &plan,
-        &limits,
-        env,
-        cache.as_ref(),
-        &|_| {},
-    ))
+    let results = runner::run(config, &plan, &limits, env, cache.as_ref(), &|_| {});
+    // The record feeds `status` and the dashboard; the journal is what the loop relies on.
+    let _ = crate::results::record(&config.root, "stop", &results);
+    Ok(results)
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -12,3 +12,4 @@ mod init;
 mod loops;
 mod processes;
 mod real_tools;
+mod status;

@@ -1,0 +1,141 @@
+//! The latest result of every gate, kept under `.ralph/results/` by every run (check or hook),
+//! with its full coloured output, so `status` and the dashboard can show what ran last
+//! without running anything. One file per gate, written atomically: runs in other processes
+//! never leave a half-written record.
+
+use crate::atomic;
+use crate::runner::{GateResult, GateStatus};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub gate: String,
+    pub status: GateStatus,
+    pub duration_ms: u64,
+    pub files: usize,
+    pub runs: usize,
+    pub cached: bool,
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub reason: Option<String>,
+    /// Whole, ANSI colour kept (as bounded by the runner's capture).
+    pub output: String,
+    /// What ran it: `check`, `edit` (post-tool-use) or `stop`.
+    pub phase: String,
+    /// Milliseconds since the Unix epoch.
+    pub finished_at_ms: u64,
+}
+
+pub fn dir(root: &Path) -> PathBuf {
+    root.join(crate::files::STATE_DIR).join("results")
+}
+
+/// Gate names are free text; the file name is a hash of the name, never the name itself.
+fn file_for(root: &Path, gate: &str) -> PathBuf {
+    dir(root).join(format!(
+        "{}.json",
+        &blake3::hash(gate.as_bytes()).to_hex()[..16]
+    ))
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Records the gates that ran (gates with no files keep their previous record).
+pub fn record(root: &Path, phase: &str, results: &[GateResult]) -> std::io::Result<()> {
+    let at = now_ms();
+    for r in results.iter().filter(|r| r.status != GateStatus::NoFiles) {
+        let rec = Record {
+            gate: r.name.clone(),
+            status: r.status,
+            duration_ms: r.duration.as_millis() as u64,
+            files: r.files,
+            runs: r.runs,
+            cached: r.cached,
+            command: r.command.clone(),
+            exit_code: r.exit_code,
+            reason: r.reason.clone(),
+            output: r.output.clone(),
+            phase: phase.to_string(),
+            finished_at_ms: at,
+        };
+        let bytes = serde_json::to_vec(&rec).expect("records serialise");
+        atomic::write(&file_for(root, &r.name), &bytes)?;
+    }
+    Ok(())
+}
+
+/// Every readable record; unreadable files are skipped (a record is a convenience, not state
+/// anything depends on).
+pub fn load(root: &Path) -> Vec<Record> {
+    let Ok(entries) = std::fs::read_dir(dir(root)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn result(name: &str, status: GateStatus) -> GateResult {
+        GateResult {
+            gate: 0,
+            name: name.into(),
+            status,
+            duration: Duration::from_millis(12),
+            files: 3,
+            runs: 1,
+            command: "tsc".into(),
+            output: "\x1b[31merror\x1b[0m TS2322".into(),
+            exit_code: Some(2),
+            reason: None,
+            optional: false,
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn records_round_trip_with_colour_and_hostile_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = [
+            result("tsc", GateStatus::Fail),
+            result("../../$(x)", GateStatus::Pass),
+            result("none", GateStatus::NoFiles),
+        ];
+        record(dir.path(), "edit", &results).unwrap();
+        let mut got = load(dir.path());
+        got.sort_by(|a, b| a.gate.cmp(&b.gate));
+        assert_eq!(got.len(), 2, "a gate with no files keeps its old record");
+        assert_eq!(got[0].gate, "../../$(x)");
+        assert_eq!(got[1].output, "\x1b[31merror\x1b[0m TS2322");
+        assert_eq!(got[1].phase, "edit");
+        assert!(dir
+            .path()
+            .join(".ralph/results")
+            .read_dir()
+            .unwrap()
+            .all(|e| e.unwrap().path().parent().unwrap().ends_with("results")));
+    }
+
+    #[test]
+    fn a_later_run_replaces_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        record(dir.path(), "check", &[result("tsc", GateStatus::Fail)]).unwrap();
+        record(dir.path(), "stop", &[result("tsc", GateStatus::Pass)]).unwrap();
+        let got = load(dir.path());
+        assert_eq!(
+            (got.len(), got[0].status, got[0].phase.as_str()),
+            (1, GateStatus::Pass, "stop")
+        );
+    }
+}
