@@ -28,6 +28,10 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args),
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
+        Command::Dash => {
+            crate::dash::run(&cwd, config, &env)?;
+            Ok(crate::exit::SUCCESS)
+        }
         Command::Status { format } => {
             let project = Project::open(&cwd, config)?;
             let ws = crate::hook::stop::workspace(&env, &cwd);

@@ -38,6 +38,8 @@ pub enum Command {
     /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
     #[command(subcommand)]
     Loop(LoopCommand),
+    /// A live terminal dashboard of the loops, the gates and the stop decisions.
+    Dash,
     /// Loops, every gate's latest result and recent stop decisions, printed once.
     Status {
         /// Output format.

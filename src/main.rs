@@ -6,6 +6,7 @@ mod cache;
 mod cli;
 mod commands;
 mod config;
+mod dash;
 mod env;
 mod exit;
 mod files;

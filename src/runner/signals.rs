@@ -7,6 +7,12 @@ use std::time::Duration;
 
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
+/// Run before exiting on a signal (the dashboard restores the terminal here).
+static BEFORE_EXIT: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+pub fn before_exit(f: fn()) {
+    let _ = BEFORE_EXIT.set(f);
+}
 
 /// Hold this while spawning and call `add` before dropping it, so a signal that arrives
 /// mid-spawn still finds the new group.
@@ -42,6 +48,9 @@ pub fn install() {
                 std::thread::sleep(Duration::from_millis(300));
                 for g in groups.iter() {
                     kill_group(*g, libc::SIGKILL);
+                }
+                if let Some(f) = BEFORE_EXIT.get() {
+                    f();
                 }
                 std::process::exit(128 + sig);
             }

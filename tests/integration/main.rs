@@ -5,6 +5,7 @@ mod common;
 mod cache;
 mod check;
 mod config_errors;
+mod dash;
 mod files;
 mod hooks;
 mod hostile;

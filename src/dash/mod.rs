@@ -1,0 +1,134 @@
+//! `ralph-gate dash`: the live terminal dashboard. Reads what hooks and checks record under
+//! `.ralph/` (results, journal) and the loop files, and redraws as they change.
+
+mod app;
+#[cfg(test)]
+mod tests;
+mod ui;
+
+use crate::config::Phase;
+use crate::env::Environment;
+use crate::plan::{self, Filter};
+use crate::project::Project;
+use app::{Action, App, Rerun};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often the dashboard re-reads `.ralph/` when no key is pressed.
+const REFRESH: Duration = Duration::from_millis(500);
+
+pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Result<()> {
+    let gather = || -> std::io::Result<crate::status::Status> {
+        let project =
+            Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
+        let ws = crate::hook::stop::workspace(env, cwd);
+        Ok(crate::status::gather(
+            &project.config,
+            project.describe_config(),
+            &ws,
+        ))
+    };
+    let mut app = App::new(gather()?, !env.no_color, crate::results::now_ms());
+    // init() enters raw mode and the alternate screen and installs a panic hook that restores
+    // the terminal; restore() below covers every other way out.
+    let mut terminal = ratatui::init();
+    // SIGTERM or SIGHUP from outside: kill any re-run's gates, restore the terminal, exit.
+    crate::runner::signals::before_exit(ratatui::restore);
+    crate::runner::signals::install();
+    let result = (|| -> std::io::Result<()> {
+        while !app.quit {
+            terminal.draw(|f| ui::draw(f, &app))?;
+            if event::poll(REFRESH)? {
+                if let Event::Key(k) = event::read()? {
+                    if k.kind != KeyEventKind::Press {
+                        continue;
+                    }
+                    let ch = match k.code {
+                        KeyCode::Char(c) => c,
+                        KeyCode::Down => '↓',
+                        KeyCode::Up => '↑',
+                        KeyCode::Enter => '\n',
+                        KeyCode::Tab => '\t',
+                        KeyCode::Esc => 'q',
+                        _ => continue,
+                    };
+                    match app.key(ch, k.modifiers.contains(KeyModifiers::CONTROL)) {
+                        Action::None => {}
+                        Action::Rerun => {
+                            app.rerun = Some(start_rerun(
+                                cwd.to_path_buf(),
+                                config.map(Path::to_path_buf),
+                                env.clone(),
+                            ))
+                        }
+                        Action::CancelLoop(file) => {
+                            app.message = Some(match std::fs::remove_file(&file) {
+                                Ok(()) => format!("cancelled the loop in {file}"),
+                                Err(e) => format!("cannot cancel {file}: {e}"),
+                            })
+                        }
+                    }
+                }
+            }
+            if let Ok(st) = gather() {
+                app.refresh(st, crate::results::now_ms());
+            }
+        }
+        Ok(())
+    })();
+    ratatui::restore();
+    result
+}
+
+/// Runs every check-phase gate on a worker thread, counting progress as gates finish. Results
+/// are recorded like any check, so the gate list updates on the next refresh.
+fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<Mutex<Rerun>> {
+    let progress = Arc::new(Mutex::new(Rerun::default()));
+    let shared = Arc::clone(&progress);
+    std::thread::spawn(move || {
+        let fail = |e: String| {
+            let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
+            p.error = Some(e);
+            p.finished = true;
+        };
+        let mut project = match Project::open(&cwd, config.as_deref()) {
+            Ok(p) => p,
+            Err(e) => return fail(e.to_string()),
+        };
+        let files = match project.all_files() {
+            Ok(f) => f,
+            Err(e) => return fail(e.to_string()),
+        };
+        let cfg = &project.config;
+        let root = cfg.root.clone();
+        let plan = plan::plan(
+            cfg,
+            &files,
+            &files,
+            &Filter {
+                phase: Phase::Check,
+                only: &[],
+            },
+            &|p| root.join(p).is_file(),
+            plan::ARG_BUDGET,
+        );
+        shared.lock().unwrap_or_else(|e| e.into_inner()).total = plan.gates.len();
+        let cache = crate::cache::Cache::for_run(cfg, &env, false);
+        let limits = crate::runner::Limits {
+            jobs: cfg.settings.jobs,
+            deadline: None,
+        };
+        let results = crate::runner::run(cfg, &plan, &limits, &env, cache.as_ref(), &|r| {
+            let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
+            p.done += 1;
+            if crate::report::counts_as_failure(r, env.ci) {
+                p.failed += 1;
+            }
+        });
+        let _ = crate::results::record(&root, "check", &results);
+        shared.lock().unwrap_or_else(|e| e.into_inner()).finished = true;
+    });
+    progress
+}
