@@ -1,6 +1,8 @@
-//! Finding the agent's promise: the text of the first `<promise>...</promise>` in its last
+//! Finding the agent's promise: the text of a `<promise>...</promise>` that ends its last
 //! message, trimmed and with whitespace collapsed (as the official plugin compares it). A bare
-//! promise word without the tags is not a promise.
+//! promise word without the tags is not a promise, and neither is a tag quoted in prose
+//! ("I will write <promise>DONE</promise> once the tests pass"): only the last tag counts, and
+//! only when nothing but whitespace follows it.
 
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
@@ -11,13 +13,11 @@ use std::path::Path;
 const TRANSCRIPT_TAIL: u64 = 8 * 1024 * 1024;
 
 pub fn extract(text: &str) -> Option<String> {
-    let start = text.find("<promise>")? + "<promise>".len();
-    let len = text[start..].find("</promise>")?;
-    let inner = text[start..start + len]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    (!inner.is_empty()).then_some(inner)
+    let body = text.trim_end();
+    let inner = body.strip_suffix("</promise>")?;
+    let start = inner.rfind("<promise>")? + "<promise>".len();
+    let promise = normalize(&inner[start..]);
+    (!promise.is_empty() && !promise.contains("</promise>")).then_some(promise)
 }
 
 pub fn normalize(promise: &str) -> String {
@@ -57,28 +57,58 @@ fn last_transcript_text(path: &Path) -> Option<String> {
     if start > 0 && !lines.is_empty() {
         lines.remove(0); // began mid-line
     }
-    lines.iter().rev().find_map(|line| assistant_text(line))
+    last_message_text(&lines)
 }
 
-/// The last text block of one transcript line, if it is a main-chain assistant line.
-/// Malformed (half-written) lines yield nothing and are skipped.
-pub fn assistant_text(line: &str) -> Option<String> {
+/// The last text of the last main-chain assistant *message*. Claude Code writes each content
+/// block of a message as its own line with the same `message.id`; only those lines count, so
+/// a final turn of tool calls alone has no text, and an older turn's promise is not read
+/// again.
+pub fn last_message_text(lines: &[&str]) -> Option<String> {
+    let mut last_id: Option<Option<String>> = None;
+    for line in lines.iter().rev() {
+        let Some(block) = assistant_line(line) else {
+            continue;
+        };
+        match &last_id {
+            None => last_id = Some(block.id.clone()),
+            Some(id) if *id != block.id || id.is_none() => return None,
+            Some(_) => {}
+        }
+        if block.text.is_some() {
+            return block.text;
+        }
+    }
+    None
+}
+
+struct AssistantLine {
+    id: Option<String>,
+    text: Option<String>,
+}
+
+/// A main-chain assistant line: its message id and its last text block, if any. Malformed
+/// (half-written) lines, sidechains and other line types yield nothing and are skipped.
+fn assistant_line(line: &str) -> Option<AssistantLine> {
     let v: Value = serde_json::from_str(line).ok()?;
     if v.get("type")?.as_str()? != "assistant"
         || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
     {
         return None;
     }
-    let content = v.get("message")?.get("content")?;
-    if let Some(s) = content.as_str() {
-        return Some(s.to_string());
-    }
-    content
-        .as_array()?
-        .iter()
-        .rev()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .and_then(|b| b.get("text")?.as_str().map(String::from))
+    let message = v.get("message")?;
+    let id = message.get("id").and_then(Value::as_str).map(String::from);
+    let content = message.get("content")?;
+    let text = match content.as_str() {
+        Some(s) => Some(s.to_string()),
+        None => content
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .and_then(|b| b.get("text")?.as_str().map(String::from)),
+    };
+    Some(AssistantLine { id, text })
 }
 
 #[cfg(test)]
@@ -86,14 +116,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn first_tag_trimmed_and_collapsed() {
+    fn the_closing_tag_trimmed_and_collapsed() {
         assert_eq!(
-            extract("done. <promise>  ALL\n  TESTS   PASS </promise>").as_deref(),
+            extract("done. <promise>  ALL\n  TESTS   PASS </promise>\n\n").as_deref(),
             Some("ALL TESTS PASS")
         );
         assert_eq!(
             extract("<promise>A</promise> then <promise>B</promise>").as_deref(),
-            Some("A")
+            Some("B")
+        );
+    }
+
+    #[test]
+    fn a_promise_quoted_in_prose_is_not_made() {
+        assert_eq!(
+            extract("When the tests pass I will write <promise>DONE</promise>. Not yet."),
+            None
+        );
+        assert_eq!(
+            extract("The loop ends with `<promise>DONE</promise>`"),
+            None
+        );
+        assert_eq!(
+            extract("I'd say <promise>DONE</promise> but 3 tests fail."),
+            None
+        );
+        assert_eq!(
+            extract("Earlier I said I'd write <promise>DONE</promise> when done. All green.\n<promise>DONE</promise>").as_deref(),
+            Some("DONE"),
+            "a real promise at the end still counts"
         );
     }
 
@@ -105,29 +156,22 @@ mod tests {
         assert_eq!(extract("promise>DONE</promise"), None);
     }
 
+    fn text(line: &str) -> Option<String> {
+        last_message_text(&[line])
+    }
+
     #[test]
     fn transcript_lines_skip_sidechains_and_garbage() {
         let main = r#"{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"hi <promise>X</promise>"}]}}"#;
-        assert_eq!(
-            assistant_text(main).as_deref(),
-            Some("hi <promise>X</promise>")
-        );
+        assert_eq!(text(main).as_deref(), Some("hi <promise>X</promise>"));
         let side = main.replace("\"isSidechain\":false", "\"isSidechain\":true");
-        assert_eq!(assistant_text(&side), None);
+        assert_eq!(text(&side), None);
         assert_eq!(
-            assistant_text(
-                r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t"}]}}"#
-            ),
+            text(r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t"}]}}"#),
             None
         );
-        assert_eq!(
-            assistant_text(r#"{"type":"assistant","message":{"cont"#),
-            None
-        );
-        assert_eq!(
-            assistant_text(r#"{"type":"user","message":{"content":"x"}}"#),
-            None
-        );
+        assert_eq!(text(r#"{"type":"assistant","message":{"cont"#), None);
+        assert_eq!(text(r#"{"type":"user","message":{"content":"x"}}"#), None);
     }
 
     #[test]
@@ -150,6 +194,42 @@ mod tests {
         assert_eq!(
             last_text(None, Some(&dir.path().join("missing"))),
             (None, TextSource::None)
+        );
+    }
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::last_message_text;
+
+    fn line(id: &str, block: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","isSidechain":false,"message":{{"id":"{id}","role":"assistant","content":[{block}]}}}}"#
+        )
+    }
+    fn text_block(t: &str) -> String {
+        format!(r#"{{"type":"text","text":"{t}"}}"#)
+    }
+    const TOOL: &str = r#"{"type":"tool_use","id":"t","name":"Bash","input":{}}"#;
+    const USER: &str = r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"ok"}]}}"#;
+
+    #[test]
+    fn a_last_turn_of_tool_calls_alone_does_not_resurrect_an_old_promise() {
+        let old = line("m1", &text_block("<promise>DONE</promise>"));
+        let tools = line("m2", TOOL);
+        let lines = [old.as_str(), USER, tools.as_str()];
+        assert_eq!(last_message_text(&lines), None);
+    }
+
+    #[test]
+    fn every_block_of_the_last_message_counts() {
+        let a = line("m2", &text_block("All green. <promise>DONE</promise>"));
+        let b = line("m2", TOOL);
+        let old = line("m1", &text_block("older"));
+        let lines = [old.as_str(), USER, a.as_str(), b.as_str()];
+        assert_eq!(
+            last_message_text(&lines).as_deref(),
+            Some("All green. <promise>DONE</promise>")
         );
     }
 }

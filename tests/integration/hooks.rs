@@ -384,7 +384,8 @@ fn the_transcript_is_read_past_malformed_lines_control_characters_and_sidechains
         transcript_line("first \u{0007}\u{0001} bell <promise>DONE</promise>", false),
         json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}}).to_string(),
         transcript_line("a subagent said <promise>NOPE</promise>", true),
-        json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}}).to_string(),
+        // The same message's next block (one line per block, same id).
+        json!({"type": "assistant", "message": {"id": "m", "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}}).to_string(),
         "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"te".to_string(),
     ];
     repo.write("t.jsonl", &(lines.join("\n") + "\n"));
@@ -500,4 +501,46 @@ fn concurrent_stops_neither_corrupt_nor_lose_state() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "no temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn a_final_turn_of_tool_calls_does_not_reuse_an_earlier_promise() {
+    // The official plugin's bug: the last text found may belong to an older turn.
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let lines = [
+        json!({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "<promise>DONE</promise>"}]}}).to_string(),
+        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "refused"}]}}).to_string(),
+        json!({"type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Edit", "input": {}}]}}).to_string(),
+    ];
+    repo.write("t.jsonl", &(lines.join("\n") + "\n"));
+    let input = json!({"session_id": "sess-A", "cwd": repo.path(), "transcript_path": repo.path().join("t.jsonl"), "stop_hook_active": true});
+    let out = output(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]));
+    assert_eq!(out["decision"], "block", "{out}");
+    assert_eq!(journal(&repo)[0]["promise_seen"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_promise_quoted_in_prose_does_not_end_the_loop() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let out = output(&stop(
+        &repo,
+        "sess-A",
+        Some("Once the tests pass I will write <promise>DONE</promise>; two still fail."),
+    ));
+    assert_eq!(out["decision"], "block", "{out}");
+    assert!(state(&repo).is_some());
+}
+
+#[test]
+fn a_promise_in_the_transcript_but_not_in_the_last_message_is_not_made() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let line = json!({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "<promise>DONE</promise>"}]}}).to_string();
+    repo.write("t.jsonl", &(line + "\n"));
+    let input = json!({"session_id": "sess-A", "cwd": repo.path(), "transcript_path": repo.path().join("t.jsonl"),
+                       "last_assistant_message": "Still working on it."});
+    let out = output(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]));
+    assert_eq!(out["decision"], "block", "{out}");
 }
