@@ -54,6 +54,9 @@ pub struct Gate {
     pub env: BTreeMap<String, String>,
     pub optional: bool,
     pub cache: bool,
+    /// Output patterns that fail the gate even when it exits 0 (matched with `^`/`$` per line).
+    pub fail_on: Vec<regex::Regex>,
+    pub require_files: bool,
 }
 
 impl Gate {
@@ -431,6 +434,8 @@ fn compile_gate(
         env: raw.env.clone(),
         optional: raw.optional,
         cache: raw.cache.unwrap_or(true),
+        fail_on: raw.fail_on.iter().map(|p| p.0.clone()).collect(),
+        require_files: raw.require_files,
         name,
     })
 }

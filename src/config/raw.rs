@@ -82,6 +82,29 @@ pub struct RawGate {
     /// false: never reuse a stored result (for gates whose result depends on more than their
     /// inputs: the network, the clock, files outside the project).
     pub cache: Option<bool>,
+    /// Regular expressions that fail the gate when its output matches, even on exit 0
+    /// (a test runner that ran no test and says so).
+    #[serde(default)]
+    pub fail_on: Vec<OutputPattern>,
+    /// true: a gate that matched no file fails instead of passing with nothing checked.
+    #[serde(default)]
+    pub require_files: bool,
+}
+
+/// A regular expression checked when parsed, so a bad one is reported at its line.
+#[derive(Debug, Clone)]
+pub struct OutputPattern(pub regex::Regex);
+
+impl<'de> Deserialize<'de> for OutputPattern {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        regex::RegexBuilder::new(&s)
+            .multi_line(true)
+            .size_limit(1 << 20)
+            .build()
+            .map(OutputPattern)
+            .map_err(|e| de::Error::custom(format!("invalid fail_on pattern `{s}`: {e}")))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]

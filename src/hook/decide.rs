@@ -81,9 +81,23 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         .join(", ");
 
     if promised && failing.is_empty() {
+        // Passing because nothing was checked is worth saying out loud.
+        let unchecked: Vec<&str> = f
+            .results
+            .iter()
+            .filter(|r| r.status == crate::runner::GateStatus::NoFiles)
+            .map(|r| r.name.as_str())
+            .collect();
+        let note = (!unchecked.is_empty()).then(|| {
+            format!(
+                "ralph-gate: loop complete. Note: {} checked 0 files: {}.",
+                crate::report::text::plural(unchecked.len(), "stop gate", "stop gates"),
+                unchecked.join(", ")
+            )
+        });
         return allow(
             Outcome::Completed,
-            None,
+            note,
             "promise made and every stop gate passes".into(),
         );
     }

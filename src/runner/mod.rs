@@ -303,6 +303,13 @@ fn aggregate(index: usize, gate: &Gate, files: usize, done: Vec<JobOutcome>) -> 
         cached: false,
     };
     if done.is_empty() {
+        if gate.require_files {
+            return GateResult {
+                status: GateStatus::Fail,
+                reason: Some("checked 0 files, and the gate has require_files = true".into()),
+                ..base
+            };
+        }
         return base;
     }
     let bad = |o: &JobOutcome| !matches!(o.exit, Some(Exit::Code(0)) | None);
@@ -359,6 +366,25 @@ fn aggregate(index: usize, gate: &Gate, files: usize, done: Vec<JobOutcome>) -> 
             .map(|o| format!("$ {}\n{}", o.command, o.output))
             .collect::<Vec<_>>()
             .join("\n")
+    };
+    // A gate that exits 0 can still say it checked nothing ("0 tests ran"): `fail_on`.
+    let matched = (status == GateStatus::Pass)
+        .then(|| {
+            let plain = crate::report::text::strip_ansi(&output);
+            gate.fail_on
+                .iter()
+                .find(|p| p.is_match(&plain))
+                .map(|p| p.as_str().to_string())
+        })
+        .flatten();
+    let (status, reason) = match matched {
+        Some(p) => (
+            GateStatus::Fail,
+            Some(format!(
+                "exited 0, but its output matched fail_on pattern `{p}`"
+            )),
+        ),
+        None => (status, reason),
     };
     GateResult {
         cached: done.iter().all(|o| o.cached),

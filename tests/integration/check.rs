@@ -251,3 +251,47 @@ fn version_and_help_work() {
     let run = repo.run(["check", "--format", "yaml"]);
     assert_eq!(run.code, 2, "usage errors exit 2: {run:?}");
 }
+
+#[test]
+fn fail_on_fails_a_gate_that_exits_0_but_says_it_checked_nothing() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"tests\"\nglobs = [\"*.txt\"]\nrun = 'echo \"running 0 tests\"; echo \"test result: ok. 0 passed\"'\nfail_on = ['^running 0 tests$']\n");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let gate = run.gate("tests");
+    assert_eq!(gate["status"], "fail");
+    assert_eq!(
+        gate["reason"],
+        "exited 0, but its output matched fail_on pattern `^running 0 tests$`"
+    );
+    // The pattern is per line: the same words inside a longer line do not match.
+    repo.config("[[gate]]\nname = \"tests\"\nglobs = [\"*.txt\"]\nrun = 'echo \"running 0 tests of 0, then running 12 tests\"'\nfail_on = ['^running 0 tests$']\n");
+    assert_eq!(repo.run(["check"]).code, 0);
+}
+
+#[test]
+fn a_bad_fail_on_pattern_is_a_config_error_at_its_line() {
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"t\"\nglobs = [\"*\"]\nrun = 'true'\nfail_on = ['(unclosed']\n");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("ralph.toml:5:")
+            && run.stderr.contains("invalid fail_on pattern `(unclosed`"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn require_files_fails_a_gate_that_matched_nothing() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"py-tests\"\nglobs = [\"tests/*.py\"]\nrun = 'true {files}'\nrequire_files = true\n");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.gate("py-tests")["reason"],
+        "checked 0 files, and the gate has require_files = true"
+    );
+}

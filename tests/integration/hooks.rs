@@ -544,3 +544,19 @@ fn a_promise_in_the_transcript_but_not_in_the_last_message_is_not_made() {
     let out = output(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]));
     assert_eq!(out["decision"], "block", "{out}");
 }
+
+#[test]
+fn completing_on_gates_that_checked_nothing_is_said() {
+    let repo = python_repo();
+    repo.config(
+        "[[gate]]\nname = \"ts\"\nglobs = [\"*.ts\"]\nrun = 'false {files}'\nphases = [\"stop\"]\n",
+    );
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let out = output(&stop(&repo, "sess-A", Some("<promise>DONE</promise>")));
+    assert_eq!(
+        out["systemMessage"],
+        "ralph-gate: loop complete. Note: 1 stop gate checked 0 files: ts."
+    );
+    assert!(out.get("decision").is_none());
+    assert!(state(&repo).is_none());
+}

@@ -63,7 +63,18 @@ fn promise_with_passing_gates_completes() {
     assert_eq!(d.outcome, Outcome::Completed);
     assert!(!d.blocks());
     assert_eq!(d.state, StateChange::Remove);
-    assert_eq!(d.output, HookOutput::default(), "allowing prints nothing");
+    assert_eq!(
+        d.output.system_message.as_deref(),
+        Some("ralph-gate: loop complete. Note: 1 stop gate checked 0 files: lint."),
+        "passing on nothing checked is said"
+    );
+    assert_eq!(d.output.decision, None);
+    let all_ran = [gate("tests", GateStatus::Pass)];
+    assert_eq!(
+        decide(&facts(&s, Some("DONE"), &all_ran, 0)).output,
+        HookOutput::default(),
+        "otherwise allowing prints nothing"
+    );
 }
 
 #[test]
