@@ -10,6 +10,8 @@ mod dash;
 mod env;
 mod exit;
 mod files;
+#[cfg(test)]
+mod fuzz_props;
 mod hook;
 mod loop_state;
 mod plan;

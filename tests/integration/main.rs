@@ -14,5 +14,6 @@ mod init;
 mod load;
 mod loops;
 mod processes;
+mod properties;
 mod real_tools;
 mod status;
