@@ -200,6 +200,26 @@ impl LoopFile {
     }
 }
 
+/// Whether a loop may exist, judged without the stop lock. A directory listing races with a
+/// concurrent write-then-rename and can miss the renamed entry altogether, so this errs on
+/// the side of "maybe": the main file is looked up by path (a path always resolves to the
+/// old or the new file), and a temporary file from a write in flight counts too. Under the
+/// lock, where every writer that replaces a loop file also holds it, `list` is exact.
+pub fn maybe_any(workspace: &Path) -> bool {
+    let dir = workspace.join(DIR);
+    if dir.join(MAIN_FILE).exists() {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("ralph-loop") || name.starts_with(".ralph-gate-")
+    })
+}
+
 /// Every loop state file under `workspace/.claude`, the main one first.
 pub fn list(workspace: &Path) -> Vec<LoopFile> {
     let dir = workspace.join(DIR);

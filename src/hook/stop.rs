@@ -61,21 +61,21 @@ pub fn run(
     let ws = workspace(env, &base);
     let lock_path = ralph_dir(&ws).join("locks/stop.lock");
 
-    let files = loop_state::list(&ws);
-    let unreadable: Vec<String> = files
-        .iter()
-        .filter_map(|f| {
-            f.state
-                .as_ref()
-                .err()
-                .map(|e| format!("{}: {e}", f.path.display()))
-        })
-        .collect();
-    let ours = if files.iter().any(|f| f.state.is_ok()) {
+    // Listing, claiming and selecting happen under the lock: a listing made without it can
+    // miss a state file that another stop is renaming into place at that moment.
+    let (ours, unreadable) = if loop_state::maybe_any(&ws) {
         let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
-        // Re-read under the lock: another session may have claimed the loop meanwhile.
         let files = loop_state::list(&ws);
-        match loop_state::select(&files, &session) {
+        let unreadable: Vec<String> = files
+            .iter()
+            .filter_map(|f| {
+                f.state
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("{}: {e}", f.path.display()))
+            })
+            .collect();
+        let ours = match loop_state::select(&files, &session) {
             Some(f) => {
                 let mut state = f.state.clone().expect("select returns readable states");
                 if state.session_id.is_empty() && !session.is_empty() {
@@ -86,9 +86,10 @@ pub fn run(
                 Some((f.path.clone(), state))
             }
             None => None,
-        }
+        };
+        (ours, unreadable)
     } else {
-        None
+        (None, Vec::new())
     };
 
     let Some((loop_path, state)) = ours else {
@@ -110,6 +111,19 @@ pub fn run(
             }));
         }
         return Ok(None);
+    };
+
+    // This loop's own lock, held to the end of the stop: concurrent stops of one loop take
+    // turns, so each decides on the true iteration (the limit is never overrun), while
+    // other sessions' loops are not held up.
+    let loop_lock = ralph_dir(&ws)
+        .join("locks")
+        .join(format!("{}.lock", file_name(&loop_path)));
+    let _loop_guard = atomic::lock(&loop_lock).map_err(io("lock", &loop_lock))?;
+    let state = match loop_state::read(&loop_path) {
+        Ok(fresh) if fresh.session_id == state.session_id => fresh,
+        // Ended or cancelled by the stop before us, or taken over: nothing to hold.
+        _ => return Ok(None),
     };
 
     let (text, source) = promise::last_text(

@@ -16,13 +16,18 @@ fn thirty_two_concurrent_hooks_from_two_sessions_lose_nothing() {
          [hooks]\nstuck_after = 0\n",
     );
     // Session A owns the main loop; session B has a loop of its own.
-    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    // A: no iteration limit, so every stop must be counted. B: a limit of 10 that
+    // concurrent stops must not overrun.
+    let unlimited = PLUGIN_STATE.replace("max_iterations: 20", "max_iterations: 0");
+    repo.write(".claude/ralph-loop.local.md", &unlimited);
     assert_eq!(
         repo.run([
             "loop",
             "start",
             "--session",
             "sess-B",
+            "--max-iterations",
+            "10",
             "--promise",
             "B",
             "Task B"
@@ -64,33 +69,47 @@ fn thirty_two_concurrent_hooks_from_two_sessions_lose_nothing() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every journal line is whole JSON"))
         .collect();
-    let per = |s: &str| journal.iter().filter(|e| e["session"] == s).count();
+    let of = |session: &str| -> Vec<&Value> {
+        journal.iter().filter(|e| e["session"] == session).collect()
+    };
     assert_eq!(
-        per("sess-A"),
+        of("sess-A").len(),
         ROUNDS * STOPS_PER_SESSION,
         "no lost journal line for A"
     );
-    assert_eq!(
-        per("sess-B"),
-        ROUNDS * STOPS_PER_SESSION,
-        "no lost journal line for B"
-    );
-
     let main = std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
     let expected = 1 + ROUNDS * STOPS_PER_SESSION;
     assert_eq!(
         main,
-        PLUGIN_STATE.replace("iteration: 1", &format!("iteration: {expected}")),
+        unlimited.replace("iteration: 1", &format!("iteration: {expected}")),
         "A counted every stop once"
     );
-    let other = std::fs::read_dir(repo.path().join(".claude"))
+
+    // B: iterations 1..=9 blocked, the 10th stop ended the loop at its limit, and later stops
+    // found no loop of B's to hold: exactly 10 decisions, the limit neither missed nor overrun.
+    let b = of("sess-B");
+    let outcomes: Vec<&str> = b.iter().map(|e| e["outcome"].as_str().unwrap()).collect();
+    assert_eq!(b.len(), 10, "{outcomes:?}");
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "continue").count(),
+        9,
+        "{outcomes:?}"
+    );
+    assert_eq!(outcomes.last(), Some(&"limit_reached"), "{outcomes:?}");
+    let mut iterations: Vec<u64> = b.iter().map(|e| e["iteration"].as_u64().unwrap()).collect();
+    iterations.sort();
+    assert_eq!(
+        iterations,
+        (1..=10).collect::<Vec<u64>>(),
+        "each iteration decided once"
+    );
+    let left: Vec<_> = std::fs::read_dir(repo.path().join(".claude"))
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap() != "ralph-loop.local.md")
-        .expect("B's loop file");
-    let b = std::fs::read_to_string(other).unwrap();
-    assert!(
-        b.contains(&format!("iteration: {expected}\n")) && b.contains("session_id: sess-B\n"),
-        "{b}"
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        vec![std::ffi::OsString::from("ralph-loop.local.md")],
+        "B's loop ended; no temporary file left"
     );
 }
