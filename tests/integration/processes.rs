@@ -215,3 +215,67 @@ fn file_lists_beyond_the_argument_budget_are_split_and_none_is_lost() {
     seen.dedup();
     assert_eq!(seen.len(), 2500, "every file exactly once");
 }
+
+/// Runs ralph-gate with its address space capped at 200 MB: memory that grew with the input
+/// would fail the run.
+fn capped(repo: &Repo, args: &str, stdin_file: Option<&Path>) -> crate::common::Run {
+    let bin = env!("CARGO_BIN_EXE_ralph-gate");
+    let input = stdin_file.map_or(String::new(), |f| format!(" < '{}'", f.display()));
+    // The same clean environment as every other run of the binary.
+    let base = repo.cmd();
+    let env = base
+        .get_envs()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned())));
+    let mut sh = std::process::Command::new("sh");
+    sh.current_dir(repo.path()).env_clear().envs(env).args([
+        "-c",
+        &format!("ulimit -v 200000; exec '{bin}' {args}{input}"),
+    ]);
+    crate::common::finish(sh.output().unwrap())
+}
+
+#[test]
+fn a_gate_printing_200_mb_is_captured_in_bounded_memory() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"loud\"\nglobs = [\"*.txt\"]\nrun = 'head -c 200000000 /dev/zero | tr \"\\\\0\" x; printf \"\\n\\377\\376 invalid utf-8 at the end\\n\"; exit 1'\n");
+    let run = capped(&repo, "check --format json", None);
+    assert_eq!(run.code, 1, "the gate's failure, not ralph-gate's: {run:?}");
+    assert_eq!(run.gate("loud")["status"], "fail");
+    assert!(
+        run.gate("loud")["output"]
+            .as_str()
+            .unwrap()
+            .contains("invalid utf-8 at the end"),
+        "the tail survives"
+    );
+    // The full record says how much was dropped from the middle.
+    let record = std::fs::read_dir(repo.path().join(".ralph/results"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    let output = record["output"].as_str().unwrap();
+    let dropped: u64 = output
+        .split("[ralph-gate: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the drop marker");
+    assert!(dropped > 199_000_000, "{dropped} bytes dropped");
+}
+
+#[test]
+fn a_50_mb_stdin_is_refused_in_bounded_memory() {
+    let repo = Repo::git();
+    let big = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(big.path(), vec![b' '; 50_000_000]).unwrap();
+    for hook in ["hook stop", "hook post-tool-use"] {
+        let run = capped(&repo, hook, Some(big.path()));
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stderr.contains("larger than 16777216 bytes"), "{run:?}");
+    }
+}
