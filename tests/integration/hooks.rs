@@ -560,3 +560,18 @@ fn completing_on_gates_that_checked_nothing_is_said() {
     assert!(out.get("decision").is_none());
     assert!(state(&repo).is_none());
 }
+
+#[test]
+fn a_broken_config_blocks_a_loops_stop_instead_of_ending_it() {
+    let repo = python_repo();
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    repo.config("[[gate]]\nname = \"x\"\nglobs = [\"*.py\"]\nrun = \"true\"\ntimeout = \"soon\"\n");
+    let out = output(&stop(&repo, "sess-A", Some("<promise>DONE</promise>")));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cannot load its config") && reason.contains("ralph.toml:5"),
+        "{reason}"
+    );
+    assert!(state(&repo).is_some(), "the loop goes on");
+}
