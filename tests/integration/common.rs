@@ -205,3 +205,26 @@ pub fn which(tool: &str) -> Option<PathBuf> {
         .map(|d| d.join(tool))
         .find(|p| p.is_file())
 }
+
+/// A pid is gone when it no longer exists or is a zombie waiting for its reaper.
+pub fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+extern "C" {
+    fn kill(pid: i32, sig: i32) -> i32;
+}
+
+/// Sends `sig` to `pid` (a negative pid: the process group).
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions; a stale pid only yields ESRCH.
+    unsafe {
+        kill(pid, sig);
+    }
+}

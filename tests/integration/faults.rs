@@ -7,16 +7,6 @@ use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|r| r.trim_start().starts_with('Z')),
-    }
-}
-
 /// Starts `hook stop` for sess-A and waits (10 s at most) until its gate wrote its pid.
 // The child is returned still running: the caller signals it and waits for it.
 #[allow(clippy::zombie_processes)]
@@ -69,12 +59,11 @@ fn hanging_stop_repo() -> (Repo, tempfile::NamedTempFile) {
 fn sigterm_mid_stop_kills_the_gates_and_keeps_the_old_state() {
     let (repo, pid_file) = hanging_stop_repo();
     let (child, gate_pid) = stop_in_flight(&repo, pid_file.path());
-    // SAFETY: signalling our own child process.
-    unsafe { libc_kill(child.id() as i32, 15) };
+    crate::common::signal(child.id() as i32, 15);
     let run = finish(child.wait_with_output().unwrap());
     assert_eq!(run.code, 128 + 15, "{run:?}");
     let start = Instant::now();
-    while !gone(gate_pid) {
+    while !crate::common::is_gone(gate_pid) {
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "the gate outlived ralph-gate"
@@ -101,8 +90,8 @@ fn sigkill_mid_stop_leaves_a_whole_state_file_and_the_next_stop_works() {
     child.kill().unwrap();
     child.wait().unwrap();
     // SIGKILL cannot be handled: the orphaned gate is cleaned up here, by the test.
-    unsafe { libc_kill(-gate_pid, 9) };
-    unsafe { libc_kill(gate_pid, 9) };
+    crate::common::signal(-gate_pid, 9);
+    crate::common::signal(gate_pid, 9);
     let state = std::fs::read_to_string(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
     assert!(
         crate_parses(&state),
@@ -147,9 +136,4 @@ fn a_daemon_that_keeps_the_output_pipe_does_not_hang_ralph_gate() {
     let _ = std::process::Command::new("pkill")
         .args(["-f", "^sleep 60$"])
         .status();
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }

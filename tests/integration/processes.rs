@@ -4,17 +4,6 @@
 use crate::common::Repo;
 use std::path::Path;
 
-/// A pid is gone when it no longer exists or is a zombie waiting for its reaper.
-fn is_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 fn pids(file: &Path) -> Vec<i32> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
@@ -40,7 +29,10 @@ fn a_hanging_gate_is_killed_at_its_timeout_with_its_children() {
     let pids = pids(pid_file.path());
     assert_eq!(pids.len(), 2, "the gate and its child both started");
     for pid in pids {
-        assert!(is_gone(pid), "process {pid} survived the timeout");
+        assert!(
+            crate::common::is_gone(pid),
+            "process {pid} survived the timeout"
+        );
     }
 }
 
@@ -57,7 +49,10 @@ fn a_background_process_left_by_a_passing_gate_does_not_survive() {
     assert_eq!(run.code, 0, "{run:?}");
     let pids = pids(pid_file.path());
     assert_eq!(pids.len(), 1);
-    assert!(is_gone(pids[0]), "the gate's background process survived");
+    assert!(
+        crate::common::is_gone(pids[0]),
+        "the gate's background process survived"
+    );
 }
 
 /// Two gates that can only pass if they run at the same time: each waits for the other's
@@ -165,25 +160,19 @@ fn terminating_ralph_gate_kills_the_gates_it_started() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(started.len(), 1, "the gate never started");
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc_kill(child.id() as i32, 15) };
+    crate::common::signal(child.id() as i32, 15);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + 15), "{status:?}");
     for _ in 0..100 {
-        if is_gone(started[0]) {
+        if crate::common::is_gone(started[0]) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(
-        is_gone(started[0]),
+        crate::common::is_gone(started[0]),
         "the gate's process outlived ralph-gate"
     );
-}
-
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 #[test]
