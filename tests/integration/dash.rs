@@ -47,6 +47,61 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Starts `ralph-gate dash` in an 80x24 pane of a private tmux server. The pane's shell
+    /// writes the dashboard's exit code to the returned file (tmux 3.3a does not always
+    /// report it for a pane that closes its terminal as it exits), and the pane stays
+    /// visible after the dashboard exits, so the restored screen can be read.
+    fn start_dash(socket: &str, repo: &Repo) -> (Tmux, tempfile::NamedTempFile) {
+        let tmux = Tmux {
+            socket: format!("{socket}-{}", std::process::id()),
+        };
+        let exit_file = tempfile::NamedTempFile::new().unwrap();
+        let command = format!(
+            "cd '{}' && env -u CI NO_COLOR=1 PATH='{}' '{}' dash; echo $? > '{}'",
+            repo.path().display(),
+            std::env::var("PATH").unwrap_or_default(),
+            env!("CARGO_BIN_EXE_ralph-gate"),
+            exit_file.path().display()
+        );
+        let started = tmux.cmd(&[
+            "new-session",
+            "-d",
+            "-s",
+            "dash",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            &command,
+        ]);
+        assert!(
+            started.status.success(),
+            "{}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        tmux.cmd(&["set-option", "-t", "dash", "remain-on-exit", "on"]);
+        (tmux, exit_file)
+    }
+
+    /// The dashboard's exit code, once it has exited (10 s at most).
+    fn exit_code(&self, exit_file: &std::path::Path) -> String {
+        let start = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(exit_file).unwrap_or_default();
+            if !text.trim().is_empty() {
+                return text.trim().to_string();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "dash did not exit:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.cmd(&["kill-server"]);
@@ -79,34 +134,7 @@ fn dash_shows_the_project_moves_reruns_cancels_and_quits() {
         0
     );
 
-    let tmux = Tmux {
-        socket: format!("ralph-gate-test-{}", std::process::id()),
-    };
-    let bin = env!("CARGO_BIN_EXE_ralph-gate");
-    // The shell writes the dashboard's exit code to a file: tmux's own pane status is not
-    // always reported for a pane that closes its terminal as it exits.
-    let exit_file = tempfile::NamedTempFile::new().unwrap();
-    let command = format!(
-        "cd '{}' && env -u CI NO_COLOR=1 PATH='{}' '{bin}' dash; echo $? > '{}'",
-        repo.path().display(),
-        std::env::var("PATH").unwrap_or_default(),
-        exit_file.path().display()
-    );
-    assert!(tmux
-        .cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "dash",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &command
-        ])
-        .status
-        .success());
-    tmux.cmd(&["set-option", "-t", "dash", "remain-on-exit", "on"]);
+    let (tmux, exit_file) = Tmux::start_dash("ralph-gate-test", &repo);
 
     let s = tmux.wait_for("Gates");
     assert!(
@@ -136,20 +164,7 @@ fn dash_shows_the_project_moves_reruns_cancels_and_quits() {
     );
 
     tmux.keys("q");
-    let start = Instant::now();
-    let code = loop {
-        let text = std::fs::read_to_string(exit_file.path()).unwrap_or_default();
-        if !text.trim().is_empty() {
-            break text.trim().to_string();
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "dash did not exit after q:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(code, "0", "dash exit code");
+    assert_eq!(tmux.exit_code(exit_file.path()), "0", "dash exit code");
     // Back on the normal screen: the dashboard's frame is gone.
     assert!(
         !tmux.screen().contains("┌ Gates"),
@@ -165,30 +180,7 @@ fn sigterm_restores_the_terminal() {
     }
     let repo = Repo::git();
     repo.config("[[gate]]\nname = \"g\"\nglobs = [\"*\"]\nrun = 'true'\n");
-    let tmux = Tmux {
-        socket: format!("ralph-gate-term-{}", std::process::id()),
-    };
-    let exit_file = tempfile::NamedTempFile::new().unwrap();
-    let command = format!(
-        "cd '{}' && env NO_COLOR=1 '{}' dash; echo $? > '{}'; sleep 30",
-        repo.path().display(),
-        env!("CARGO_BIN_EXE_ralph-gate"),
-        exit_file.path().display()
-    );
-    assert!(tmux
-        .cmd(&[
-            "new-session",
-            "-d",
-            "-s",
-            "dash",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            &command
-        ])
-        .status
-        .success());
+    let (tmux, exit_file) = Tmux::start_dash("ralph-gate-term", &repo);
     tmux.wait_for("Gates");
     // Only this pane's dashboard: the shell tmux started is its parent. (Other tests run
     // dashboards of their own at the same time.)
@@ -205,25 +197,8 @@ fn sigterm_restores_the_terminal() {
     for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
         let _ = Command::new("kill").args(["-TERM", pid]).status();
     }
-    let start = Instant::now();
-    while std::fs::read_to_string(exit_file.path())
-        .unwrap_or_default()
-        .trim()
-        .is_empty()
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "dash ignored SIGTERM:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(
-        std::fs::read_to_string(exit_file.path()).unwrap().trim(),
-        "143",
-        "128 + SIGTERM"
-    );
-    // The shell is still running in the pane: the normal screen must be back.
+    assert_eq!(tmux.exit_code(exit_file.path()), "143", "128 + SIGTERM");
+    // The pane stays (remain-on-exit): the normal screen must be back.
     std::thread::sleep(Duration::from_millis(200));
     assert!(
         !tmux.screen().contains("┌ Gates"),
