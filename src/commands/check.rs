@@ -82,11 +82,15 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         jobs,
         deadline: None,
     };
-    let cache = crate::cache::Cache::for_run(config, env, args.no_cache);
-    let results = runner::run(config, &plan, &limits, env, cache.as_ref(), &on_gate);
-
-    // The record feeds `status` and the dashboard; failing to write it must not fail a check.
-    let _ = crate::results::record(&config.root, args.phase.as_str(), &results);
+    let results = runner::run_recorded(
+        config,
+        &plan,
+        &limits,
+        env,
+        args.no_cache,
+        args.phase,
+        &on_gate,
+    );
     let info = RunInfo {
         ci: env.ci,
         output_limit: config.settings.output_limit,

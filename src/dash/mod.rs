@@ -115,19 +115,17 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             plan::ARG_BUDGET,
         );
         shared.lock().unwrap_or_else(|e| e.into_inner()).total = plan.gates.len();
-        let cache = crate::cache::Cache::for_run(cfg, &env, false);
         let limits = crate::runner::Limits {
             jobs: cfg.settings.jobs,
             deadline: None,
         };
-        let results = crate::runner::run(cfg, &plan, &limits, &env, cache.as_ref(), &|r| {
+        crate::runner::run_recorded(cfg, &plan, &limits, &env, false, Phase::Check, &|r| {
             let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
             p.done += 1;
             if crate::report::counts_as_failure(r, env.ci) {
                 p.failed += 1;
             }
         });
-        let _ = crate::results::record(&root, "check", &results);
         shared.lock().unwrap_or_else(|e| e.into_inner()).finished = true;
     });
     progress

@@ -108,12 +108,11 @@ pub fn run(
     if plan.gates.iter().all(|g| g.jobs.is_empty()) {
         return None;
     }
-    let cache = crate::cache::Cache::for_run(&project.config, env, false);
     let project_gate = plan.gates.iter().any(|g| {
         !g.jobs.is_empty() && project.config.gates[g.gate].scope == crate::config::Scope::Project
     });
     // A cached project gate's key covers every file under its root, so it needs the listing.
-    let plan = if cache.is_some() && project_gate {
+    let plan = if !env.no_cache && project_gate {
         let universe = files::all(&root).unwrap_or_else(|_| edited_only.to_vec());
         plan_with(&universe)
     } else {
@@ -125,11 +124,10 @@ pub fn run(
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
     let results: Vec<GateResult> =
-        runner::run(config, &plan, &limits, env, cache.as_ref(), &|_| {})
+        runner::run_recorded(config, &plan, &limits, env, false, Phase::Edit, &|_| {})
             .into_iter()
             .filter(|r| r.runs > 0)
             .collect();
-    let _ = crate::results::record(&config.root, "edit", &results);
     feedback(&rel, &results, env.ci, protocol::TEXT_CAP).map(context)
 }
 

@@ -325,11 +325,15 @@ fn stop_gates(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.stop_budget),
     };
-    let cache = crate::cache::Cache::for_run(config, env, false);
-    let results = runner::run(config, &plan, &limits, env, cache.as_ref(), &|_| {});
-    // The record feeds `status` and the dashboard; the journal is what the loop relies on.
-    let _ = crate::results::record(&config.root, "stop", &results);
-    Ok(results)
+    Ok(runner::run_recorded(
+        config,
+        &plan,
+        &limits,
+        env,
+        false,
+        Phase::Stop,
+        &|_| {},
+    ))
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -87,9 +87,27 @@ struct JobOutcome {
     skipped_because: Option<String>,
 }
 
+/// Runs `plan` the way every caller does: with the project's result cache (unless `no_cache`
+/// or `RALPH_GATE_NO_CACHE`), then records each gate's latest result in `.ralph/results` for
+/// `status` and the dashboard. A record that cannot be written does not fail the run.
+pub fn run_recorded(
+    config: &Config,
+    plan: &Plan,
+    limits: &Limits,
+    env: &Environment,
+    no_cache: bool,
+    phase: crate::config::Phase,
+    on_gate: &(dyn Fn(&GateResult) + Sync),
+) -> Vec<GateResult> {
+    let cache = Cache::for_run(config, env, no_cache);
+    let results = run(config, plan, limits, env, cache.as_ref(), on_gate);
+    let _ = crate::results::record(&config.root, phase.as_str(), &results);
+    results
+}
+
 /// Runs every job in `plan` with at most `jobs` at once. `on_gate` is called (from worker
 /// threads) once per planned gate, in completion order; the returned results are in plan order.
-pub fn run(
+fn run(
     config: &Config,
     plan: &Plan,
     limits: &Limits,
