@@ -1,8 +1,8 @@
 //! ralph-gate: verification gates for coding agents run in a loop.
 //!
 //! The crate is a binary first. The library exists so that `main.rs` stays a single call and
-//! so that fuzz targets can link the real parsers; its modules stay private, and the only
-//! public surface is [`main`].
+//! so that the fuzz targets in `fuzz/` can link the real parsers; its modules stay private,
+//! and the only public surface is [`main`] and the [`fuzzing`] entry points.
 
 mod app;
 mod atomic;
@@ -16,6 +16,7 @@ mod exit;
 mod files;
 #[cfg(test)]
 mod fuzz_props;
+pub mod fuzzing;
 mod hook;
 mod loop_state;
 mod plan;
