@@ -60,7 +60,7 @@ impl LoopState {
         now: &str,
     ) -> Self {
         let mut text = String::from("---\nactive: true\niteration: 1\n");
-        text.push_str(&format!("session_id: {session}\n"));
+        text.push_str(&format!("session_id: {}\n", session_key(session)));
         text.push_str(&format!("max_iterations: {max_iterations}\n"));
         match promise {
             Some(p) => text.push_str(&format!("completion_promise: \"{p}\"\n")),
@@ -155,8 +155,8 @@ impl LoopState {
     }
 
     pub fn claim(&mut self, session: &str) {
-        self.session_id = session.to_string();
-        self.set_line("session_id", session);
+        self.session_id = session_key(session);
+        self.set_line("session_id", &self.session_id.clone());
     }
 
     pub fn limit_reached(&self) -> bool {
@@ -250,9 +250,26 @@ pub fn read(path: &Path) -> Result<LoopState, String> {
     LoopState::parse(&text).map_err(|e| e.to_string())
 }
 
+/// How a session id is stored. Claude Code's ids are UUIDs and are kept as they are, as the
+/// plugin writes them. Anything else (newlines, quotes, `---`, spaces) would change the
+/// state file's other fields or fail to read back equal, so it is stored as a digest that
+/// the same session always maps to. Found by the `loop_state` fuzz target.
+pub fn session_key(raw: &str) -> String {
+    let plain = raw.len() <= 128
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if plain {
+        raw.to_string()
+    } else {
+        format!("b3-{}", &blake3::hash(raw.as_bytes()).to_hex()[..32])
+    }
+}
+
 /// Which loop a session's stop belongs to: its own, else an unclaimed one (to be claimed).
 /// Loops owned by other sessions are never ours.
 pub fn select<'a>(files: &'a [LoopFile], session: &str) -> Option<&'a LoopFile> {
+    let session = session_key(session);
     let active = |f: &&LoopFile| f.state.as_ref().is_ok_and(|s| s.active);
     files
         .iter()
@@ -379,6 +396,33 @@ mod tests {
         assert!(
             select(&files[..1], "me").is_none(),
             "another session's loop is not ours"
+        );
+    }
+
+    #[test]
+    fn a_hostile_session_id_changes_no_other_field_and_still_selects() {
+        let hostile = "s\n---\nmax_iterations: 0\niteration: 99 \"q\"";
+        let mut s = LoopState::parse(PLUGIN).unwrap();
+        s.claim(hostile);
+        let back = LoopState::parse(&s.render()).unwrap();
+        assert_eq!(back.max_iterations, 20);
+        assert_eq!(back.iteration, 1);
+        assert_eq!(back.prompt(), s.prompt());
+        assert_eq!(back.session_id, s.session_id);
+        assert!(!back.session_id.contains('\n'));
+        let files = vec![LoopFile {
+            path: PathBuf::from("a"),
+            state: Ok(back),
+        }];
+        assert!(
+            select(&files, hostile).is_some(),
+            "the same session finds its loop"
+        );
+        assert!(select(&files, "s").is_none(), "a prefix of it does not");
+        assert_eq!(
+            session_key("0f8fad5b-d9cb-469f-a165-70867728950e"),
+            "0f8fad5b-d9cb-469f-a165-70867728950e",
+            "Claude Code's UUIDs are stored as the plugin stores them"
         );
     }
 }

@@ -575,3 +575,30 @@ fn a_broken_config_blocks_a_loops_stop_instead_of_ending_it() {
     );
     assert!(state(&repo).is_some(), "the loop goes on");
 }
+
+#[test]
+fn a_session_id_of_odd_bytes_keeps_its_loop_and_changes_no_field() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n");
+    let unclaimed = PLUGIN_STATE.replace("session_id: sess-A\n", "");
+    repo.write(".claude/ralph-loop.local.md", &unclaimed);
+    // Written raw, this id would end the front matter and set a limit of 1; with a trailing
+    // space it would not read back equal, and the loop would no longer be this session's.
+    let odd = "sess A \n---\nmax_iterations: 1 ";
+    for _ in 0..2 {
+        let run = stop(&repo, odd, Some("<promise>DONE</promise>"));
+        assert!(run.stdout.contains("\"block\""), "{run:?}");
+    }
+    let s = state(&repo).unwrap();
+    assert!(
+        s.contains("iteration: 3\n") && s.contains("max_iterations: 20\n"),
+        "{s}"
+    );
+    assert!(
+        s.ends_with("---\n\nMake every module compile.\nKeep the API.\n"),
+        "{s}"
+    );
+}
