@@ -47,7 +47,12 @@ impl std::fmt::Debug for Run {
 impl Repo {
     /// A fresh git repository.
     pub fn git() -> Self {
-        let repo = Self::plain();
+        Self::git_in(&std::env::temp_dir())
+    }
+
+    /// A fresh git repository in a folder of `parent` (a test file system, say).
+    pub fn git_in(parent: &Path) -> Self {
+        let repo = Self::plain_in(parent);
         repo.git_cmd(&["init", "-q", "-b", "main"]);
         repo.git_cmd(&["config", "user.email", "t@example.com"]);
         repo.git_cmd(&["config", "user.name", "t"]);
@@ -57,10 +62,14 @@ impl Repo {
 
     /// A temporary folder that is not a git repository.
     pub fn plain() -> Self {
+        Self::plain_in(&std::env::temp_dir())
+    }
+
+    fn plain_in(parent: &Path) -> Self {
         Self {
             dir: tempfile::Builder::new()
                 .prefix("ralph-gate-test")
-                .tempdir()
+                .tempdir_in(parent)
                 .expect("temp dir"),
         }
     }
@@ -184,17 +193,21 @@ pub fn finish(out: Output) -> Run {
 /// True when `tool` is on PATH. When it is not, says so loudly; under CI=true that is a
 /// failure, never a silent skip.
 pub fn require_tool(tool: &str) -> bool {
-    if which(tool).is_some() {
-        return true;
-    }
+    which(tool).is_some()
+        || unavailable(
+            &format!("`{tool}` is not installed on this machine"),
+            &format!("`{tool}` is required by this test: install it in .ci/run"),
+        )
+}
+
+/// Says loudly that a test cannot run here and why; under CI=true that is a failure with
+/// `ci_fix`, never a silent skip. Returns false, for `return` at the call site.
+pub fn unavailable(why: &str, ci_fix: &str) -> bool {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-    assert!(
-        !ci,
-        "`{tool}` is required by this test and CI=true: install it in .ci/run"
-    );
+    assert!(!ci, "{ci_fix} (CI=true)");
     #[allow(clippy::print_stderr)]
     {
-        eprintln!("\n!!! SKIPPING: `{tool}` is not installed on this machine; this test did not run !!!\n");
+        eprintln!("\n!!! SKIPPING: {why}; this test did not run !!!\n");
     }
     false
 }

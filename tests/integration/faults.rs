@@ -137,3 +137,162 @@ fn a_daemon_that_keeps_the_output_pipe_does_not_hang_ralph_gate() {
         .args(["-f", "^sleep 60$"])
         .status();
 }
+
+/// A small tmpfs mounted for one test and unmounted when dropped: a disk that can really be
+/// filled, so writes fail with ENOSPC as they do on a full disk. Mounting needs root, or sudo
+/// without a password; without either the test says so loudly (a failure under CI=true).
+struct SmallDisk {
+    dir: tempfile::TempDir,
+    root: bool,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let meta = std::fs::metadata(dir.path()).unwrap();
+        let disk = Self {
+            root: meta.uid() == 0,
+            dir,
+        };
+        let options = format!(
+            "size={size},mode=0755,uid={},gid={}",
+            meta.uid(),
+            meta.gid()
+        );
+        let mounted = disk.privileged(&["mount", "-t", "tmpfs", "-o", &options, "tmpfs"]);
+        if !mounted {
+            crate::common::unavailable(
+                "cannot mount a tmpfs (needs root or passwordless sudo)",
+                "the full-disk test mounts a tmpfs: run CI as root or with passwordless sudo",
+            );
+            return None;
+        }
+        Some(disk)
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// `command ... DIR`, as root or through sudo; true when it succeeded.
+    fn privileged(&self, command: &[&str]) -> bool {
+        let mut cmd = if self.root {
+            std::process::Command::new(command[0])
+        } else {
+            let mut sudo = std::process::Command::new("sudo");
+            sudo.args(["-n", command[0]]);
+            sudo
+        };
+        cmd.args(&command[1..])
+            .arg(self.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Writes zeros until the file system refuses with ENOSPC.
+    fn fill(&self) {
+        let mut file = std::fs::File::create(self.path().join("filler")).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        loop {
+            if let Err(e) = file.write_all(&chunk) {
+                assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                break;
+            }
+        }
+        // Whatever is left is smaller than a chunk: take it in single pages too.
+        while file.write_all(&chunk[..4096]).is_ok() {}
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.path().join("filler")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        // Lazy, so a process still holding a file there cannot keep the mount alive.
+        self.privileged(&["umount", "-l"]);
+    }
+}
+
+fn temp_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(temp_files_under(&path));
+        } else if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".ralph-gate-")
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_full_disk_blocks_the_stop_keeps_the_state_whole_and_the_next_stop_works() {
+    if !crate::common::require_tool("python3") {
+        return;
+    }
+    let Some(disk) = SmallDisk::mount("2m") else {
+        return;
+    };
+    let repo = Repo::git_in(disk.path());
+    repo.config("presets = [\"python\"]\n");
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let state_path = repo.path().join(".claude/ralph-loop.local.md");
+    let journal_path = repo.path().join(".ralph/journal.jsonl");
+    // With room to spare: an ordinary stop, so `.ralph` has its locks, journal and cache.
+    let first = stop(&repo, "sess-A", Some("working on it"));
+    assert!(first.stdout.contains("\"block\""), "{first:?}");
+    let state_before = std::fs::read_to_string(&state_path).unwrap();
+    assert!(state_before.contains("iteration: 2"), "{state_before}");
+    let journal_before = std::fs::read_to_string(&journal_path).unwrap();
+
+    disk.fill();
+    let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
+    assert_eq!(run.code, 2, "exit 2 makes Claude Code block: {run:?}");
+    assert!(
+        run.stderr.contains("No space left on device")
+            && run.stderr.contains("ralph-loop.local.md")
+            && run.stderr.contains("the loop goes on"),
+        "the error names the cause, the file and the outcome: {run:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&state_path).unwrap(),
+        state_before,
+        "the state file is the old version, whole"
+    );
+    let journal = std::fs::read_to_string(&journal_path).unwrap();
+    assert!(journal.starts_with(&journal_before), "{journal}");
+    assert!(journal
+        .lines()
+        .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    assert_eq!(
+        temp_files_under(repo.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+
+    // `check` on the full disk: the cache and the results cannot be written, and the answer
+    // is still the gate's own. Same length, so the edit itself fits on the full disk.
+    repo.write("pkg/bad.py", "def g(:\n");
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("SyntaxError"), "{check:?}");
+
+    disk.free();
+    let next = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
+    assert!(next.stdout.contains("\"block\""), "{next:?}");
+    let state = std::fs::read_to_string(&state_path).unwrap();
+    assert!(state.contains("iteration: 3"), "{state}");
+    repo.write("pkg/bad.py", "def f():\n    pass\n");
+    let done = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
+    assert_eq!((done.code, done.stdout.as_str()), (0, ""), "{done:?}");
+    assert!(!state_path.exists(), "the loop is complete");
+}
