@@ -118,7 +118,7 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         return allow(Outcome::Stuck, Some(msg.clone()), msg);
     }
 
-    let next = f.state.iteration + 1;
+    let next = f.state.iteration.saturating_add(1);
     let of = if f.state.max_iterations > 0 {
         f.state.max_iterations.to_string()
     } else {

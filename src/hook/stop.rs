@@ -155,7 +155,7 @@ pub fn run(
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     let unchanged_stops = match previous {
-        Some(p) if p.fingerprint == fingerprint => p.unchanged_stops + 1,
+        Some(p) if p.fingerprint == fingerprint => p.unchanged_stops.saturating_add(1),
         _ => 0,
     };
 
@@ -178,7 +178,7 @@ pub fn run(
                 let _ = std::fs::remove_file(&progress_path);
             }
             (StateChange::SetIteration(n), Ok(mut fresh)) => {
-                fresh.set_iteration((*n).max(fresh.iteration + 1));
+                fresh.set_iteration((*n).max(fresh.iteration.saturating_add(1)));
                 atomic::write(&loop_path, fresh.render().as_bytes())
                     .map_err(io("update", &loop_path))?;
                 let record = serde_json::to_vec(&Progress {

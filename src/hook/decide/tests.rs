@@ -235,3 +235,13 @@ fn huge_failures_and_prompts_stay_under_the_cap() {
         "both gates named"
     );
 }
+
+#[test]
+fn a_refusal_at_the_largest_iteration_neither_panics_nor_wraps_to_zero() {
+    // A hand-edited state file can hold any number; wrapping would restart the count.
+    let s = state(u64::MAX, 0, Some("DONE"));
+    let results = [gate("tests", GateStatus::Fail)];
+    let d = decide(&facts(&s, Some("DONE"), &results, 1));
+    assert!(d.blocks());
+    assert_eq!(d.state, StateChange::SetIteration(u64::MAX));
+}
