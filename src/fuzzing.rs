@@ -85,6 +85,120 @@ pub fn loop_state(bytes: &[u8]) {
     assert_eq!(after.prompt(), reread.prompt(), "claim changed the prompt");
 }
 
+/// The stop decision on any loop state, promise and gate results: a loop ends as complete
+/// only with the expected promise and no failing gate, ends otherwise only at its limit or
+/// as stuck, and every refusal counts an iteration and fits Claude Code's text limit.
+///
+/// Layout: byte 0 holds flags (CI; promise: none, the expected one, or the text after the
+/// gate bytes), byte 1 `stuck_after`, byte 2 `unchanged_stops`, byte 3 the gate count (up
+/// to 7), then one byte per gate status; the rest is the state file.
+pub fn stop_decision(bytes: &[u8]) {
+    use crate::hook::decide::{decide, Outcome, StateChange, StopFacts};
+    use crate::loop_state::LoopState;
+    use crate::runner::{GateResult, GateStatus};
+    let [flags, stuck_after, unchanged, count, rest @ ..] = bytes else {
+        return;
+    };
+    let count = usize::from(count % 8).min(rest.len());
+    let (statuses, text) = rest.split_at(count);
+    let Ok(text) = std::str::from_utf8(text) else {
+        return;
+    };
+    let Ok(state) = LoopState::parse(text) else {
+        return;
+    };
+    let expected = state
+        .completion_promise
+        .as_deref()
+        .map(crate::hook::promise::normalize);
+    let seen = match flags >> 1 & 3 {
+        0 => None,
+        1 => expected.clone(),
+        _ => Some(crate::hook::promise::normalize(text)),
+    };
+    let results: Vec<GateResult> = statuses
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let status = match b % 5 {
+                0 => GateStatus::Pass,
+                1 => GateStatus::Fail,
+                2 => GateStatus::Timeout,
+                3 => GateStatus::Skipped,
+                _ => GateStatus::NoFiles,
+            };
+            GateResult {
+                gate: i,
+                name: format!("gate{i}"),
+                status,
+                duration: std::time::Duration::ZERO,
+                files: usize::from(status != GateStatus::NoFiles),
+                runs: 1,
+                command: format!("check {i}"),
+                output: text.to_string(),
+                exit_code: (status == GateStatus::Fail).then_some(1),
+                reason: None,
+                optional: b & 0x80 != 0,
+                cached: false,
+            }
+        })
+        .collect();
+    let facts = StopFacts {
+        state: &state,
+        promise_seen: seen.as_deref(),
+        results: &results,
+        ci: flags & 1 == 1,
+        unchanged_stops: u32::from(*unchanged),
+        stuck_after: u32::from(*stuck_after),
+    };
+    let d = decide(&facts);
+
+    let failing = results
+        .iter()
+        .any(|r| crate::report::counts_as_failure(r, facts.ci));
+    let promised = expected.is_some() && seen == expected;
+    let stuck = facts.stuck_after > 0 && facts.unchanged_stops >= facts.stuck_after;
+    match d.outcome {
+        Outcome::Completed => assert!(
+            promised && !failing,
+            "completed without the promise or with a failing gate"
+        ),
+        Outcome::LimitReached => assert!(state.limit_reached(), "ended at a limit not reached"),
+        Outcome::Stuck => assert!(stuck, "ended as stuck when not stuck"),
+        Outcome::PromiseRefused => assert!(
+            promised && failing,
+            "refused a promise not made, or with nothing failing"
+        ),
+        Outcome::Continue => assert!(!promised, "the promise was made and not answered"),
+    }
+    if d.blocks() {
+        assert_eq!(
+            d.state,
+            StateChange::SetIteration(state.iteration.saturating_add(1)),
+            "a refusal must count the iteration"
+        );
+        let reason = d.output.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.chars().count() <= crate::hook::protocol::TEXT_CAP,
+            "reason over Claude Code's limit"
+        );
+    } else {
+        assert_eq!(
+            d.state,
+            StateChange::Remove,
+            "a loop allowed to stop must end"
+        );
+        assert!(
+            matches!(
+                d.outcome,
+                Outcome::Completed | Outcome::LimitReached | Outcome::Stuck
+            ),
+            "allowed with outcome {:?}",
+            d.outcome
+        );
+    }
+}
+
 /// `ralph.toml` text: a config, or an error that says where in the file it is.
 pub fn config(bytes: &[u8]) {
     let Ok(text) = std::str::from_utf8(bytes) else {
@@ -156,6 +270,11 @@ mod tests {
     #[test]
     fn loop_state_regressions() {
         replay("loop_state", super::loop_state);
+    }
+
+    #[test]
+    fn stop_decision_regressions() {
+        replay("stop_decision", super::stop_decision);
     }
 
     #[test]
