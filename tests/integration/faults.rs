@@ -160,11 +160,15 @@ impl SmallDisk {
             meta.uid(),
             meta.gid()
         );
-        let mounted = disk.privileged(&["mount", "-t", "tmpfs", "-o", &options, "tmpfs"]);
-        if !mounted {
+        if let Err(why) = disk.privileged(&["mount", "-t", "tmpfs", "-o", &options, "tmpfs"]) {
+            // Root alone is not always enough (a container without CAP_SYS_ADMIN), so say
+            // what mount itself said.
             crate::common::unavailable(
-                "cannot mount a tmpfs (needs root or passwordless sudo)",
-                "the full-disk test mounts a tmpfs: run CI as root or with passwordless sudo",
+                &format!("cannot mount a tmpfs (needs root or passwordless sudo): {why}"),
+                &format!(
+                    "the full-disk test mounts a tmpfs: run CI as root or with passwordless \
+                     sudo, allowed to mount ({why})"
+                ),
             );
             return None;
         }
@@ -175,8 +179,8 @@ impl SmallDisk {
         self.dir.path()
     }
 
-    /// `command ... DIR`, as root or through sudo; true when it succeeded.
-    fn privileged(&self, command: &[&str]) -> bool {
+    /// `command ... DIR`, as root or through sudo; on failure, what the command said.
+    fn privileged(&self, command: &[&str]) -> Result<(), String> {
         let mut cmd = if self.root {
             std::process::Command::new(command[0])
         } else {
@@ -184,11 +188,22 @@ impl SmallDisk {
             sudo.args(["-n", command[0]]);
             sudo
         };
-        cmd.args(&command[1..])
+        let output = cmd
+            .args(&command[1..])
             .arg(self.path())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", cmd.get_program().display()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} exited with {}: {}",
+                cmd.get_program().display(),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
     }
 
     /// Writes zeros until the file system refuses with ENOSPC.
@@ -213,7 +228,7 @@ impl SmallDisk {
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         // Lazy, so a process still holding a file there cannot keep the mount alive.
-        self.privileged(&["umount", "-l"]);
+        let _ = self.privileged(&["umount", "-l"]);
     }
 }
 
