@@ -25,7 +25,7 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Check(args) => {
             commands::check::run(&mut Project::open(&cwd, config)?, &args, &env)
         }
-        Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args),
+        Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args, &env),
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
         Command::Dash => {

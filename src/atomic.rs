@@ -24,13 +24,20 @@ pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// An exclusive lock, released when dropped.
 pub struct Lock {
-    _file: File,
+    _file: Option<File>,
+}
+
+impl Lock {
+    /// A guard that holds nothing: for callers that go on without a lock they could not make.
+    pub fn none() -> Self {
+        Self { _file: None }
+    }
 }
 
 pub fn lock(path: &Path) -> std::io::Result<Lock> {
     let file = lock_file(path)?;
     file.lock()?;
-    Ok(Lock { _file: file })
+    Ok(Lock { _file: Some(file) })
 }
 
 /// The lock file itself (created with its folder); its content is never used.
@@ -49,7 +56,7 @@ fn lock_file(path: &Path) -> std::io::Result<File> {
 pub fn try_lock(path: &Path) -> std::io::Result<Option<Lock>> {
     let file = lock_file(path)?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(Lock { _file: file })),
+        Ok(()) => Ok(Some(Lock { _file: Some(file) })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
     }

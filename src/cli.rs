@@ -155,9 +155,14 @@ pub struct CheckArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Run every gate, reusing no stored result (results are still stored).
+    /// Run every gate, reusing no stored result (the fresh results are stored).
     #[arg(long)]
     pub no_cache: bool,
+
+    /// A gate whose tool is missing fails instead of being skipped (always so with CI=true
+    /// or RALPH_GATE_STRICT=1); `optional = true` gates may still be skipped.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

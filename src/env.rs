@@ -15,9 +15,19 @@ pub struct Environment {
     pub claude_session_id: Option<String>,
     /// `RALPH_GATE_NO_CACHE` set and non-empty: never reuse stored results (hooks have no flags).
     pub no_cache: bool,
+    /// `RALPH_GATE_STRICT` set and non-empty: a missing tool fails, as under CI.
+    pub strict: bool,
+    /// The variables that decide which executable a version manager's shim runs (`HOME`,
+    /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
+    pub tool_vars: std::collections::BTreeMap<String, OsString>,
 }
 
 impl Environment {
+    /// A missing tool is a failure, not a skip: under CI, or with `RALPH_GATE_STRICT`.
+    pub fn strict(&self) -> bool {
+        self.ci || self.strict
+    }
+
     pub fn from_process() -> Self {
         let truthy = |k: &str| {
             std::env::var(k)
@@ -34,6 +44,22 @@ impl Environment {
             claude_session_id: std::env::var("CLAUDE_CODE_SESSION_ID")
                 .ok()
                 .filter(|v| !v.is_empty()),
+            strict: truthy("RALPH_GATE_STRICT"),
+            tool_vars: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+                .filter(|(k, _)| {
+                    const MANAGERS: [&str; 7] = [
+                        "RUSTUP_",
+                        "PYENV",
+                        "RBENV_",
+                        "NODENV_",
+                        "ASDF_",
+                        "MISE_",
+                        "CARGO_HOME",
+                    ];
+                    k == "HOME" || MANAGERS.iter().any(|m| k.starts_with(m))
+                })
+                .collect(),
         }
     }
 }

@@ -99,6 +99,16 @@ pub fn is_own_state(rel: &Path) -> bool {
 
 pub const STATE_DIR: &str = ".ralph";
 
+/// The first bytes of a file (enough for a `#!` line), or `None` when it cannot be read.
+pub fn head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 256];
+    let mut f = std::fs::File::open(path).ok()?;
+    let n = f.read(&mut buf).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
 /// Makes a user-given path relative to `root`, refusing anything outside it. Works for paths
 /// that no longer exist (an agent may report a deleted file) by resolving their parent.
 pub fn relative_to_root(root: &Path, cwd: &Path, path: &Path) -> Result<PathBuf, FilesError> {

@@ -140,6 +140,7 @@ pub fn stop_decision(bytes: &[u8]) {
                 reason: None,
                 optional: b & 0x80 != 0,
                 cached: false,
+                ..Default::default()
             }
         })
         .collect();

@@ -11,6 +11,8 @@ mod cli;
 mod commands;
 mod config;
 mod dash;
+mod digest;
+mod drivers;
 mod env;
 mod exit;
 mod files;
@@ -25,6 +27,7 @@ mod report;
 mod results;
 mod runner;
 mod status;
+mod tools;
 
 use clap::Parser;
 use std::error::Error;

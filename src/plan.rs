@@ -1,27 +1,44 @@
-//! Pure planning: which gates a set of files triggers, and the exact runs (jobs) each needs.
-//! No process is started and the file system is only consulted through `is_file`, so plans
-//! are cheap to compute and easy to test.
+//! Planning: which gates a set of files triggers, and the exact runs (jobs) each needs. No
+//! process is started; the file system is seen only through [`ProjectFs`], so plans are cheap
+//! to compute and easy to test on a project held in memory.
 
-use crate::config::{Config, Gate, Phase, Scope};
-use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use crate::config::{Config, Driver, Gate, Phase, Scope};
+use crate::drivers;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Bytes of file arguments per run. Linux allows about 2 MiB for argv and the environment
 /// together; staying far below it leaves room for large environments and other systems.
 pub const ARG_BUDGET: usize = 128 * 1024;
 
 /// One process to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Job {
     /// Working directory, relative to the project root (empty = the root itself).
     pub dir: PathBuf,
-    /// Arguments handed to the command as `"$@"`, relative to `dir`.
+    /// A driver's program and options, run directly with `args` after them. `None`: the
+    /// gate's `run` template through `/bin/sh`, with `args` as `"$@"`.
+    pub argv: Option<Vec<OsString>>,
+    /// File arguments, relative to `dir`.
     pub args: Vec<OsString>,
     /// The files whose content decides the run's result, relative to the project root: its
-    /// own files, or for a project gate every project file it matches under `dir`.
+    /// own files, a project's files, declared inputs, what a driver found the run reads. A
+    /// path that does not exist may be listed: its absence is part of the result too.
     pub inputs: Vec<PathBuf>,
+    /// Where the search for the gate's tools starts (`path` entries are looked up here and in
+    /// every folder above), relative to the project root.
+    pub tools_from: PathBuf,
+    /// What this run covers, when the command alone does not say (`packages/a/tsconfig.json`).
+    pub label: Option<String>,
+    /// Why no key can hold everything this run's result depends on: it is never cached.
+    pub no_cache: Option<String>,
+    /// Files a driver writes under `.ralph/` before the run (relative path, content).
+    pub setup: Vec<(PathBuf, String)>,
+    /// Runs with the same name never overlap (they share a build-info file).
+    pub exclusive: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -39,33 +56,123 @@ pub struct Plan {
     pub gates: Vec<PlannedGate>,
 }
 
-pub struct Filter<'a> {
+/// What a plan is made for.
+pub struct Request<'a> {
+    /// The selected files (relative to the root).
+    pub files: &'a [PathBuf],
+    /// Every project file, or just `files` when only those matter: a project gate's result
+    /// depends on all of its root's files, not only the selected ones.
+    pub universe: &'a [PathBuf],
     pub phase: Phase,
     /// Run only these gates (by name); empty = all.
     pub only: &'a [String],
 }
 
-/// Every gate of `config` that runs in the filter's phase, with the files of `files` it
-/// matches and the jobs to run. `is_file(root_relative)` answers root-marker lookups.
-/// `universe` is every project file (or just `files` when only those matter): a project
-/// gate's result depends on all of its root's files, not only the selected ones.
-pub fn plan(
-    config: &Config,
-    files: &[PathBuf],
-    universe: &[PathBuf],
-    filter: &Filter<'_>,
-    is_file: &dyn Fn(&Path) -> bool,
-    arg_budget: usize,
-) -> Plan {
+/// How the project is seen and how runs are sized.
+pub struct Context<'a> {
+    pub fs: &'a dyn ProjectFs,
+    /// Bytes of file arguments per run.
+    pub arg_budget: usize,
+    /// A batch is spread over this many runs (the cores), unless the gate is `serial`.
+    pub spread: usize,
+}
+
+/// The project's files as the planner and the drivers read them. Paths are relative to the
+/// project root.
+pub trait ProjectFs: Sync {
+    fn is_file(&self, rel: &Path) -> bool;
+    fn read(&self, rel: &Path) -> Option<Vec<u8>>;
+    /// The first bytes (a `#!` line).
+    fn head(&self, rel: &Path) -> Option<Vec<u8>> {
+        self.read(rel).map(|mut b| {
+            b.truncate(256);
+            b
+        })
+    }
+}
+
+/// The real project on disk; files read once per plan.
+pub struct DiskFs {
+    root: PathBuf,
+    read: Mutex<HashMap<PathBuf, Option<std::sync::Arc<Vec<u8>>>>>,
+}
+
+impl DiskFs {
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            read: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl ProjectFs for DiskFs {
+    fn is_file(&self, rel: &Path) -> bool {
+        self.root.join(rel).is_file()
+    }
+
+    fn read(&self, rel: &Path) -> Option<Vec<u8>> {
+        if let Some(hit) = self.read.lock().unwrap_or_else(|e| e.into_inner()).get(rel) {
+            return hit.as_ref().map(|b| b.to_vec());
+        }
+        let bytes = std::fs::read(self.root.join(rel))
+            .ok()
+            .map(std::sync::Arc::new);
+        let out = bytes.as_ref().map(|b| b.to_vec());
+        self.read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(rel.to_path_buf(), bytes);
+        out
+    }
+
+    fn head(&self, rel: &Path) -> Option<Vec<u8>> {
+        crate::files::head(&self.root.join(rel))
+    }
+}
+
+/// Every gate of `config` that runs in the request's phase, with the files it matches and
+/// the jobs to run.
+pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
+    let head = |p: &Path| cx.fs.head(p);
     let gates = config
         .gates
         .iter()
         .enumerate()
-        .filter(|(_, g)| g.runs_in(filter.phase))
-        .filter(|(_, g)| filter.only.is_empty() || filter.only.iter().any(|n| n == &g.name))
+        .filter(|(_, g)| g.runs_in(req.phase))
+        .filter(|(_, g)| req.only.is_empty() || req.only.iter().any(|n| n == &g.name))
         .map(|(index, gate)| {
-            let matched: Vec<PathBuf> = files.iter().filter(|f| gate.matches(f)).cloned().collect();
-            let jobs = jobs_for(gate, &matched, universe, is_file, arg_budget);
+            let matched: Vec<PathBuf> = req
+                .files
+                .iter()
+                .filter(|f| gate.matches_file(f, &head))
+                .cloned()
+                .collect();
+            let mut jobs = if matched.is_empty() {
+                Vec::new()
+            } else {
+                match gate.driver {
+                    Some(Driver::Cargo) => drivers::cargo::plan(gate, &matched, req.universe, cx),
+                    Some(Driver::Typescript) => {
+                        drivers::typescript::plan(gate, &matched, req.universe, cx)
+                    }
+                    Some(Driver::Shellcheck) => {
+                        drivers::shellcheck::plan(gate, &matched, req.universe, cx)
+                    }
+                    None => jobs_for(gate, &matched, req.universe, cx),
+                }
+            };
+            if !gate.inputs.is_empty() {
+                let declared: Vec<&PathBuf> =
+                    req.universe.iter().filter(|f| gate.is_input(f)).collect();
+                for job in &mut jobs {
+                    job.inputs.extend(declared.iter().map(|p| (*p).clone()));
+                }
+            }
+            for job in &mut jobs {
+                job.inputs.sort();
+                job.inputs.dedup();
+            }
             PlannedGate {
                 gate: index,
                 files: matched,
@@ -76,32 +183,31 @@ pub fn plan(
     Plan { gates }
 }
 
-fn jobs_for(
-    gate: &Gate,
-    matched: &[PathBuf],
-    universe: &[PathBuf],
-    is_file: &dyn Fn(&Path) -> bool,
-    budget: usize,
-) -> Vec<Job> {
-    if matched.is_empty() {
-        return Vec::new();
-    }
+fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
     let own = |f: &PathBuf| (as_argument(f), f.clone());
     match gate.scope {
         Scope::File => matched
             .iter()
             .map(|f| Job {
-                dir: PathBuf::new(),
                 args: vec![as_argument(f)],
                 inputs: vec![f.clone()],
+                label: Some(f.display().to_string()),
+                ..Job::default()
             })
             .collect(),
-        Scope::Batch => chunk(PathBuf::new(), matched.iter().map(own), budget),
+        Scope::Batch if gate.serial => {
+            chunk(PathBuf::new(), matched.iter().map(own), cx.arg_budget)
+        }
+        Scope::Batch => spread(matched, cx.spread)
+            .into_iter()
+            .flat_map(|part| chunk(PathBuf::new(), part.iter().map(own), cx.arg_budget))
+            .collect(),
         Scope::Project => {
+            let head = |p: &Path| cx.fs.head(p);
             let mut by_root: BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> = BTreeMap::new();
             let mut cache: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
             for f in matched {
-                let root = project_root(f, &gate.root_markers, is_file, &mut cache);
+                let root = project_root(f, &gate.root_markers, cx.fs, &mut cache);
                 let inside = f.strip_prefix(&root).unwrap_or(f);
                 by_root
                     .entry(root)
@@ -113,13 +219,14 @@ fn jobs_for(
                 .flat_map(|(root, args)| {
                     let inputs: Vec<PathBuf> = universe
                         .iter()
-                        .filter(|f| f.starts_with(&root) && gate.matches(f))
+                        .filter(|f| f.starts_with(&root) && gate.matches_file(f, &head))
                         .cloned()
                         .collect();
-                    chunk(root, args.into_iter(), budget)
+                    chunk(root.clone(), args.into_iter(), cx.arg_budget)
                         .into_iter()
                         .map(move |job| Job {
                             inputs: inputs.clone(),
+                            tools_from: root.clone(),
                             ..job
                         })
                 })
@@ -128,12 +235,26 @@ fn jobs_for(
     }
 }
 
+/// Splits files into at most `parts` groups by a digest of each path, so a file stays in its
+/// group when others come and go (one edit re-runs one group, whose key alone changed).
+pub fn spread(files: &[PathBuf], parts: usize) -> Vec<Vec<PathBuf>> {
+    let parts = parts.clamp(1, files.len().max(1));
+    let mut groups: Vec<Vec<PathBuf>> = vec![Vec::new(); parts];
+    for f in files {
+        let h = blake3::hash(f.as_os_str().as_bytes());
+        let n = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
+        groups[(n % parts as u64) as usize].push(f.clone());
+    }
+    groups.retain(|g| !g.is_empty());
+    groups
+}
+
 /// The nearest folder above `file` (up to the project root) that holds a marker; the project
 /// root when none does.
 fn project_root(
     file: &Path,
     markers: &[String],
-    is_file: &dyn Fn(&Path) -> bool,
+    fs: &dyn ProjectFs,
     cache: &mut BTreeMap<PathBuf, PathBuf>,
 ) -> PathBuf {
     let start = file.parent().unwrap_or(Path::new("")).to_path_buf();
@@ -142,7 +263,7 @@ fn project_root(
     }
     let found = start
         .ancestors()
-        .find(|dir| markers.iter().any(|m| is_file(&dir.join(m))))
+        .find(|dir| markers.iter().any(|m| fs.is_file(&dir.join(m))))
         .map_or_else(PathBuf::new, Path::to_path_buf);
     cache.insert(start, found.clone());
     found
@@ -150,7 +271,7 @@ fn project_root(
 
 /// A path as a command argument: `./` in front of a leading `-`, so no tool reads a file
 /// called `-rf.py` as an option.
-fn as_argument(path: &Path) -> OsString {
+pub fn as_argument(path: &Path) -> OsString {
     let bytes = path.as_os_str().as_bytes();
     if bytes.first() == Some(&b'-') {
         let mut v = b"./".to_vec();
@@ -162,12 +283,15 @@ fn as_argument(path: &Path) -> OsString {
 }
 
 /// Splits (argument, file) pairs into runs whose arguments stay under `budget` bytes.
-fn chunk(dir: PathBuf, args: impl Iterator<Item = (OsString, PathBuf)>, budget: usize) -> Vec<Job> {
+pub fn chunk(
+    dir: PathBuf,
+    args: impl Iterator<Item = (OsString, PathBuf)>,
+    budget: usize,
+) -> Vec<Job> {
     let mut jobs = Vec::new();
     let mut current = Job {
         dir: dir.clone(),
-        args: Vec::new(),
-        inputs: Vec::new(),
+        ..Job::default()
     };
     let mut size = 0;
     for (arg, file) in args {
@@ -175,8 +299,7 @@ fn chunk(dir: PathBuf, args: impl Iterator<Item = (OsString, PathBuf)>, budget: 
         if !current.args.is_empty() && size + cost > budget {
             let next = Job {
                 dir: dir.clone(),
-                args: Vec::new(),
-                inputs: Vec::new(),
+                ..Job::default()
             };
             jobs.push(std::mem::replace(&mut current, next));
             size = 0;
@@ -191,9 +314,35 @@ fn chunk(dir: PathBuf, args: impl Iterator<Item = (OsString, PathBuf)>, budget: 
     jobs
 }
 
-/// For messages: a path's text, lossily.
-pub fn shown(p: &OsStr) -> String {
-    p.to_string_lossy().into_owned()
+/// A project held in memory, for tests of the planner and the drivers.
+#[cfg(test)]
+pub struct MemFs(pub std::collections::BTreeMap<PathBuf, Vec<u8>>);
+
+#[cfg(test)]
+impl MemFs {
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        Self(
+            files
+                .iter()
+                .map(|(p, t)| (PathBuf::from(p), t.as_bytes().to_vec()))
+                .collect(),
+        )
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.0.keys().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+impl ProjectFs for MemFs {
+    fn is_file(&self, rel: &Path) -> bool {
+        self.0.contains_key(rel)
+    }
+
+    fn read(&self, rel: &Path) -> Option<Vec<u8>> {
+        self.0.get(rel).cloned()
+    }
 }
 
 #[cfg(test)]

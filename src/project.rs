@@ -1,7 +1,8 @@
 //! Opening a project: where it is, which config applies, and its file list (listed once).
 
-use crate::config::{self, Config, ConfigError};
+use crate::config::{self, Config, ConfigError, Phase};
 use crate::files::{self, FilesError};
+use crate::plan::{self, Plan};
 use std::path::{Path, PathBuf};
 
 pub struct Project {
@@ -71,6 +72,32 @@ impl Project {
             self.listed = Some(files::all(&self.config.root)?);
         }
         Ok(self.listed.clone().unwrap_or_default())
+    }
+
+    /// The plan for `files` in `phase` (`only`: these gates; empty = all). `universe` is
+    /// every project file when a gate's result depends on more than its own files.
+    pub fn plan(
+        &self,
+        files: &[PathBuf],
+        universe: &[PathBuf],
+        phase: Phase,
+        only: &[String],
+    ) -> Plan {
+        let fs = plan::DiskFs::new(self.root());
+        plan::plan(
+            &self.config,
+            &plan::Request {
+                files,
+                universe,
+                phase,
+                only,
+            },
+            &plan::Context {
+                fs: &fs,
+                arg_budget: plan::ARG_BUDGET,
+                spread: self.config.settings.jobs,
+            },
+        )
     }
 
     /// One line that says which config or presets are in force.

@@ -101,6 +101,7 @@ mod tests {
             reason: None,
             optional: false,
             cached: false,
+            ..Default::default()
         }
     }
 

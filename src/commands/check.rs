@@ -6,7 +6,6 @@ use crate::cli::CheckArgs;
 use crate::env::Environment;
 use crate::exit;
 use crate::files::{self, Selection};
-use crate::plan::{self, Filter};
 use crate::project::Project;
 use crate::report::text::plural;
 use crate::report::{human::Human, json, junit, Format, RunInfo, Summary};
@@ -16,6 +15,7 @@ use std::time::Instant;
 
 pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result<u8, AppError> {
     let started = Instant::now();
+    let strict = args.strict || env.strict();
     known_gates(&project.config, &args.gates)?;
     let selection = if !args.paths.is_empty() {
         Selection::Paths(args.paths.clone())
@@ -31,19 +31,8 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         Selection::All => universe.clone(),
         ref other => files::select(project.root(), &project.cwd, other)?,
     };
+    let plan = project.plan(&files, &universe, args.phase, &args.gates);
     let config = &project.config;
-    let root = config.root.clone();
-    let plan = plan::plan(
-        config,
-        &files,
-        &universe,
-        &Filter {
-            phase: args.phase,
-            only: &args.gates,
-        },
-        &|rel| root.join(rel).is_file(),
-        plan::ARG_BUDGET,
-    );
     let jobs = match args.jobs {
         Some(n) if n > 0 => n,
         _ => config.settings.jobs,
@@ -58,7 +47,7 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             order,
             color,
             args.quiet,
-            env.ci,
+            strict,
             config.settings.output_limit,
         )
     });
@@ -92,7 +81,7 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         &on_gate,
     );
     let info = RunInfo {
-        ci: env.ci,
+        ci: strict,
         output_limit: config.settings.output_limit,
         duration: started.elapsed(),
         config: config.file.as_ref().map(|p| p.display().to_string()),
@@ -114,7 +103,7 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
     }
-    Ok(if Summary::of(&results, env.ci).ok() {
+    Ok(if Summary::of(&results, strict).ok() {
         exit::SUCCESS
     } else {
         exit::GATE_FAILED

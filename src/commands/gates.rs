@@ -3,20 +3,24 @@
 
 use crate::app::AppError;
 use crate::cli::GatesArgs;
+use crate::config::Gate;
 use crate::config::{duration, Phase};
+use crate::env::Environment;
 use crate::exit;
 use crate::files;
-use crate::plan::{self, Filter};
+use crate::plan::Job;
 use crate::project::Project;
+use crate::report::text::plural;
+use crate::runner::{self, Invocation};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 
-pub fn run(project: &Project, args: &GatesArgs) -> Result<u8, AppError> {
+pub fn run(project: &Project, args: &GatesArgs, env: &Environment) -> Result<u8, AppError> {
     let text = if args.explain.is_empty() {
         list(project)
     } else {
-        explain(project, &args.explain, args.phase)?
+        explain(project, &args.explain, args.phase, env)?
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(exit::SUCCESS)
@@ -61,7 +65,16 @@ fn list(project: &Project) -> String {
         if !g.root_markers.is_empty() {
             let _ = writeln!(out, "  root at:  {}", g.root_markers.join("  "));
         }
-        let _ = writeln!(out, "  run:      {}", g.run);
+        if let Some(d) = g.driver {
+            let _ = writeln!(out, "  driver:   {}", d.as_str());
+        }
+        let _ = writeln!(out, "  run:      {}", g.command_text());
+        if !g.inputs.is_empty() {
+            let _ = writeln!(out, "  inputs:   {}", g.inputs.join("  "));
+        }
+        if !g.shebangs.is_empty() {
+            let _ = writeln!(out, "  shebangs: {}", g.shebangs.join("  "));
+        }
         if !g.requires.is_empty() {
             let _ = writeln!(out, "  requires: {}", g.requires.join("  "));
         }
@@ -75,61 +88,104 @@ fn list(project: &Project) -> String {
     out
 }
 
-fn explain(project: &Project, paths: &[PathBuf], phase: Option<Phase>) -> Result<String, AppError> {
+fn explain(
+    project: &Project,
+    paths: &[PathBuf],
+    phase: Option<Phase>,
+    env: &Environment,
+) -> Result<String, AppError> {
     let config = &project.config;
     let root = config.root.clone();
     let phases: Vec<Phase> = phase.map_or_else(|| Phase::ALL.to_vec(), |p| vec![p]);
+    let universe = files::all(&root)?;
     let mut out = String::new();
-    for path in paths {
-        let rel = files::relative_to_root(&root, &project.cwd, path)?;
-        let _ = writeln!(out, "{}", rel.display());
-        // (gate, dir, command) -> phases, so a run shared by every phase is listed once.
-        let mut runs: Vec<(String, String, String, Vec<&str>)> = Vec::new();
-        for &ph in &phases {
-            let planned = plan::plan(
-                config,
-                std::slice::from_ref(&rel),
-                std::slice::from_ref(&rel),
-                &Filter {
-                    phase: ph,
-                    only: &[],
-                },
-                &|r| root.join(r).is_file(),
-                plan::ARG_BUDGET,
-            );
-            for pg in &planned.gates {
-                let gate = &config.gates[pg.gate];
-                for job in &pg.jobs {
-                    let args: Vec<String> = job.args.iter().map(|a| plan::shown(a)).collect();
-                    let dir = if job.dir.as_os_str().is_empty() {
-                        ".".to_string()
-                    } else {
-                        job.dir.display().to_string()
-                    };
-                    let command = gate
-                        .run
-                        .display_with(&args, &root.join(&job.dir).to_string_lossy());
-                    match runs
-                        .iter_mut()
-                        .find(|r| r.0 == gate.name && r.1 == dir && r.2 == command)
-                    {
-                        Some(r) => r.3.push(ph.as_str()),
-                        None => runs.push((gate.name.clone(), dir, command, vec![ph.as_str()])),
+    runner::with_context(config, env, false, |cx| -> Result<(), AppError> {
+        for path in paths {
+            let rel = files::relative_to_root(&root, &project.cwd, path)?;
+            let _ = writeln!(out, "{}", rel.display());
+            // One entry per distinct run, with the phases it belongs to.
+            let mut runs: Vec<(String, String, Vec<&str>)> = Vec::new();
+            for &ph in &phases {
+                let planned = project.plan(std::slice::from_ref(&rel), &universe, ph, &[]);
+                for pg in &planned.gates {
+                    let gate = &config.gates[pg.gate];
+                    for job in &pg.jobs {
+                        let inv = Invocation::new(cx, gate, job);
+                        let head = format!("{}\u{0}{}", gate.name, inv.display);
+                        if let Some(r) = runs.iter_mut().find(|r| r.0 == head) {
+                            r.2.push(ph.as_str());
+                            continue;
+                        }
+                        runs.push((head, describe_run(gate, job, &inv), vec![ph.as_str()]));
                     }
                 }
             }
+            if runs.is_empty() {
+                out.push_str("  no gate matches this path\n");
+            }
+            for (head, body, on) in runs {
+                let name = head.split('\u{0}').next().unwrap_or_default();
+                let _ = write!(out, "  {name}  [{}]\n{body}", on.join(", "));
+            }
         }
-        let any = !runs.is_empty();
-        for (name, dir, command, on) in runs {
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// What one run does: command, folder, tools, and whether (and on what) it is cached.
+fn describe_run(gate: &Gate, job: &Job, inv: &Invocation) -> String {
+    let mut s = format!("    $ {}\n", inv.display);
+    if let Some(label) = &job.label {
+        let _ = writeln!(s, "    checks: {label}");
+    }
+    for t in &inv.shown_tools {
+        let _ = writeln!(
+            s,
+            "    tool:   {} = {}{}{}",
+            t.name,
+            t.path,
+            t.runs
+                .as_ref()
+                .map(|r| format!(" -> {r}"))
+                .unwrap_or_default(),
+            t.version
+                .as_ref()
+                .map(|v| format!(" ({v})"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(tool) = &inv.missing {
+        let _ = writeln!(
+            s,
+            "    tool:   {tool} is not installed (the gate is skipped){}",
+            gate.install
+                .as_ref()
+                .map(|i| format!("; install: {i}"))
+                .unwrap_or_default()
+        );
+    }
+    match &inv.key {
+        Ok(_) => {
             let _ = writeln!(
-                out,
-                "  {name}  [{}]  in {dir}\n    $ {command}",
-                on.join(", ")
+                s,
+                "    cache:  on; the key holds {} and the identity of {}",
+                plural(job.inputs.len(), "input file", "input files"),
+                if inv.tools.is_empty() {
+                    "no tool".to_string()
+                } else {
+                    inv.tools
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
             );
         }
-        if !any {
-            out.push_str("  no gate matches this path\n");
+        Err(why) if inv.missing.is_none() => {
+            let _ = writeln!(s, "    cache:  off, {why}");
         }
+        Err(_) => {}
     }
-    Ok(out)
+    s
 }

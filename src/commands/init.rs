@@ -38,7 +38,7 @@ fn write_config(ws: &Path) -> Result<String, AppError> {
         return Ok("ralph.toml: exists, left as it is".into());
     }
     let listing = files::all(ws)?;
-    let found = presets::detect(&listing);
+    let found = presets::detect(&listing, &|rel| files::head(&ws.join(rel)));
     let names: Vec<String> = found.iter().map(|d| format!("\"{}\"", d.name)).collect();
     let why: Vec<String> = found
         .iter()

@@ -10,7 +10,8 @@ pub use error::ConfigError;
 pub use raw::{Phase, Scope};
 
 use globset::{GlobSet, GlobSetBuilder};
-use raw::{GlobPattern, RawConfig, RawGate};
+pub use raw::{Driver, Severity};
+use raw::{FailOn, GlobPattern, RawConfig, RawGate};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,7 +45,12 @@ pub struct Gate {
     pub exclude: Vec<String>,
     matcher: GlobSet,
     excluder: GlobSet,
-    pub run: CommandTemplate,
+    /// Extra files whose content decides the result (part of the cache key).
+    pub inputs: Vec<String>,
+    input_matcher: GlobSet,
+    /// `None` only for a driver that builds its own command.
+    pub run: Option<CommandTemplate>,
+    pub driver: Option<Driver>,
     pub scope: Scope,
     pub root_markers: Vec<String>,
     pub requires: Vec<String>,
@@ -56,13 +62,67 @@ pub struct Gate {
     pub cache: bool,
     /// Output patterns that fail the gate even when it exits 0 (matched with `^`/`$` per line).
     pub fail_on: Vec<regex::Regex>,
+    /// The lowest severity that fails, for a driver that reports severities.
+    pub severity: Option<Severity>,
     pub require_files: bool,
+    /// Interpreters whose `#!` line makes an extensionless file match.
+    pub shebangs: Vec<String>,
+    /// Keep a batch in one process instead of spreading it over the cores.
+    pub serial: bool,
+    /// How to install the tool, for the message when it is missing.
+    pub install: Option<String>,
 }
 
 impl Gate {
-    /// `rel` is relative to the project root.
+    /// `rel` is relative to the project root. Globs only: see [`Gate::matches_file`].
     pub fn matches(&self, rel: &Path) -> bool {
         self.matcher.is_match(rel) && !self.excluder.is_match(rel)
+    }
+
+    /// Globs, or for an extensionless file a `#!` line naming one of `shebangs`; `head`
+    /// gives a file's first bytes.
+    pub fn matches_file(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> bool {
+        if self.matches(rel) {
+            return true;
+        }
+        !self.shebangs.is_empty()
+            && !self.excluder.is_match(rel)
+            && rel.extension().is_none()
+            && head(rel)
+                .and_then(|h| crate::tools::parse_shebang(&h))
+                .is_some_and(|i| self.speaks(&i))
+    }
+
+    /// True when an interpreter named in a `#!` line (`/bin/bash`, `python3.11`) is one of
+    /// this gate's `shebangs`.
+    pub fn speaks(&self, interpreter: &str) -> bool {
+        shebang_matches(&self.shebangs, interpreter)
+    }
+
+    /// True when planning this gate needs every project file, not only the selected ones: a
+    /// project gate's key, a driver's layout, declared inputs.
+    pub fn needs_listing(&self) -> bool {
+        self.scope == Scope::Project || self.driver.is_some() || !self.inputs.is_empty()
+    }
+
+    /// A file whose content decides the result besides the matched ones.
+    pub fn is_input(&self, rel: &Path) -> bool {
+        !self.inputs.is_empty() && self.input_matcher.is_match(rel)
+    }
+
+    /// The command as configured, for listings: the `run` text, or what the driver runs.
+    pub fn command_text(&self) -> String {
+        match (&self.run, self.driver) {
+            (Some(run), _) => run.source().to_string(),
+            (None, Some(Driver::Typescript)) => {
+                "tsc (driver: -b for project references, -p otherwise, loose files on their own)"
+                    .to_string()
+            }
+            (None, Some(Driver::Shellcheck)) => {
+                "shellcheck (driver: per file, dialect and severity chosen)".to_string()
+            }
+            (None, _) => String::new(),
+        }
     }
 
     pub fn runs_in(&self, phase: Phase) -> bool {
@@ -236,7 +296,8 @@ pub fn resolve(
     for name in &wanted {
         if name == presets::AUTO {
             let files = project_files();
-            for d in presets::detect(&files) {
+            let head = |rel: &Path| crate::files::head(&root.join(rel));
+            for d in presets::detect(&files, &head) {
                 if !chosen.iter().any(|c| c.name == d.name) {
                     chosen.push(PresetUse {
                         name: d.name,
@@ -365,35 +426,57 @@ fn compile_gate(
             format!("gate `{name}` has no globs; use [\"**/*\"] to match every file"),
         ));
     }
-    let run = raw.run.get_ref();
-    let run_at = raw.run.span().start;
-    match raw.scope {
-        Scope::File if !run.uses(Placeholder::File) && !run.uses(Placeholder::Files) => {
+    let driver = raw.driver.as_ref().map(|d| *d.get_ref());
+    let scope = check_scope(raw, &name, driver, source)?;
+    let run = match (&raw.run, driver) {
+        (Some(run), Some(d @ (Driver::Typescript | Driver::Shellcheck))) => {
             return Err(source.error(
-                run_at,
-                format!("gate `{name}` has scope = \"file\" but its command never uses {{file}}"),
-            ));
-        }
-        Scope::Batch if run.uses(Placeholder::File) => {
-            return Err(source.error(
-                run_at,
+                run.span().start,
                 format!(
-                    "gate `{name}` uses {{file}} with scope = \"batch\"; use {{files}}, or scope = \"file\""
+                    "gate `{name}` has driver = \"{}\", which builds its own command; remove `run` (or the driver, to run your own command)",
+                    d.as_str()
                 ),
             ));
         }
-        Scope::Project if run.uses(Placeholder::File) => {
-            return Err(source.error(
-                run_at,
-                format!("gate `{name}` uses {{file}} with scope = \"project\"; use {{root}} or {{files}}"),
-            ));
+        (Some(run), _) => Some(run.get_ref().clone()),
+        (None, Some(Driver::Typescript | Driver::Shellcheck)) => None,
+        (None, _) => {
+            return Err(source.error(name_at, format!("gate `{name}` has no `run` command")))
         }
-        _ => {}
+    };
+    if let (Some(run), Some(span)) = (&run, raw.run.as_ref().map(|r| r.span().start)) {
+        match scope {
+            Scope::File if !run.uses(Placeholder::File) && !run.uses(Placeholder::Files) => {
+                return Err(source.error(
+                    span,
+                    format!(
+                        "gate `{name}` has scope = \"file\" but its command never uses {{file}}"
+                    ),
+                ));
+            }
+            Scope::Batch if run.uses(Placeholder::File) => {
+                return Err(source.error(
+                    span,
+                    format!(
+                        "gate `{name}` uses {{file}} with scope = \"batch\"; use {{files}}, or scope = \"file\""
+                    ),
+                ));
+            }
+            Scope::Project if run.uses(Placeholder::File) => {
+                return Err(source.error(
+                    span,
+                    format!("gate `{name}` uses {{file}} with scope = \"project\"; use {{root}} or {{files}}"),
+                ));
+            }
+            _ => {}
+        }
     }
-    if raw.scope != Scope::Project && !raw.root_markers.is_empty() {
+    if !raw.root_markers.is_empty() && (scope != Scope::Project || driver.is_some()) {
         return Err(source.error(
             name_at,
-            format!("gate `{name}` sets root_markers, which only apply with scope = \"project\""),
+            format!(
+                "gate `{name}` sets root_markers, which only apply with scope = \"project\" and no driver"
+            ),
         ));
     }
     if let Some(bad) = raw
@@ -406,12 +489,36 @@ fn compile_gate(
             format!("gate `{name}` has an invalid env name `{bad}`"),
         ));
     }
+    if let Some(bad) = raw
+        .shebangs
+        .iter()
+        .find(|s| s.is_empty() || s.contains(['/', ' ', '\0']))
+    {
+        return Err(source.error(
+            name_at,
+            format!("gate `{name}` has an invalid shebangs entry `{bad}`: give an interpreter's name, such as \"bash\""),
+        ));
+    }
     let phases = match &raw.phases {
         Some(p) if p.is_empty() => {
             return Err(source.error(name_at, format!("gate `{name}` has an empty phases list")))
         }
         Some(p) => p.clone(),
         None => Phase::ALL.to_vec(),
+    };
+    let (fail_on, severity) = match raw.fail_on.as_ref().map(|f| (f.get_ref(), f.span().start)) {
+        None => (Vec::new(), None),
+        Some((FailOn::Patterns(p), _)) => (p.iter().map(|p| p.0.clone()).collect(), None),
+        Some((FailOn::Severity(s), _)) if driver == Some(Driver::Shellcheck) => (Vec::new(), Some(*s)),
+        Some((FailOn::Severity(s), at)) => {
+            return Err(source.error(
+                at,
+                format!(
+                    "gate `{name}`: fail_on = \"{}\" is a severity, which only a driver that reports severities (shellcheck) understands; give a list of output patterns instead",
+                    s.as_str()
+                ),
+            ))
+        }
     };
     Ok(Gate {
         origin: source.origin(name_at),
@@ -424,8 +531,11 @@ fn compile_gate(
         exclude: raw.exclude.iter().map(|g| g.written.clone()).collect(),
         matcher: glob_set(raw.globs.get_ref()),
         excluder: glob_set(&raw.exclude),
-        run: run.clone(),
-        scope: raw.scope,
+        inputs: raw.inputs.iter().map(|g| g.written.clone()).collect(),
+        input_matcher: glob_set(&raw.inputs),
+        run,
+        driver,
+        scope,
         root_markers: raw.root_markers.clone(),
         requires: raw.requires.clone(),
         path: raw.path.clone(),
@@ -434,9 +544,54 @@ fn compile_gate(
         env: raw.env.clone(),
         optional: raw.optional,
         cache: raw.cache.unwrap_or(true),
-        fail_on: raw.fail_on.iter().map(|p| p.0.clone()).collect(),
+        fail_on,
+        severity,
         require_files: raw.require_files,
+        shebangs: raw.shebangs.clone(),
+        serial: raw.serial,
+        install: raw.install.clone(),
         name,
+    })
+}
+
+/// A driver decides how its tool's runs are grouped, so it fixes the scope.
+fn check_scope(
+    raw: &RawGate,
+    name: &str,
+    driver: Option<Driver>,
+    source: &Source<'_>,
+) -> Result<Scope, ConfigError> {
+    let written = raw.scope.as_ref().map(|s| (*s.get_ref(), s.span().start));
+    let Some(driver) = driver else {
+        return Ok(written.map_or(Scope::default(), |(s, _)| s));
+    };
+    let implied = match driver {
+        Driver::Cargo | Driver::Typescript => Scope::Project,
+        Driver::Shellcheck => Scope::File,
+    };
+    match written {
+        Some((s, at)) if s != implied => Err(source.error(
+            at,
+            format!(
+                "gate `{name}` has driver = \"{}\", which runs per {}; remove `scope`",
+                driver.as_str(),
+                match implied {
+                    Scope::Project => "project",
+                    _ => "file",
+                }
+            ),
+        )),
+        _ => Ok(implied),
+    }
+}
+
+/// `bash` matches `/bin/bash`, `bash5` and `python3` matches `python3.11`: a version suffix
+/// (digits and dots) after the name is allowed.
+pub fn shebang_matches(names: &[String], interpreter: &str) -> bool {
+    let base = interpreter.rsplit('/').next().unwrap_or(interpreter);
+    names.iter().any(|n| {
+        base.strip_prefix(n.as_str())
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
     })
 }
 

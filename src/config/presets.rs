@@ -55,16 +55,64 @@ pub struct Detected {
     pub because: String,
 }
 
-/// Pure: which presets fit a project whose files (relative, `/`-separated) are `files`.
-pub fn detect<P: AsRef<std::path::Path>>(files: &[P]) -> Vec<Detected> {
+/// Folders whose files are data for tests or someone else's code, never evidence of the stack
+/// a project is written in (a Python library's `tests/fixtures/x.ts` does not make it a
+/// TypeScript project).
+const NOT_EVIDENCE: &[&str] = &[
+    "fixtures",
+    "fixture",
+    "__fixtures__",
+    "testdata",
+    "test-data",
+    "test_data",
+    "vendor",
+    "third_party",
+    "third-party",
+    "node_modules",
+    "__snapshots__",
+];
+
+/// True when `rel` lies in a folder whose files are no evidence (see [`NOT_EVIDENCE`]).
+pub fn in_data_folder(rel: &std::path::Path) -> bool {
+    rel.parent().is_some_and(|dir| {
+        dir.components()
+            .any(|c| NOT_EVIDENCE.iter().any(|n| c.as_os_str() == *n))
+    })
+}
+
+/// Pure but for `head`: which presets fit a project whose files (relative) are `files`. A
+/// preset fits when a file outside fixture and vendored folders matches its `detect` globs,
+/// or an extensionless one starts with a `#!` line naming one of its `detect_shebangs`.
+pub fn detect<P: AsRef<std::path::Path>>(
+    files: &[P],
+    head: &dyn Fn(&std::path::Path) -> Option<Vec<u8>>,
+) -> Vec<Detected> {
     let mut out = Vec::new();
+    let evidence: Vec<&std::path::Path> = files
+        .iter()
+        .map(AsRef::as_ref)
+        .filter(|f| !in_data_folder(f))
+        .collect();
     for preset in PRESETS {
         let raw = parse(preset).expect("embedded presets are valid (tested)");
         let set = build_set(&raw.detect);
-        if let Some(hit) = files.iter().find(|f| set.is_match(f.as_ref())) {
+        let by_name = evidence.iter().find(|f| set.is_match(f));
+        let by_shebang = || {
+            (!raw.detect_shebangs.is_empty())
+                .then(|| {
+                    evidence.iter().find(|f| {
+                        f.extension().is_none()
+                            && head(f)
+                                .and_then(|h| crate::tools::parse_shebang(&h))
+                                .is_some_and(|i| super::shebang_matches(&raw.detect_shebangs, &i))
+                    })
+                })
+                .flatten()
+        };
+        if let Some(hit) = by_name.or_else(by_shebang) {
             out.push(Detected {
                 name: preset.name,
-                because: hit.as_ref().display().to_string(),
+                because: hit.display().to_string(),
             });
         }
     }
@@ -94,10 +142,44 @@ mod tests {
 
     #[test]
     fn detection_follows_project_contents() {
-        let found = detect(&["Cargo.toml", "src/main.rs", "scripts/x.sh", "README.md"]);
+        let none = |_: &std::path::Path| None;
+        let found = detect(
+            &["Cargo.toml", "src/main.rs", "scripts/x.sh", "README.md"],
+            &none,
+        );
         let names: Vec<_> = found.iter().map(|d| d.name).collect();
         assert_eq!(names, ["rust", "shell"]);
         assert_eq!(found[1].because, "scripts/x.sh");
-        assert!(detect(&["README.md"]).is_empty());
+        assert!(detect(&["README.md"], &none).is_empty());
+    }
+
+    #[test]
+    fn fixtures_and_vendored_code_are_no_evidence() {
+        let none = |_: &std::path::Path| None;
+        let found = detect(
+            &[
+                "pyproject.toml",
+                "tests/fixtures/deep/x.ts",
+                "vendor/lib/y.sh",
+                "pkg/testdata/Cargo.toml",
+            ],
+            &none,
+        );
+        let names: Vec<_> = found.iter().map(|d| d.name).collect();
+        assert_eq!(names, ["python"]);
+    }
+
+    #[test]
+    fn extensionless_scripts_are_found_by_their_shebang() {
+        let head = |p: &std::path::Path| {
+            (p == std::path::Path::new("bin/run"))
+                .then(|| b"#!/usr/bin/env bash\nset -e\n".to_vec())
+        };
+        let found = detect(&["README.md", "bin/run", "LICENSE"], &head);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].name, found[0].because.as_str()),
+            ("shell", "bin/run")
+        );
     }
 }

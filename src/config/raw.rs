@@ -36,12 +36,17 @@ pub struct RawHooks {
     pub stuck_after: Option<u32>,
 }
 
-/// A file in `gates/`: a stack's gates plus the globs that say a project uses that stack.
+/// A file in `gates/`: a stack's gates plus what says a project uses that stack.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPreset {
     pub description: String,
+    /// Files that show the stack: manifests and lock files first (they are evidence wherever
+    /// they are), then source files (evidence only outside fixture and vendored folders).
     pub detect: Vec<GlobPattern>,
+    /// Interpreters whose `#!` line on an extensionless file shows the stack too.
+    #[serde(default)]
+    pub detect_shebangs: Vec<String>,
     pub gate: Vec<RawGate>,
 }
 
@@ -62,9 +67,12 @@ pub struct RawGate {
     pub globs: Spanned<Vec<GlobPattern>>,
     #[serde(default)]
     pub exclude: Vec<GlobPattern>,
-    pub run: Spanned<CommandTemplate>,
-    #[serde(default)]
-    pub scope: Scope,
+    /// Absent only for a gate whose driver builds its own command.
+    pub run: Option<Spanned<CommandTemplate>>,
+    /// Built-in knowledge of a tool: how its projects are laid out, the command for each, and
+    /// what its result depends on.
+    pub driver: Option<Spanned<Driver>>,
+    pub scope: Option<Spanned<Scope>>,
     #[serde(default)]
     pub root_markers: Vec<String>,
     #[serde(default)]
@@ -84,11 +92,110 @@ pub struct RawGate {
     pub cache: Option<bool>,
     /// Regular expressions that fail the gate when its output matches, even on exit 0
     /// (a test runner that ran no test and says so).
+    /// Or, for a driver that reports severities (shellcheck), the lowest severity that fails.
     #[serde(default)]
-    pub fail_on: Vec<OutputPattern>,
+    pub fail_on: Option<Spanned<FailOn>>,
     /// true: a gate that matched no file fails instead of passing with nothing checked.
     #[serde(default)]
     pub require_files: bool,
+    /// Files besides the matched ones whose content decides the result (a schema, fixtures,
+    /// a linter's config): part of the cache key.
+    #[serde(default)]
+    pub inputs: Vec<GlobPattern>,
+    /// Extensionless files whose `#!` line names one of these interpreters match too.
+    #[serde(default)]
+    pub shebangs: Vec<String>,
+    /// true: run all matched files in one process (split only at the OS argument limit);
+    /// by default a batch is spread over the cores.
+    #[serde(default)]
+    pub serial: bool,
+    /// How to install the gate's tool, shown when it is missing.
+    pub install: Option<String>,
+}
+
+/// Tools ralph-gate knows how to run well.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Driver {
+    /// One run per Cargo workspace (found as Cargo does), with every member's files and
+    /// path dependencies as inputs: `run` is the cargo command.
+    Cargo,
+    /// tsc per tsconfig project: `tsc -b` for project references, `tsc -p` otherwise,
+    /// incremental, loose files checked on their own; tsc from the nearest node_modules.
+    Typescript,
+    /// shellcheck per file, with the dialect of the scripts that source a library, and the
+    /// severity from `fail_on`.
+    Shellcheck,
+}
+
+impl Driver {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Driver::Cargo => "cargo",
+            Driver::Typescript => "typescript",
+            Driver::Shellcheck => "shellcheck",
+        }
+    }
+}
+
+/// `fail_on`: output patterns, or a severity name.
+#[derive(Debug, Clone)]
+pub enum FailOn {
+    Patterns(Vec<OutputPattern>),
+    Severity(Severity),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+    Style,
+}
+
+impl Severity {
+    pub const NAMES: [&'static str; 4] = ["error", "warning", "info", "style"];
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl<'de> Deserialize<'de> for FailOn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = FailOn;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a list of output patterns, or a severity (error, warning, info, style)",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<FailOn, E> {
+                let at = Severity::NAMES.iter().position(|n| *n == s).ok_or_else(|| {
+                    E::custom(format!(
+                        "unknown severity `{s}`: use error, warning, info or style, or a list of output patterns"
+                    ))
+                })?;
+                Ok(FailOn::Severity(
+                    [
+                        Severity::Error,
+                        Severity::Warning,
+                        Severity::Info,
+                        Severity::Style,
+                    ][at],
+                ))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<FailOn, A::Error> {
+                let mut out = Vec::new();
+                while let Some(p) = seq.next_element::<OutputPattern>()? {
+                    out.push(p);
+                }
+                Ok(FailOn::Patterns(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A regular expression checked when parsed, so a bad one is reported at its line.

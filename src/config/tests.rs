@@ -136,7 +136,7 @@ fn named_presets_are_merged_and_a_file_gate_overrides_by_name() {
     assert_eq!(names, ["python-compile", "shellcheck"]);
     assert_eq!(c.gates[0].origin, Origin::Preset("python"));
     assert!(matches!(c.gates[1].origin, Origin::File { .. }));
-    assert!(c.gates[1].run.source().contains("-S error"));
+    assert!(c.gates[1].command_text().contains("-S error"));
 }
 
 #[test]
@@ -163,4 +163,79 @@ fn example_config_in_the_repo_is_valid() {
     let file =
         parse(Path::new("ralph.toml.example"), text.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!file.raw.gate.is_empty());
+}
+
+#[test]
+fn drivers_fix_the_scope_and_own_their_command() {
+    let c = resolved(
+        "[[gate]]\nname = \"tsc\"\nglobs = [\"*.ts\"]\ndriver = \"typescript\"\n",
+        &[],
+    );
+    assert_eq!(c.gates[0].scope, Scope::Project);
+    assert!(c.gates[0].run.is_none());
+    let e = err(
+        "[[gate]]\nname = \"tsc\"\nglobs = [\"*.ts\"]\ndriver = \"typescript\"\nrun = \"tsc\"\n",
+    );
+    assert!(
+        e.starts_with("ralph.toml:5:") && e.contains("builds its own command"),
+        "{e}"
+    );
+    let e = err("[[gate]]\nname = \"c\"\nglobs = [\"*.rs\"]\ndriver = \"cargo\"\n");
+    assert!(e.contains("has no `run` command"), "{e}");
+    let e = err(
+        "[[gate]]\nname = \"s\"\nglobs = [\"*.sh\"]\ndriver = \"shellcheck\"\nscope = \"batch\"\n",
+    );
+    assert!(
+        e.starts_with("ralph.toml:5:") && e.contains("remove `scope`"),
+        "{e}"
+    );
+    let e = err("[[gate]]\nname = \"s\"\nglobs = [\"*.sh\"]\ndriver = \"shellcheckk\"\n");
+    assert!(
+        e.starts_with("ralph.toml:4:") && e.contains("gate[0].driver"),
+        "{e}"
+    );
+}
+
+#[test]
+fn fail_on_takes_patterns_or_a_severity_where_one_is_understood() {
+    let c = resolved(
+        "[[gate]]\nname = \"s\"\nglobs = [\"*.sh\"]\ndriver = \"shellcheck\"\nfail_on = \"error\"\n",
+        &[],
+    );
+    assert_eq!(c.gates[0].severity, Some(Severity::Error));
+    let e = err(&format!("{GATE}fail_on = \"warning\"\n"));
+    assert!(
+        e.starts_with("ralph.toml:5:") && e.contains("only a driver that reports severities"),
+        "{e}"
+    );
+    let e = err(
+        "[[gate]]\nname = \"s\"\nglobs = [\"*.sh\"]\ndriver = \"shellcheck\"\nfail_on = \"loud\"\n",
+    );
+    assert!(e.contains("unknown severity `loud`"), "{e}");
+    let c = resolved(&format!("{GATE}fail_on = ['^0 tests$']\n"), &[]);
+    assert_eq!(c.gates[0].fail_on.len(), 1);
+}
+
+#[test]
+fn inputs_and_shebangs_are_checked() {
+    let e = err(&format!("{GATE}inputs = [\"schema/[x\"]\n"));
+    assert!(
+        e.starts_with("ralph.toml:5:") && e.contains("gate[0].inputs"),
+        "{e}"
+    );
+    let e = err(&format!("{GATE}shebangs = [\"/bin/bash\"]\n"));
+    assert!(e.contains("invalid shebangs entry `/bin/bash`"), "{e}");
+    let c = resolved(&format!("{GATE}inputs = [\"schema/*.json\"]\n"), &[]);
+    assert!(c.gates[0].is_input(Path::new("schema/a.json")));
+    assert!(!c.gates[0].is_input(Path::new("other/a.json")));
+    assert!(c.gates[0].needs_listing());
+}
+
+#[test]
+fn shebang_names_allow_version_suffixes_only() {
+    let names = vec!["python".to_string(), "sh".to_string()];
+    assert!(shebang_matches(&names, "/usr/bin/python3.11"));
+    assert!(shebang_matches(&names, "sh"));
+    assert!(!shebang_matches(&names, "/bin/shellcheck"));
+    assert!(!shebang_matches(&names, "bash"));
 }

@@ -8,7 +8,6 @@ mod ui;
 
 use crate::config::Phase;
 use crate::env::Environment;
-use crate::plan::{self, Filter};
 use crate::project::Project;
 use app::{Action, App, Rerun};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
@@ -101,19 +100,8 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             Ok(f) => f,
             Err(e) => return fail(e.to_string()),
         };
+        let plan = project.plan(&files, &files, Phase::Check, &[]);
         let cfg = &project.config;
-        let root = cfg.root.clone();
-        let plan = plan::plan(
-            cfg,
-            &files,
-            &files,
-            &Filter {
-                phase: Phase::Check,
-                only: &[],
-            },
-            &|p| root.join(p).is_file(),
-            plan::ARG_BUDGET,
-        );
         shared.lock().unwrap_or_else(|e| e.into_inner()).total = plan.gates.len();
         let limits = crate::runner::Limits {
             jobs: cfg.settings.jobs,
@@ -122,7 +110,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
         crate::runner::run_recorded(cfg, &plan, &limits, &env, false, Phase::Check, &|r| {
             let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
             p.done += 1;
-            if crate::report::counts_as_failure(r, env.ci) {
+            if crate::report::counts_as_failure(r, env.strict()) {
                 p.failed += 1;
             }
         });

@@ -5,7 +5,6 @@ use super::protocol::{self, HookInput, HookOutput, HookSpecificOutput};
 use crate::config::Phase;
 use crate::env::Environment;
 use crate::files;
-use crate::plan::{self, Filter};
 use crate::project::Project;
 use crate::report::counts_as_failure;
 use crate::report::text::{head_tail, plural, strip_ansi};
@@ -87,38 +86,29 @@ pub fn run(
         }
     };
     let rel = files::relative_to_root(project.root(), &base, &edited).ok()?;
-    let root = project.root().to_path_buf();
-    let filter = Filter {
-        phase: Phase::Edit,
-        only: &[],
-    };
-    let edited_only = std::slice::from_ref(&rel);
-    let plan_with = |universe: &[PathBuf]| {
-        plan::plan(
-            &project.config,
-            edited_only,
-            universe,
-            &filter,
-            &|p| root.join(p).is_file(),
-            plan::ARG_BUDGET,
-        )
-    };
-    // The common case is an edit no gate cares about: answer it without listing the project.
-    let plan = plan_with(edited_only);
-    if plan.gates.iter().all(|g| g.jobs.is_empty()) {
+    if files::is_own_state(&rel) {
         return None;
     }
-    let project_gate = plan.gates.iter().any(|g| {
-        !g.jobs.is_empty() && project.config.gates[g.gate].scope == crate::config::Scope::Project
-    });
-    // A cached project gate's key covers every file under its root, so it needs the listing.
-    let plan = if !env.no_cache && project_gate {
-        let universe = files::all(&root).unwrap_or_else(|_| edited_only.to_vec());
-        plan_with(&universe)
-    } else {
-        plan
-    };
+    let root = project.root().to_path_buf();
     let config = &project.config;
+    let edited_only = std::slice::from_ref(&rel);
+    // The common case is an edit no gate cares about: answer it without listing the project.
+    let head = |p: &Path| files::head(&root.join(p));
+    let matching: Vec<&crate::config::Gate> = config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(Phase::Edit) && g.matches_file(&rel, &head))
+        .collect();
+    if matching.is_empty() {
+        return None;
+    }
+    // Project gates, drivers and declared inputs see more than the edited file.
+    let universe = if matching.iter().any(|g| g.needs_listing()) {
+        files::all(&root).unwrap_or_else(|_| edited_only.to_vec())
+    } else {
+        edited_only.to_vec()
+    };
+    let plan = project.plan(edited_only, &universe, Phase::Edit, &[]);
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
@@ -128,7 +118,7 @@ pub fn run(
             .into_iter()
             .filter(|r| r.runs > 0)
             .collect();
-    feedback(&rel, &results, env.ci, protocol::TEXT_CAP).map(context)
+    feedback(&rel, &results, env.strict(), protocol::TEXT_CAP).map(context)
 }
 
 fn context(text: String) -> HookOutput {
@@ -169,6 +159,7 @@ mod tests {
             reason: None,
             optional: false,
             cached: false,
+            ..Default::default()
         }
     }
 

@@ -9,7 +9,6 @@ use crate::config::Phase;
 use crate::env::Environment;
 use crate::files;
 use crate::loop_state;
-use crate::plan::{self, Filter};
 use crate::project::Project;
 use crate::report::counts_as_failure;
 use crate::runner::{self, GateResult, Limits};
@@ -150,7 +149,7 @@ pub fn run(
     let progress_path = ralph_dir(&ws)
         .join("progress")
         .join(format!("{}.json", file_name(&loop_path)));
-    let fingerprint = fingerprint(&ws, &results, env.ci);
+    let fingerprint = fingerprint(&ws, &results, env.strict());
     let previous: Option<Progress> = std::fs::read(&progress_path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
@@ -163,7 +162,7 @@ pub fn run(
         state: &state,
         promise_seen: seen.as_deref(),
         results: &results,
-        ci: env.ci,
+        ci: env.strict(),
         unchanged_stops,
         stuck_after,
     });
@@ -208,7 +207,7 @@ pub fn run(
                 promise_source: source,
                 stop_hook_active: input.stop_hook_active.unwrap_or(false),
                 unchanged_stops,
-                gates: journal_gates(&results, env.ci),
+                gates: journal_gates(&results, env.strict()),
                 decision: if decision.blocks() { "block" } else { "allow" },
                 outcome: decision.outcome,
                 why: &decision.why,
@@ -231,7 +230,7 @@ fn gate_plain_stop(
     let results = stop_gates(project, env, started)?;
     let failing: Vec<&GateResult> = results
         .iter()
-        .filter(|r| counts_as_failure(r, env.ci))
+        .filter(|r| counts_as_failure(r, env.strict()))
         .collect();
     let output = if failing.is_empty() {
         HookOutput::default()
@@ -267,7 +266,7 @@ fn gate_plain_stop(
             promise_source: TextSource::None,
             stop_hook_active: input.stop_hook_active.unwrap_or(false),
             unchanged_stops: 0,
-            gates: journal_gates(&results, env.ci),
+            gates: journal_gates(&results, env.strict()),
             decision: if blocks { "block" } else { "allow" },
             outcome: if blocks {
                 Outcome::Continue
@@ -309,18 +308,8 @@ fn stop_gates(
         path: root.clone(),
         source: std::io::Error::other(e.to_string()),
     })?;
+    let plan = project.plan(&all, &all, Phase::Stop, &[]);
     let config = &project.config;
-    let plan = plan::plan(
-        config,
-        &all,
-        &all,
-        &Filter {
-            phase: Phase::Stop,
-            only: &[],
-        },
-        &|p| root.join(p).is_file(),
-        plan::ARG_BUDGET,
-    );
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.stop_budget),

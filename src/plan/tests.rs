@@ -1,6 +1,5 @@
 use super::*;
 use crate::config::{self, Config};
-use std::collections::BTreeSet;
 
 fn config(text: &str) -> Config {
     let file = config::parse(Path::new("ralph.toml"), text.to_string()).unwrap();
@@ -11,16 +10,34 @@ fn paths(list: &[&str]) -> Vec<PathBuf> {
     list.iter().map(PathBuf::from).collect()
 }
 
-fn plan_for(c: &Config, files: &[&str], phase: Phase, markers: &[&str], budget: usize) -> Plan {
-    let markers: BTreeSet<PathBuf> = markers.iter().map(PathBuf::from).collect();
+fn plan_with(
+    c: &Config,
+    files: &[PathBuf],
+    universe: &[PathBuf],
+    phase: Phase,
+    only: &[String],
+    markers: &[&str],
+    budget: usize,
+) -> Plan {
+    let fs = MemFs::new(&markers.iter().map(|m| (*m, "")).collect::<Vec<_>>());
     plan(
         c,
-        &paths(files),
-        &paths(files),
-        &Filter { phase, only: &[] },
-        &|p| markers.contains(p),
-        budget,
+        &Request {
+            files,
+            universe,
+            phase,
+            only,
+        },
+        &Context {
+            fs: &fs,
+            arg_budget: budget,
+            spread: 1,
+        },
     )
+}
+
+fn plan_for(c: &Config, files: &[&str], phase: Phase, markers: &[&str], budget: usize) -> Plan {
+    plan_with(c, &paths(files), &paths(files), phase, &[], markers, budget)
 }
 
 const CONFIG: &str = r#"
@@ -133,15 +150,13 @@ fn leading_dash_names_cannot_become_options() {
 fn only_filter_keeps_named_gates() {
     let c = config(CONFIG);
     let only = vec!["cargo".to_string()];
-    let p = plan(
+    let p = plan_with(
         &c,
         &paths(&["a.py"]),
         &paths(&["a.py"]),
-        &Filter {
-            phase: Phase::Check,
-            only: &only,
-        },
-        &|_| false,
+        Phase::Check,
+        &only,
+        &[],
         ARG_BUDGET,
     );
     assert_eq!(p.gates.len(), 1);
@@ -157,15 +172,13 @@ fn project_jobs_depend_on_every_matching_file_under_their_root() {
         "crates/b/src/lib.rs",
         "crates/a/README.md",
     ]);
-    let p = plan(
+    let p = plan_with(
         &c,
         &paths(&["crates/a/src/lib.rs"]),
         &universe,
-        &Filter {
-            phase: Phase::Check,
-            only: &[],
-        },
-        &|p| p == Path::new("crates/a/Cargo.toml"),
+        Phase::Check,
+        &[],
+        &["crates/a/Cargo.toml"],
         ARG_BUDGET,
     );
     let job = &p.gates[1].jobs[0];
@@ -181,9 +194,101 @@ fn project_jobs_depend_on_every_matching_file_under_their_root() {
 fn batch_and_file_jobs_depend_on_their_own_files() {
     let c = config(CONFIG);
     let p = plan_for(&c, &["a.py", "-x.py"], Phase::Check, &[], ARG_BUDGET);
-    assert_eq!(p.gates[0].jobs[0].inputs, paths(&["a.py", "-x.py"]));
+    assert_eq!(p.gates[0].jobs[0].inputs, paths(&["-x.py", "a.py"]));
     assert_eq!(
         p.gates[0].jobs[0].args,
         vec![OsString::from("a.py"), OsString::from("./-x.py")]
+    );
+}
+
+#[test]
+fn batches_spread_over_the_cores_and_stay_put_when_files_come_and_go() {
+    let c = config(CONFIG);
+    let names: Vec<PathBuf> = (0..40).map(|i| PathBuf::from(format!("m{i}.py"))).collect();
+    let fs = MemFs::new(&[]);
+    let plan_n = |files: &[PathBuf], spread: usize| {
+        plan(
+            &c,
+            &Request {
+                files,
+                universe: files,
+                phase: Phase::Check,
+                only: &[],
+            },
+            &Context {
+                fs: &fs,
+                arg_budget: ARG_BUDGET,
+                spread,
+            },
+        )
+    };
+    let four = plan_n(&names, 4);
+    assert_eq!(four.gates[0].jobs.len(), 4, "one run per core");
+    let total: usize = four.gates[0].jobs.iter().map(|j| j.args.len()).sum();
+    assert_eq!(total, 40, "no file lost or repeated");
+    let mut more = names.clone();
+    more.push(PathBuf::from("new.py"));
+    let after = plan_n(&more, 4);
+    let unchanged = four.gates[0]
+        .jobs
+        .iter()
+        .filter(|j| after.gates[0].jobs.contains(j))
+        .count();
+    assert_eq!(
+        unchanged, 3,
+        "a new file changes the run of its own group only"
+    );
+    let serial = config(&CONFIG.replace(
+        "run = \"check {files}\"",
+        "run = \"check {files}\"\nserial = true",
+    ));
+    let one = plan(
+        &serial,
+        &Request {
+            files: &names,
+            universe: &names,
+            phase: Phase::Check,
+            only: &[],
+        },
+        &Context {
+            fs: &fs,
+            arg_budget: ARG_BUDGET,
+            spread: 4,
+        },
+    );
+    assert_eq!(one.gates[0].jobs.len(), 1, "serial = true keeps one run");
+}
+
+#[test]
+fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
+    let c = config(
+        "[[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nshebangs = [\"bash\"]\ninputs = [\"conf/*.rc\"]\nrun = \"lint {files}\"\n",
+    );
+    let fs = MemFs::new(&[
+        ("bin/tool", "#!/usr/bin/env bash\necho\n"),
+        ("bin/py", "#!/usr/bin/python3\n"),
+        ("bin/data.txt", "#!/bin/bash\n"),
+        ("a.sh", ""),
+        ("conf/x.rc", ""),
+    ]);
+    let files = fs.paths();
+    let p = plan(
+        &c,
+        &Request {
+            files: &files,
+            universe: &files,
+            phase: Phase::Check,
+            only: &[],
+        },
+        &Context {
+            fs: &fs,
+            arg_budget: ARG_BUDGET,
+            spread: 1,
+        },
+    );
+    assert_eq!(p.gates[0].files, paths(&["a.sh", "bin/tool"]));
+    assert_eq!(
+        p.gates[0].jobs[0].inputs,
+        paths(&["a.sh", "bin/tool", "conf/x.rc"])
     );
 }

@@ -4,7 +4,7 @@
 
 use super::text::{duration, head_tail, plural, strip_ansi};
 use super::{counts_as_failure, RunInfo, Summary};
-use crate::runner::{GateResult, GateStatus};
+use crate::runner::{GateResult, GateStatus, RunDetail};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
@@ -72,6 +72,11 @@ impl<W: Write + Send> Human<W> {
     pub fn finish(self, results: &[GateResult], info: &RunInfo) -> W {
         let mut st = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let summary = Summary::of(results, info.ci);
+        if !self.quiet {
+            if let Some(line) = tools_line(results) {
+                let _ = writeln!(st.out, "{}", paint(self.color, "2", &line));
+            }
+        }
         if !(self.quiet && summary.ok()) {
             let line = summary_line(&summary, results.len(), info);
             let painted = if summary.ok() {
@@ -115,7 +120,11 @@ impl<W: Write + Send> Human<W> {
             files
         );
         if r.runs > 1 {
-            line.push_str(&format!(" in {} runs", r.runs));
+            line.push_str(&format!(
+                " in {} runs (total {})",
+                r.runs,
+                duration(r.total)
+            ));
         }
         if r.cached {
             line.push_str(" (cached)");
@@ -125,18 +134,26 @@ impl<W: Write + Send> Human<W> {
         } else if let Some(code) = r.exit_code {
             line.push_str(&format!("  exit {code}"));
         }
+        if let Some(install) = &r.install {
+            line.push_str(&format!("; install: {install}"));
+        }
         if r.status == GateStatus::Skipped && failing {
             line.push_str(
-                " (a failure because CI=true; mark the gate `optional = true` to allow it)",
+                " (a failure in strict mode: --strict, CI=true or RALPH_GATE_STRICT; mark the gate `optional = true` to allow it)",
             );
         }
         line.push('\n');
+        if r.runs > 1 {
+            line.push_str(&self.run_lines(r));
+        }
         if r.failed() {
-            line.push_str(&format!(
-                "    {} {}\n",
-                paint(self.color, "2", "$"),
-                shorten(&r.command, COMMAND_WIDTH)
-            ));
+            if r.runs == 1 {
+                line.push_str(&format!(
+                    "    {} {}\n",
+                    paint(self.color, "2", "$"),
+                    shorten(&r.command, COMMAND_WIDTH)
+                ));
+            }
             let body = if self.color {
                 r.output.clone()
             } else {
@@ -149,6 +166,87 @@ impl<W: Write + Send> Human<W> {
         }
         line
     }
+}
+
+impl<W: Write + Send> Human<W> {
+    /// One line per run of a gate with several: its time, status, folder and what it
+    /// checks. Past [`LISTED_RUNS`], only the failing runs and a count of the rest.
+    fn run_lines(&self, r: &GateResult) -> String {
+        let failing: Vec<&RunDetail> = r
+            .run_details
+            .iter()
+            .filter(|d| matches!(d.status, GateStatus::Fail | GateStatus::Timeout))
+            .collect();
+        let listed: Vec<&RunDetail> = if r.run_details.len() <= LISTED_RUNS {
+            r.run_details.iter().collect()
+        } else {
+            failing.iter().take(LISTED_RUNS).copied().collect()
+        };
+        let mut out = String::new();
+        for d in &listed {
+            let (mark, code) = match d.status {
+                GateStatus::Pass => ("ok  ", "32"),
+                GateStatus::Fail => ("FAIL", "31"),
+                GateStatus::Timeout => ("TIME", "31"),
+                GateStatus::Skipped => ("SKIP", "33"),
+                GateStatus::NoFiles => ("----", "2"),
+            };
+            let what = d.label.clone().unwrap_or_else(|| d.command.clone());
+            out.push_str(&format!(
+                "    {} {:>7}  {}{}\n",
+                paint(self.color, code, mark),
+                duration(d.duration),
+                shorten(&what, COMMAND_WIDTH),
+                if d.cached { " (cached)" } else { "" }
+            ));
+        }
+        let rest = r.run_details.len() - listed.len();
+        if rest > 0 {
+            let cached = r.run_details.iter().filter(|d| d.cached).count();
+            let longest = r.run_details.iter().max_by_key(|d| d.duration);
+            out.push_str(&format!(
+                "    ... and {} ({} cached{})\n",
+                plural(rest, "more run", "more runs"),
+                cached,
+                longest
+                    .map(|d| format!(
+                        "; longest {} {}",
+                        duration(d.duration),
+                        shorten(&d.label.clone().unwrap_or_else(|| d.command.clone()), 120)
+                    ))
+                    .unwrap_or_default()
+            ));
+        }
+        out
+    }
+}
+
+/// Runs listed one by one under a gate; past this, only the failing ones.
+const LISTED_RUNS: usize = 8;
+
+/// Which binary each tool was and its version: `tools: tsc = node_modules/.bin/tsc
+/// (typescript 5.9.3), ...`.
+fn tools_line(results: &[GateResult]) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for t in results.iter().flat_map(|r| r.tools.iter()) {
+        let text = format!(
+            "{} = {}{}{}",
+            t.name,
+            t.path,
+            t.runs
+                .as_ref()
+                .map(|r| format!(" -> {r}"))
+                .unwrap_or_default(),
+            t.version
+                .as_ref()
+                .map(|v| format!(" ({v})"))
+                .unwrap_or_default()
+        );
+        if !seen.contains(&text) {
+            seen.push(text);
+        }
+    }
+    (!seen.is_empty()).then(|| format!("ralph-gate: tools: {}", seen.join(", ")))
 }
 
 fn summary_line(s: &Summary, gates: usize, info: &RunInfo) -> String {

@@ -3,7 +3,7 @@
 
 use super::text::{head_tail, strip_ansi};
 use super::{counts_as_failure, RunInfo, Summary};
-use crate::runner::{GateResult, GateStatus};
+use crate::runner::{GateResult, GateStatus, ToolInfo};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "ralph-gate.check.v1";
@@ -38,6 +38,24 @@ struct Gate<'a> {
     reason: Option<&'a str>,
     cached: bool,
     output: String,
+    /// The runs' times added up (`duration_ms` is wall time).
+    total_ms: u128,
+    install: Option<&'a str>,
+    tools: &'a [ToolInfo],
+    run_details: Vec<Run<'a>>,
+}
+
+#[derive(Serialize)]
+struct Run<'a> {
+    dir: &'a str,
+    label: Option<&'a str>,
+    command: &'a str,
+    status: GateStatus,
+    exit_code: Option<i32>,
+    duration_ms: u128,
+    cached: bool,
+    not_cached: Option<&'a str>,
+    tools: &'a [ToolInfo],
 }
 
 pub fn render(results: &[GateResult], info: &RunInfo) -> String {
@@ -70,6 +88,24 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
                 reason: r.reason.as_deref(),
                 cached: r.cached,
                 output: head_tail(&strip_ansi(&r.output), info.output_limit),
+                total_ms: r.total.as_millis(),
+                install: r.install.as_deref(),
+                tools: &r.tools,
+                run_details: r
+                    .run_details
+                    .iter()
+                    .map(|d| Run {
+                        dir: &d.dir,
+                        label: d.label.as_deref(),
+                        command: &d.command,
+                        status: d.status,
+                        exit_code: d.exit_code,
+                        duration_ms: d.duration.as_millis(),
+                        cached: d.cached,
+                        not_cached: d.not_cached.as_deref(),
+                        tools: &d.tools,
+                    })
+                    .collect(),
             })
             .collect(),
     };

@@ -152,17 +152,73 @@ fn no_cache_flag_env_clear_and_per_gate_opt_out_all_run_the_command() {
 }
 
 #[test]
-fn timeouts_are_never_cached() {
+fn a_timeout_on_unchanged_inputs_is_reported_from_the_cache_not_rerun() {
+    let repo = Repo::git();
+    let counter = tempfile::NamedTempFile::new().unwrap();
+    repo.write("a.txt", "x\n");
+    let config = |timeout: &str| {
+        format!(
+            "[[gate]]\nname = \"slow\"\nglobs = [\"*.txt\"]\ntimeout = \"{timeout}\"\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; sleep 30'\n",
+            counter.path().display()
+        )
+    };
+    repo.config(&config("1s"));
+    let first = check(&repo);
+    assert_eq!(first.gate("slow")["status"], "timeout");
+    assert_eq!(first.gate("slow")["cached"], false);
+    let again = check(&repo);
+    assert_eq!(
+        (
+            again.code,
+            again.gate("slow")["status"].clone(),
+            again.gate("slow")["cached"].clone()
+        ),
+        (1, json!("timeout"), json!(true)),
+        "{again:?}"
+    );
+    let reason = again.gate("slow")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("timed out after 1s on these same inputs before"),
+        "{reason}"
+    );
+    assert_eq!(runs(counter.path()), 1, "not re-run for another timeout");
+    repo.write("a.txt", "y\n");
+    assert_eq!(
+        check(&repo).gate("slow")["cached"],
+        false,
+        "a changed input runs again"
+    );
+    repo.config(&config("2s"));
+    assert_eq!(
+        check(&repo).gate("slow")["cached"],
+        false,
+        "a longer timeout runs again"
+    );
+    assert_eq!(runs(counter.path()), 3);
+}
+
+#[test]
+fn a_run_cut_short_by_a_hooks_budget_is_not_cached() {
     let repo = Repo::git();
     let counter = tempfile::NamedTempFile::new().unwrap();
     repo.write("a.txt", "x\n");
     repo.config(&format!(
-        "[[gate]]\nname = \"slow\"\nglobs = [\"*.txt\"]\ntimeout = \"1s\"\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; sleep 30'\n",
+        "[hooks]\nedit_budget = \"1s\"\n[[gate]]\nname = \"slow\"\nglobs = [\"*.txt\"]\ntimeout = \"1m\"\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"; sleep 30'\n",
         counter.path().display()
     ));
-    assert_eq!(check(&repo).gate("slow")["status"], "timeout");
-    assert_eq!(check(&repo).gate("slow")["status"], "timeout");
-    assert_eq!(runs(counter.path()), 2);
+    for _ in 0..2 {
+        let out = crate::hooks::post_tool_use(
+            &repo,
+            "Edit",
+            json!({"file_path": repo.path().join("a.txt"), "old_string": "x", "new_string": "x"}),
+        );
+        assert!(out.stdout.contains("time budget ran out"), "{out:?}");
+    }
+    assert_eq!(
+        runs(counter.path()),
+        2,
+        "the budget says nothing about the inputs"
+    );
 }
 
 #[test]

@@ -227,7 +227,7 @@ fn gates_lists_origin_lines_and_explain_shows_exact_commands() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stdout.contains(
-            "my file.txt\n  no-todo  [edit, stop, check]  in .\n    $ ! grep -n TODO 'my file.txt'"
+            "my file.txt\n  no-todo  [edit, stop, check]\n    $ ! grep -n TODO 'my file.txt'\n    cache:  on; the key holds 1 input file and the identity of grep"
         ),
         "{run:?}"
     );

@@ -2,8 +2,9 @@
 
 use crate::common::Repo;
 
+// serial: one run lists every selected file, whatever the number of cores.
 const GATE: &str =
-    "[[gate]]\nname = \"list\"\nglobs = [\"*.txt\"]\nrun = 'printf \"%s\\n\" {files}'\n";
+    "[[gate]]\nname = \"list\"\nglobs = [\"*.txt\"]\nserial = true\nrun = 'printf \"%s\\n\" {files}'\n";
 
 fn checked(run: &crate::common::Run) -> Vec<String> {
     let gate = run.gate("list");

@@ -33,6 +33,7 @@ fn gate(name: &str, status: GateStatus) -> GateResult {
         reason: None,
         optional: false,
         cached: false,
+        ..Default::default()
     }
 }
 

@@ -1,0 +1,199 @@
+//! Content digests of files, remembered by size, mtime and inode so an unchanged file is not
+//! read again. The stamp only spares work: a digest is always of the content, so a `touch`
+//! keeps a digest and a one-byte change, even one that keeps the size and the mtime (a
+//! "racy" write within the same tick), changes it.
+
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+/// A file modified this recently may change again within the same mtime tick, so its digest
+/// is never remembered (the "racy git" problem).
+const RACY: Duration = Duration::from_secs(2);
+
+/// What a digest lookup found.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Content {
+    /// blake3 of the bytes, hex.
+    Digest(String),
+    /// No such file: a key may hold the absence of a file, which its creation then changes.
+    Absent,
+}
+
+impl Content {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Content::Digest(d) => d,
+            Content::Absent => "absent",
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i128,
+    inode: u64,
+    hash: String,
+}
+
+/// Digests of files under `root` (by relative path) and elsewhere (by absolute path).
+pub struct Digests {
+    root: PathBuf,
+    index: Option<PathBuf>,
+    known: Mutex<(HashMap<Vec<u8>, Stamp>, bool)>,
+}
+
+impl Digests {
+    /// `index` is where remembered stamps are loaded from and saved to (`None`: memory only).
+    pub fn load(root: &Path, index: Option<PathBuf>) -> Self {
+        let known = index
+            .as_deref()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|t| parse_index(&t))
+            .unwrap_or_default();
+        Self {
+            root: root.to_path_buf(),
+            index,
+            known: Mutex::new((known, false)),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The content of `path` (relative to the root, or absolute). An unreadable file is an
+    /// error, never a digest: the caller must not build a key on it.
+    pub fn of(&self, path: &Path) -> std::io::Result<Content> {
+        let full = self.root.join(path);
+        let meta = match std::fs::metadata(&full) {
+            Ok(m) => m,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Content::Absent),
+            Err(e) => return Err(e),
+        };
+        if !meta.is_file() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a regular file",
+                full.display()
+            )));
+        }
+        let stamp = |hash: String| Stamp {
+            size: meta.len(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            inode: meta.ino(),
+            hash,
+        };
+        let id = path.as_os_str().as_bytes().to_vec();
+        {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(k) = known.0.get(&id) {
+                if *k == stamp(k.hash.clone()) {
+                    return Ok(Content::Digest(k.hash.clone()));
+                }
+            }
+        }
+        let hash = hash_file(&full)?;
+        let racy = meta
+            .modified()
+            .ok()
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .is_none_or(|age| age < RACY);
+        if !racy {
+            let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            known.0.insert(id, stamp(hash.clone()));
+            known.1 = true;
+        }
+        Ok(Content::Digest(hash))
+    }
+
+    /// Saves the remembered stamps if anything was learned. Concurrent runs may overwrite each
+    /// other's index; it only spares work, it never decides a result.
+    pub fn save(&self) {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(path), true) = (&self.index, known.1) {
+            let _ = crate::atomic::write(path, render_index(&known.0).as_bytes());
+        }
+    }
+}
+
+fn hash_file(path: &Path) -> std::io::Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(std::fs::File::open(path)?)?;
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// `size mtime_ns inode hash hex(path)`, one file a line; hex keeps any file name on one line.
+fn render_index(known: &HashMap<Vec<u8>, Stamp>) -> String {
+    let mut out = String::new();
+    for (path, s) in known {
+        let hex: String = path.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{hex}\n",
+            s.size, s.mtime_ns, s.inode, s.hash
+        ));
+    }
+    out
+}
+
+fn parse_index(text: &str) -> HashMap<Vec<u8>, Stamp> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.split('\t');
+            let stamp = Stamp {
+                size: f.next()?.parse().ok()?,
+                mtime_ns: f.next()?.parse().ok()?,
+                inode: f.next()?.parse().ok()?,
+                hash: f.next()?.to_string(),
+            };
+            let hex = f.next()?;
+            let path = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Some((path, stamp))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_round_trips_any_file_name() {
+        let mut known = HashMap::new();
+        known.insert(
+            b"a\tb\nc\xff.py".to_vec(),
+            Stamp {
+                size: 3,
+                mtime_ns: -5,
+                inode: 9,
+                hash: "ab".into(),
+            },
+        );
+        let back = parse_index(&render_index(&known));
+        assert!(back == known);
+        assert!(
+            parse_index("garbage\nmore\tgarbage\n").is_empty(),
+            "a damaged index is ignored"
+        );
+    }
+
+    #[test]
+    fn absent_files_and_content_changes_are_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Digests::load(dir.path(), None);
+        assert_eq!(d.of(Path::new("x")).unwrap(), Content::Absent);
+        std::fs::write(dir.path().join("x"), "one").unwrap();
+        let one = d.of(Path::new("x")).unwrap();
+        std::fs::write(dir.path().join("x"), "two").unwrap();
+        assert_ne!(d.of(Path::new("x")).unwrap(), one);
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert!(d.of(Path::new("d")).is_err(), "a folder has no digest");
+    }
+}

@@ -1,0 +1,137 @@
+use super::*;
+use crate::config::{self, Config};
+use crate::plan::{MemFs, ARG_BUDGET};
+
+fn preset() -> Config {
+    let file = config::parse(
+        Path::new("ralph.toml"),
+        "presets = [\"shell\"]\n".to_string(),
+    )
+    .unwrap();
+    config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
+}
+
+fn argv_of(j: &Job) -> String {
+    j.argv
+        .iter()
+        .flatten()
+        .chain(j.args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn jobs(fs: &MemFs, config: &Config) -> Vec<Job> {
+    let universe = fs.paths();
+    let head = |p: &Path| fs.head(p);
+    let matched: Vec<PathBuf> = universe
+        .iter()
+        .filter(|f| config.gates[0].matches_file(f, &head))
+        .cloned()
+        .collect();
+    plan(
+        &config.gates[0],
+        &matched,
+        &universe,
+        &Context {
+            fs,
+            arg_budget: ARG_BUDGET,
+            spread: 1,
+        },
+    )
+}
+
+#[test]
+fn libraries_get_the_dialect_of_their_sourcing_scripts() {
+    let fs = MemFs::new(&[
+        (
+            "bin/run",
+            "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../lib/util.sh\"\n",
+        ),
+        ("lib/util.sh", "helper() { echo hi; }\n"),
+        ("lib/posix.sh", "x=1\n"),
+        ("tests/t1", "#!/bin/sh\n. ./lib/posix.sh\n"),
+        ("lib/declared.sh", "# shellcheck shell=dash\nx=1\n"),
+        ("zsh/thing.sh", "#!/bin/zsh\nsetopt x\n"),
+        ("notes.txt", "#!/bin/bash\n"),
+    ]);
+    let c = preset();
+    let j = jobs(&fs, &c);
+    let shown: Vec<String> = j.iter().map(argv_of).collect();
+    assert_eq!(shown.len(), 5, "{shown:#?}");
+    let sev = "shellcheck --format=gcc --severity=info --exclude=SC1091";
+    assert!(shown.contains(&format!("{sev} bin/run")), "{shown:#?}");
+    assert!(
+        shown.contains(&format!("{sev} --shell=bash lib/util.sh")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&format!("{sev} --shell=sh lib/posix.sh")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&format!("{sev} lib/declared.sh")),
+        "{shown:#?}"
+    );
+    assert!(shown.contains(&format!("{sev} tests/t1")), "{shown:#?}");
+}
+
+#[test]
+fn severity_comes_from_fail_on() {
+    let text = "presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n";
+    let file = config::parse(Path::new("ralph.toml"), text.to_string()).unwrap();
+    let c = config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap();
+    let fs = MemFs::new(&[("a.sh", "#!/bin/sh\n")]);
+    let j = jobs(&fs, &c);
+    assert!(
+        argv_of(&j[0]).contains("--severity=style"),
+        "{}",
+        argv_of(&j[0])
+    );
+}
+
+#[test]
+fn followed_sources_are_inputs_only_when_shellcheck_follows_them() {
+    let files = [
+        (
+            "main.sh",
+            "#!/bin/bash\nsource lib/a.sh\n. ./lib/missing.sh\nsource \"$X/dyn.sh\"\n",
+        ),
+        (
+            "lib/a.sh",
+            "# shellcheck source=lib/b.sh\nsource \"$DIR/b.sh\"\n",
+        ),
+        ("lib/b.sh", "y=2\n"),
+    ];
+    let c = preset();
+    let plain = jobs(&MemFs::new(&files), &c);
+    let main = plain
+        .iter()
+        .find(|j| argv_of(j).ends_with("main.sh"))
+        .unwrap();
+    assert_eq!(main.inputs, vec![PathBuf::from("main.sh")]);
+    let mut with_rc = files.to_vec();
+    with_rc.push((".shellcheckrc", "external-sources=true\n"));
+    let follow = jobs(&MemFs::new(&with_rc), &c);
+    let main = follow
+        .iter()
+        .find(|j| argv_of(j).ends_with("main.sh"))
+        .unwrap();
+    for p in ["lib/a.sh", "lib/b.sh", "lib/missing.sh"] {
+        assert!(
+            main.inputs.contains(&PathBuf::from(p)),
+            "{p} in {:?}",
+            main.inputs
+        );
+    }
+}
+
+#[test]
+fn source_words_keep_substitutions_whole() {
+    assert_eq!(
+        first_word("\"$(dirname \"$0\")/../lib/util.sh\" arg"),
+        "$(dirname $0)/../lib/util.sh"
+    );
+    assert_eq!(first_word("'lib/a b.sh'; x"), "lib/a b.sh");
+    assert_eq!(first_word("./x.sh&&y"), "./x.sh");
+}

@@ -1,0 +1,829 @@
+//! TypeScript: tsc per tsconfig project, as real projects lay them out.
+//!
+//! - Every `tsconfig.json` in the project is a project. One with `references` is built with
+//!   `tsc -b` (plain `tsc -p` cannot see referenced projects' types until they are built, and
+//!   `tsc -b --noEmit` is refused), through mirror configs under `.ralph/tsc/` that extend the
+//!   real ones and send every output and build-info file there: the project's own tree is
+//!   never written to. Others run `tsc -p CONFIG --noEmit --incremental` with their build-info
+//!   file under `.ralph/tsc/`, so the second run after an edit is fast.
+//! - A project's inputs are an over-approximation of what tsc can read: its tsconfig chain
+//!   (`extends`), every TypeScript file under its folder and under the folders its `include`,
+//!   `paths`, `typeRoots` and `rootDirs` point at, its referenced projects' inputs, the local
+//!   packages its package.json depends on (workspaces), and whatever relative imports reach
+//!   outside all of those. An edit re-checks every project whose inputs hold the file: the
+//!   package's own and each one that depends on it.
+//! - A file under no tsconfig is checked on its own with strict defaults.
+//! - Runs happen at the project root, so every path tsc prints is relative to it.
+
+use super::{join_inside, normalize, under};
+use crate::config::Gate;
+use crate::plan::{as_argument, Context, Job, ProjectFs};
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const CONFIG: &str = "tsconfig.json";
+/// Where mirror configs, outputs and build-info files go.
+const WORK: &str = ".ralph/tsc";
+const TS_EXTENSIONS: [&str; 4] = ["ts", "tsx", "mts", "cts"];
+const JS_EXTENSIONS: [&str; 4] = ["js", "jsx", "mjs", "cjs"];
+
+pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
+    let mut ts = Workspace::new(cx.fs, universe);
+    let projects: Vec<PathBuf> = universe
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n == CONFIG) && !in_node_modules(f))
+        .cloned()
+        .collect();
+    let in_some_project =
+        |ts: &mut Workspace<'_>, f: &Path| projects.iter().any(|p| ts.inputs(p).files.contains(f));
+    let under_config = |f: &Path| {
+        f.ancestors()
+            .skip(1)
+            .any(|d| cx.fs.is_file(&d.join(CONFIG)))
+    };
+    let mut affected: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in matched {
+        for p in &projects {
+            let dir = p.parent().unwrap_or(Path::new(""));
+            // A manifest or lock file reaches every project below it.
+            let manifest_above = f
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(crate::cache::context::is_context_name)
+                && dir.starts_with(f.parent().unwrap_or(Path::new("")));
+            if manifest_above || ts.inputs(p).files.contains(f) {
+                affected.insert(p.clone());
+            }
+        }
+    }
+    // Files under no tsconfig and in no project: checked on their own, and again when a file
+    // they import changes.
+    let loose_all: Vec<PathBuf> = universe
+        .iter()
+        .filter(|f| is_source(f) && !in_node_modules(f) && !under_config(f))
+        .filter(|f| !in_some_project(&mut ts, f))
+        .cloned()
+        .collect();
+    let mut loose: Vec<PathBuf> = Vec::new();
+    for l in &loose_all {
+        let selected = matched.contains(l);
+        if selected || matched.iter().any(|f| ts.loose_closure(l).contains(f)) {
+            loose.push(l.clone());
+        }
+    }
+    // A project built with -b builds its references too: they need no run of their own.
+    let mut built_by_others: BTreeSet<PathBuf> = BTreeSet::new();
+    for p in &affected {
+        if ts.load(p).is_some_and(|l| !l.references.is_empty()) {
+            built_by_others.extend(ts.reference_closure(p).into_iter().skip(1));
+        }
+    }
+    let mut jobs: Vec<Job> = affected
+        .iter()
+        .filter(|p| !built_by_others.contains(*p))
+        .map(|p| ts.job(p))
+        .collect();
+    let mut groups: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for f in loose {
+        let package = f
+            .ancestors()
+            .skip(1)
+            .find(|d| cx.fs.is_file(&d.join("package.json")))
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        groups.entry(package).or_default().push(f);
+    }
+    for (package, files) in groups {
+        jobs.push(ts.loose_job(&package, &files));
+    }
+    jobs
+}
+
+fn in_node_modules(p: &Path) -> bool {
+    p.components().any(|c| c.as_os_str() == "node_modules")
+}
+
+/// A TypeScript source or declaration file (`.d.ts` included).
+fn is_source(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| TS_EXTENSIONS.contains(&e))
+}
+
+/// A tsconfig as resolved through its `extends` chain.
+#[derive(Debug, Clone, Default)]
+struct Loaded {
+    /// The config and every config it extends, nearest first.
+    chain: Vec<PathBuf>,
+    options: Map<String, Value>,
+    /// Folders (root-relative) whose files the program may read: its own, `include` and
+    /// `files` prefixes, `paths` targets, `typeRoots`, `rootDirs`, `baseUrl`.
+    dirs: Vec<PathBuf>,
+    /// Files named by `files`.
+    files: Vec<PathBuf>,
+    has_include: bool,
+    has_files: bool,
+    has_exclude: bool,
+    has_root_dir: bool,
+    /// Root-relative `outDir` and `declarationDir` where set.
+    out_dirs: Vec<PathBuf>,
+    references: Vec<PathBuf>,
+    no_cache: Option<String>,
+}
+
+/// What a project's result depends on.
+#[derive(Debug, Default)]
+struct Inputs {
+    files: BTreeSet<PathBuf>,
+    no_cache: Option<String>,
+}
+
+struct Workspace<'a> {
+    fs: &'a dyn ProjectFs,
+    universe: &'a [PathBuf],
+    loaded: BTreeMap<PathBuf, Option<Arc<Loaded>>>,
+    inputs: BTreeMap<PathBuf, Arc<Inputs>>,
+    loose: BTreeMap<PathBuf, Arc<BTreeSet<PathBuf>>>,
+    /// Local packages by name (every package.json of the project outside node_modules).
+    packages: BTreeMap<String, PathBuf>,
+    imports: regex::Regex,
+}
+
+impl<'a> Workspace<'a> {
+    fn new(fs: &'a dyn ProjectFs, universe: &'a [PathBuf]) -> Self {
+        let mut packages = BTreeMap::new();
+        for manifest in universe
+            .iter()
+            .filter(|f| f.file_name().is_some_and(|n| n == "package.json") && !in_node_modules(f))
+        {
+            if let Some(name) = read_json(fs, manifest)
+                .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_string))
+            {
+                packages.insert(
+                    name,
+                    manifest.parent().unwrap_or(Path::new("")).to_path_buf(),
+                );
+            }
+        }
+        Self {
+            fs,
+            universe,
+            loaded: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            loose: BTreeMap::new(),
+            packages,
+            imports: regex::Regex::new(
+                r#"(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*["'](\.{1,2}/[^"'\n]*)["']|<reference\s+path\s*=\s*["']([^"'\n]+)["']"#,
+            )
+            .expect("valid regex"),
+        }
+    }
+
+    fn load(&mut self, config: &Path) -> Option<Arc<Loaded>> {
+        if let Some(hit) = self.loaded.get(config) {
+            return hit.clone();
+        }
+        let loaded = load_chain(self.fs, config).map(Arc::new);
+        self.loaded.insert(config.to_path_buf(), loaded.clone());
+        loaded
+    }
+
+    /// The project and every project it references, transitively (the project first).
+    fn reference_closure(&mut self, config: &Path) -> Vec<PathBuf> {
+        let mut out = vec![config.to_path_buf()];
+        let mut i = 0;
+        while i < out.len() {
+            let refs = self
+                .load(&out[i].clone())
+                .map(|l| l.references.clone())
+                .unwrap_or_default();
+            for r in refs {
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// A loose file and what it imports, transitively.
+    fn loose_closure(&mut self, file: &Path) -> Arc<BTreeSet<PathBuf>> {
+        if let Some(hit) = self.loose.get(file) {
+            return hit.clone();
+        }
+        let mut set: BTreeSet<PathBuf> = BTreeSet::from([file.to_path_buf()]);
+        self.follow_imports(&mut set, &[]);
+        let set = Arc::new(set);
+        self.loose.insert(file.to_path_buf(), set.clone());
+        set
+    }
+
+    fn inputs(&mut self, config: &Path) -> Arc<Inputs> {
+        if let Some(hit) = self.inputs.get(config) {
+            return hit.clone();
+        }
+        // A placeholder breaks reference cycles (tsc reports those itself).
+        self.inputs
+            .insert(config.to_path_buf(), Arc::new(Inputs::default()));
+        let computed = Arc::new(self.compute_inputs(config));
+        self.inputs.insert(config.to_path_buf(), computed.clone());
+        computed
+    }
+
+    fn compute_inputs(&mut self, config: &Path) -> Inputs {
+        let mut out = Inputs::default();
+        let Some(loaded) = self.load(config) else {
+            out.files.insert(config.to_path_buf());
+            return out;
+        };
+        out.no_cache = loaded.no_cache.clone();
+        out.files.extend(loaded.chain.iter().cloned());
+        let allow_js = flag(&loaded.options, "allowJs") || flag(&loaded.options, "checkJs");
+        let json = flag(&loaded.options, "resolveJsonModule");
+        let wanted = |f: &Path| {
+            let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+            TS_EXTENSIONS.contains(&ext)
+                || (allow_js && JS_EXTENSIONS.contains(&ext))
+                || (json && ext == "json")
+        };
+        let mut dirs: Vec<PathBuf> = loaded.dirs.clone();
+        // Local packages the project depends on, transitively (workspaces, file: links).
+        let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
+        let mut manifests: Vec<PathBuf> = dir
+            .ancestors()
+            .map(|d| d.join("package.json"))
+            .filter(|m| self.fs.is_file(m))
+            .take(1)
+            .collect();
+        let mut i = 0;
+        while i < manifests.len() {
+            let manifest = manifests[i].clone();
+            i += 1;
+            out.files.insert(manifest.clone());
+            for name in dependency_names(self.fs, &manifest) {
+                if let Some(pkg) = self.packages.get(&name).cloned() {
+                    let m = pkg.join("package.json");
+                    if !manifests.contains(&m) {
+                        manifests.push(m);
+                    }
+                    if !dirs.contains(&pkg) {
+                        dirs.push(pkg.clone());
+                    }
+                    let nested = pkg.join(CONFIG);
+                    if nested != config && self.fs.is_file(&nested) {
+                        let theirs = self.inputs(&nested);
+                        out.files.extend(theirs.files.iter().cloned());
+                    }
+                }
+            }
+        }
+        for r in loaded.references.clone() {
+            let theirs = self.inputs(&r);
+            out.files.extend(theirs.files.iter().cloned());
+            if out.no_cache.is_none() {
+                out.no_cache = theirs.no_cache.clone();
+            }
+        }
+        for d in &dirs {
+            out.files.extend(
+                under(self.universe, d)
+                    .filter(|f| !in_node_modules(f) && wanted(f))
+                    .cloned(),
+            );
+        }
+        out.files.extend(loaded.files.iter().cloned());
+        self.follow_imports(&mut out.files, &dirs);
+        out
+    }
+
+    /// Adds what relative imports of the files reach outside `dirs`, transitively; a target
+    /// that does not exist is added too, so its creation changes the key.
+    fn follow_imports(&self, files: &mut BTreeSet<PathBuf>, dirs: &[PathBuf]) {
+        let mut queue: Vec<PathBuf> = files.iter().filter(|f| is_scannable(f)).cloned().collect();
+        let mut scanned: BTreeSet<PathBuf> = BTreeSet::new();
+        while let Some(file) = queue.pop() {
+            if !scanned.insert(file.clone()) {
+                continue;
+            }
+            let Some(text) = self.fs.read(&file) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&text);
+            let base = file.parent().unwrap_or(Path::new(""));
+            for cap in self.imports.captures_iter(&text) {
+                let Some(spec) = cap.get(1).or_else(|| cap.get(2)) else {
+                    continue;
+                };
+                let Some(target) = join_inside(base, spec.as_str()) else {
+                    continue;
+                };
+                if dirs.iter().any(|d| target.starts_with(d)) {
+                    continue; // every file there is an input already
+                }
+                for candidate in candidates(&target) {
+                    let exists = self.fs.is_file(&candidate);
+                    if files.insert(candidate.clone()) && exists && is_scannable(&candidate) {
+                        queue.push(candidate);
+                    }
+                }
+            }
+        }
+    }
+
+    fn job(&mut self, config: &Path) -> Job {
+        let loaded = self.load(config).unwrap_or_default();
+        let closure = self.reference_closure(config);
+        let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut no_cache = None;
+        for c in &closure {
+            let theirs = self.inputs(c);
+            inputs.extend(theirs.files.iter().cloned());
+            if no_cache.is_none() {
+                no_cache = theirs.no_cache.clone();
+            }
+        }
+        let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
+        let id = short_hash(config);
+        let (argv, setup, exclusive) = if loaded.references.is_empty() {
+            let mut argv: Vec<OsString> = vec![
+                "tsc".into(),
+                "-p".into(),
+                as_argument(config),
+                "--noEmit".into(),
+                "--pretty".into(),
+                "false".into(),
+                "--incremental".into(),
+                "--tsBuildInfoFile".into(),
+                format!("{WORK}/p-{id}.tsbuildinfo").into(),
+            ];
+            if flag(&loaded.options, "emitDeclarationOnly") {
+                argv.extend(["--emitDeclarationOnly".into(), "false".into()]);
+            }
+            (argv, Vec::new(), format!("tsc-p-{id}"))
+        } else {
+            let setup: Vec<(PathBuf, String)> = closure
+                .iter()
+                .map(|c| {
+                    let l = self.load(c).unwrap_or_default();
+                    (mirror(config, c), mirror_text(config, c, &l))
+                })
+                .collect();
+            let argv: Vec<OsString> = vec![
+                "tsc".into(),
+                "-b".into(),
+                mirror(config, config).into_os_string(),
+                "--pretty".into(),
+                "false".into(),
+            ];
+            (argv, setup, format!("tsc-b-{id}"))
+        };
+        Job {
+            dir: PathBuf::new(),
+            argv: Some(argv),
+            args: Vec::new(),
+            inputs: inputs.into_iter().collect(),
+            tools_from: dir,
+            label: Some(config.display().to_string()),
+            no_cache,
+            setup,
+            exclusive: Some(exclusive),
+        }
+    }
+
+    /// Files under no tsconfig: checked together, strictly, with modern defaults.
+    fn loose_job(&self, package: &Path, files: &[PathBuf]) -> Job {
+        let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
+        self.follow_imports(&mut inputs, &[]);
+        let id = short_hash(package);
+        let mut argv: Vec<OsString> = [
+            "tsc",
+            "--noEmit",
+            "--pretty",
+            "false",
+            "--strict",
+            "--skipDefaultLibCheck",
+            "--target",
+            "es2022",
+            "--module",
+            "esnext",
+            "--moduleResolution",
+            "bundler",
+            "--incremental",
+            "--tsBuildInfoFile",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        argv.push(format!("{WORK}/loose-{id}.tsbuildinfo").into());
+        Job {
+            dir: PathBuf::new(),
+            argv: Some(argv),
+            args: files.iter().map(|f| as_argument(f)).collect(),
+            inputs: inputs.into_iter().collect(),
+            tools_from: package.to_path_buf(),
+            label: Some("files under no tsconfig.json".into()),
+            no_cache: None,
+            setup: Vec::new(),
+            exclusive: Some(format!("tsc-loose-{id}")),
+        }
+    }
+}
+
+fn is_scannable(f: &Path) -> bool {
+    f.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| TS_EXTENSIONS.contains(&e) || JS_EXTENSIONS.contains(&e))
+}
+
+/// The files an import of `target` (extension or not) may resolve to.
+fn candidates(target: &Path) -> Vec<PathBuf> {
+    let text = target.to_string_lossy();
+    let mut out = Vec::new();
+    let stem: String = match target.extension().and_then(|e| e.to_str()) {
+        Some("js" | "jsx") => {
+            let s = text
+                .rsplit_once('.')
+                .map_or(text.to_string(), |(a, _)| a.to_string());
+            out.extend([format!("{s}.ts"), format!("{s}.tsx"), format!("{s}.d.ts")]);
+            out.push(text.to_string());
+            return out.into_iter().map(PathBuf::from).collect();
+        }
+        Some("mjs") => {
+            let s = text.trim_end_matches(".mjs");
+            return [format!("{s}.mts"), format!("{s}.d.mts"), text.to_string()]
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
+        }
+        Some("cjs") => {
+            let s = text.trim_end_matches(".cjs");
+            return [format!("{s}.cts"), format!("{s}.d.cts"), text.to_string()]
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
+        }
+        Some(e) if TS_EXTENSIONS.contains(&e) || e == "json" => {
+            return vec![target.to_path_buf()];
+        }
+        _ => text.to_string(),
+    };
+    for ext in ["ts", "tsx", "d.ts", "mts", "cts", "js", "jsx"] {
+        out.push(format!("{stem}.{ext}"));
+    }
+    for ext in ["ts", "tsx", "d.ts", "js"] {
+        out.push(format!("{stem}/index.{ext}"));
+    }
+    out.into_iter().map(PathBuf::from).collect()
+}
+
+fn flag(options: &Map<String, Value>, key: &str) -> bool {
+    options.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn short_hash(p: &Path) -> String {
+    blake3::hash(p.as_os_str().as_encoded_bytes()).to_hex()[..12].to_string()
+}
+
+/// Where the mirror of `config` lives in the build of `top`.
+fn mirror(top: &Path, config: &Path) -> PathBuf {
+    PathBuf::from(WORK)
+        .join(format!("b-{}", short_hash(top)))
+        .join(short_hash(config))
+        .join(CONFIG)
+}
+
+/// A mirror config: extends the real one, sends outputs under `.ralph/tsc/`, references the
+/// mirrors of its references. Paths in it are relative to the mirror's own folder (four
+/// levels below the root).
+fn mirror_text(top: &Path, config: &Path, loaded: &Loaded) -> String {
+    let up = |p: &Path| format!("../../../../{}", p.display());
+    let dir = config.parent().unwrap_or(Path::new(""));
+    let dir_text = if dir.as_os_str().is_empty() {
+        "../../../..".to_string()
+    } else {
+        up(dir)
+    };
+    let mut options = Map::new();
+    options.insert("outDir".into(), json!("./out"));
+    options.insert("tsBuildInfoFile".into(), json!("./tsconfig.tsbuildinfo"));
+    if flag(&loaded.options, "declaration") || flag(&loaded.options, "composite") {
+        options.insert("declarationDir".into(), json!("./out"));
+    }
+    let composite = flag(&loaded.options, "composite");
+    if composite && !loaded.has_root_dir {
+        options.insert("rootDir".into(), json!(dir_text));
+    }
+    if config != top {
+        // A referenced project must emit (its declarations are what the others read).
+        options.insert("noEmit".into(), json!(false));
+        if composite {
+            options.insert("emitDeclarationOnly".into(), json!(true));
+        }
+    }
+    let mut obj = Map::new();
+    obj.insert("extends".into(), json!(up(config)));
+    obj.insert("compilerOptions".into(), Value::Object(options));
+    if !loaded.has_files && !loaded.has_include {
+        obj.insert("include".into(), json!([format!("{dir_text}/**/*")]));
+    }
+    if !loaded.has_exclude {
+        let mut exclude = vec![
+            format!("{dir_text}/node_modules"),
+            format!("{dir_text}/bower_components"),
+            format!("{dir_text}/jspm_packages"),
+        ];
+        exclude.extend(loaded.out_dirs.iter().map(|d| up(d)));
+        obj.insert("exclude".into(), json!(exclude));
+    }
+    let refs: Vec<Value> = loaded
+        .references
+        .iter()
+        .map(|r| {
+            let m = mirror(top, r);
+            json!({ "path": format!("../{}/{CONFIG}", m.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()) })
+        })
+        .collect();
+    obj.insert("references".into(), Value::Array(refs));
+    serde_json::to_string_pretty(&Value::Object(obj)).expect("serialises") + "\n"
+}
+
+/// Reads a config and its `extends` chain. `None` when the config itself cannot be read or
+/// parsed (tsc will say why when it runs).
+fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
+    let mut out = Loaded::default();
+    // From the most basic config to the project's own: later layers win, and of an
+    // `extends` array the later entries win, as in tsc.
+    let mut layers: Vec<(PathBuf, Map<String, Value>)> = Vec::new();
+    let own = read_json(fs, config)?
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    collect_layers(fs, config, own, &mut layers, &mut out, 0);
+    let config_dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
+    out.dirs.push(config_dir.clone());
+    for (path, obj) in &layers {
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let at = |p: &str| join_inside(&dir, p);
+        if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
+            for (k, v) in opts {
+                out.options.insert(k.clone(), v.clone());
+            }
+            let base_url = opts.get("baseUrl").and_then(Value::as_str).and_then(at);
+            if let Some(b) = &base_url {
+                out.dirs.push(b.clone());
+            }
+            if let Some(Value::Object(paths)) = opts.get("paths") {
+                let from = base_url.clone().unwrap_or_else(|| dir.clone());
+                for targets in paths.values().filter_map(Value::as_array) {
+                    for t in targets.iter().filter_map(Value::as_str) {
+                        if let Some(d) = join_inside(&from, fixed_prefix(t)) {
+                            out.dirs.push(d);
+                        }
+                    }
+                }
+            }
+            for key in ["typeRoots", "rootDirs"] {
+                if let Some(Value::Array(list)) = opts.get(key) {
+                    out.dirs
+                        .extend(list.iter().filter_map(Value::as_str).filter_map(at));
+                }
+            }
+            for key in ["outDir", "declarationDir"] {
+                if let Some(d) = opts.get(key).and_then(Value::as_str).and_then(at) {
+                    out.out_dirs.push(d);
+                }
+            }
+            out.has_root_dir |= opts.contains_key("rootDir");
+        }
+        if let Some(Value::Array(list)) = obj.get("include") {
+            out.has_include = true;
+            out.dirs.extend(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(|p| join_inside(&dir, fixed_prefix(p))),
+            );
+        }
+        if let Some(Value::Array(list)) = obj.get("files") {
+            out.has_files = true;
+            out.files
+                .extend(list.iter().filter_map(Value::as_str).filter_map(at));
+        }
+        out.has_exclude |= obj.contains_key("exclude");
+    }
+    // `references` are never inherited: only the project's own count.
+    if let Some((_, own)) = layers.last() {
+        if let Some(Value::Array(refs)) = own.get("references") {
+            for r in refs
+                .iter()
+                .filter_map(|r| r.get("path").and_then(Value::as_str))
+            {
+                match join_inside(&config_dir, r) {
+                    Some(p) if p.extension().is_some_and(|e| e == "json") => out.references.push(p),
+                    Some(p) => out.references.push(p.join(CONFIG)),
+                    None => {
+                        out.no_cache.get_or_insert_with(|| {
+                            format!("{} references `{r}`, outside the project", config.display())
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out.dirs.sort();
+    out.dirs.dedup();
+    // Nested folders are covered by their parents.
+    let all = out.dirs.clone();
+    out.dirs
+        .retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
+    Some(out)
+}
+
+/// Appends the layers `path` extends (most basic first), then `path`'s own.
+fn collect_layers(
+    fs: &dyn ProjectFs,
+    path: &Path,
+    obj: Map<String, Value>,
+    layers: &mut Vec<(PathBuf, Map<String, Value>)>,
+    out: &mut Loaded,
+    depth: usize,
+) {
+    if depth > 16 || out.chain.iter().any(|c| c == path) {
+        return;
+    }
+    out.chain.push(path.to_path_buf());
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let extends: Vec<String> = match obj.get("extends") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for spec in &extends {
+        match resolve_extends(fs, &dir, spec) {
+            Some(base) => {
+                let parsed = read_json(fs, &base)
+                    .and_then(|v| v.as_object().cloned())
+                    .unwrap_or_default();
+                collect_layers(fs, &base, parsed, layers, out, depth + 1);
+            }
+            None => {
+                out.no_cache.get_or_insert_with(|| {
+                    format!(
+                        "{} extends `{spec}`, which ralph-gate cannot find inside the project",
+                        path.display()
+                    )
+                });
+            }
+        }
+    }
+    layers.push((path.to_path_buf(), obj));
+}
+
+/// The part of an include pattern before its first wildcard, as a folder.
+fn fixed_prefix(pattern: &str) -> &str {
+    let cut = pattern.find(['*', '?', '{', '[']).unwrap_or(pattern.len());
+    let fixed = &pattern[..cut];
+    match fixed.rfind('/') {
+        Some(i) if cut < pattern.len() => &fixed[..i],
+        _ if cut < pattern.len() => "",
+        _ => fixed,
+    }
+}
+
+/// `extends`: a path (relative to the config) or a package in a node_modules above it.
+fn resolve_extends(fs: &dyn ProjectFs, dir: &Path, spec: &str) -> Option<PathBuf> {
+    let try_file = |p: PathBuf| -> Option<PathBuf> {
+        let p = normalize(&p)?;
+        if fs.is_file(&p) {
+            return Some(p);
+        }
+        let with_json = PathBuf::from(format!("{}.json", p.display()));
+        if fs.is_file(&with_json) {
+            return Some(with_json);
+        }
+        let inner = p.join(CONFIG);
+        fs.is_file(&inner).then_some(inner)
+    };
+    if spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == ".." {
+        return try_file(dir.join(spec));
+    }
+    if Path::new(spec).is_absolute() {
+        return None;
+    }
+    dir.ancestors()
+        .find_map(|d| try_file(d.join("node_modules").join(spec)))
+}
+
+fn read_json(fs: &dyn ProjectFs, path: &Path) -> Option<Value> {
+    let bytes = fs.read(path)?;
+    serde_json::from_str(&strip_jsonc(&String::from_utf8_lossy(&bytes))).ok()
+}
+
+/// Names a package.json depends on, in every dependency field.
+fn dependency_names(fs: &dyn ProjectFs, manifest: &Path) -> Vec<String> {
+    let Some(v) = read_json(fs, manifest) else {
+        return Vec::new();
+    };
+    [
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+    ]
+    .iter()
+    .filter_map(|k| v.get(*k).and_then(Value::as_object))
+    .flat_map(|m| m.keys().cloned())
+    .collect()
+}
+
+/// tsconfig files are JSON with comments and trailing commas: both are removed (outside
+/// strings) before parsing.
+pub fn strip_jsonc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '/' if chars.peek() == Some(&'/') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+                out.push(' ');
+            }
+            ',' => {
+                // A comma followed only by blanks (and comments) before a closing bracket goes.
+                if !matches!(next_significant(chars.clone()), Some('}' | ']')) {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The next character that is neither blank nor inside a comment.
+fn next_significant(mut it: std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+    loop {
+        match it.next()? {
+            w if w.is_whitespace() => {}
+            '/' if it.peek() == Some(&'/') => {
+                for n in it.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if it.peek() == Some(&'*') => {
+                it.next();
+                let mut prev = ' ';
+                for n in it.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            other => return Some(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,189 @@
+use super::*;
+use crate::config::{self, Config};
+use crate::plan::{MemFs, ARG_BUDGET};
+
+fn preset() -> Config {
+    let file = config::parse(
+        Path::new("ralph.toml"),
+        "presets = [\"typescript\"]\n".to_string(),
+    )
+    .unwrap();
+    config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
+}
+
+fn jobs(fs: &MemFs, selected: &[&str]) -> Vec<Job> {
+    let c = preset();
+    let files: Vec<PathBuf> = selected.iter().map(PathBuf::from).collect();
+    let universe = fs.paths();
+    plan(
+        &c.gates[0],
+        &files,
+        &universe,
+        &Context {
+            fs,
+            arg_budget: ARG_BUDGET,
+            spread: 1,
+        },
+    )
+}
+
+fn argv(j: &Job) -> String {
+    j.argv
+        .iter()
+        .flatten()
+        .chain(j.args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn jsonc_comments_and_trailing_commas_are_removed() {
+    let text = "{\n // a comment with \"quotes\"\n \"a\": \"http://x/*y*/\", /* block */\n \"b\": [1, 2,],\n \"c\": {\"d\": 1, // x\n },\n}\n";
+    let v: Value = serde_json::from_str(&strip_jsonc(text)).unwrap();
+    assert_eq!(v["a"], "http://x/*y*/");
+    assert_eq!(v["b"], json!([1, 2]));
+    assert_eq!(v["c"]["d"], 1);
+}
+
+const MONOREPO: &[(&str, &str)] = &[
+    ("package.json", "{\"name\": \"root\", \"workspaces\": [\"packages/*\"]}"),
+    ("package-lock.json", "{}"),
+    ("tsconfig.base.json", "{\"compilerOptions\": {\"strict\": true, \"composite\": true}}"),
+    ("packages/x/package.json", "{\"name\": \"@m/x\"}"),
+    ("packages/x/tsconfig.json", "{\"extends\": \"../../tsconfig.base.json\", \"include\": [\"src\"]}"),
+    ("packages/x/src/index.ts", "export const x = 1;\n"),
+    ("packages/x/src/types.d.ts", "declare const v: number;\n"),
+    ("packages/y/package.json", "{\"name\": \"@m/y\", \"dependencies\": {\"@m/x\": \"*\"}}"),
+    ("packages/y/tsconfig.json", "{\"extends\": \"../../tsconfig.base.json\", // y\n \"references\": [{\"path\": \"../x\"},],}"),
+    ("packages/y/src/main.ts", "import { x } from \"@m/x\";\nimport { u } from \"../../../shared/util\";\n"),
+    ("packages/z/package.json", "{\"name\": \"@m/z\"}"),
+    ("packages/z/tsconfig.json", "{\"compilerOptions\": {\"strict\": true}}"),
+    ("packages/z/src/z.ts", "export const z = 1;\n"),
+    ("shared/util.ts", "export const u = 1;\n"),
+    ("scripts/loose.ts", "import { u } from \"../shared/util\";\n"),
+];
+
+#[test]
+fn an_edit_rechecks_its_project_and_every_project_that_depends_on_it() {
+    let fs = MemFs::new(MONOREPO);
+    let j = jobs(&fs, &["packages/x/src/index.ts"]);
+    let shown: Vec<String> = j.iter().map(argv).collect();
+    assert_eq!(shown.len(), 1, "y builds x with -b: {shown:#?}");
+    assert!(shown[0].starts_with("tsc -b .ralph/tsc/b-"), "{shown:#?}");
+    assert_eq!(j[0].label.as_deref(), Some("packages/y/tsconfig.json"));
+    assert_eq!(j[0].tools_from, PathBuf::from("packages/y"));
+    assert_eq!(j[0].setup.len(), 2, "mirrors of y and x");
+    for input in [
+        "packages/x/src/index.ts",
+        "packages/x/src/types.d.ts",
+        "tsconfig.base.json",
+        "shared/util.ts",
+    ] {
+        assert!(
+            j[0].inputs.contains(&PathBuf::from(input)),
+            "{input}: {:?}",
+            j[0].inputs
+        );
+    }
+    assert!(!j[0].inputs.contains(&PathBuf::from("packages/z/src/z.ts")));
+}
+
+#[test]
+fn a_project_without_references_runs_tsc_p_incrementally() {
+    let fs = MemFs::new(MONOREPO);
+    let j = jobs(&fs, &["packages/z/src/z.ts"]);
+    assert_eq!(j.len(), 1);
+    let a = argv(&j[0]);
+    assert!(
+        a.starts_with("tsc -p packages/z/tsconfig.json --noEmit --pretty false --incremental --tsBuildInfoFile .ralph/tsc/p-"),
+        "{a}"
+    );
+    assert!(j[0].setup.is_empty());
+}
+
+#[test]
+fn shared_files_and_base_configs_reach_the_projects_that_read_them() {
+    let fs = MemFs::new(MONOREPO);
+    let j = jobs(&fs, &["shared/util.ts"]);
+    let labels: Vec<_> = j
+        .iter()
+        .map(|j| j.label.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        labels,
+        ["packages/y/tsconfig.json", "files under no tsconfig.json"],
+        "{j:#?}"
+    );
+    let j = jobs(&fs, &["tsconfig.base.json"]);
+    let labels: Vec<_> = j
+        .iter()
+        .map(|j| j.label.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(labels, ["packages/y/tsconfig.json"], "x is built by y");
+    let j = jobs(&fs, &["package-lock.json"]);
+    assert_eq!(
+        j.len(),
+        2,
+        "a lock file at the root reaches every project: {j:#?}"
+    );
+}
+
+#[test]
+fn loose_files_are_checked_on_their_own_with_what_they_import() {
+    let fs = MemFs::new(MONOREPO);
+    let j = jobs(&fs, &["scripts/loose.ts"]);
+    assert_eq!(j.len(), 1);
+    let a = argv(&j[0]);
+    assert!(a.starts_with("tsc --noEmit --pretty false --strict"), "{a}");
+    assert!(a.ends_with(" scripts/loose.ts"), "{a}");
+    assert!(j[0].inputs.contains(&PathBuf::from("shared/util.ts")));
+}
+
+#[test]
+fn a_solution_config_at_the_root_builds_everything_in_one_run() {
+    let mut files = MONOREPO.to_vec();
+    files.push((
+        "tsconfig.json",
+        "{\"files\": [], \"references\": [{\"path\": \"packages/x\"}, {\"path\": \"packages/y\"}]}",
+    ));
+    let fs = MemFs::new(&files);
+    let j = jobs(&fs, &["packages/x/src/index.ts"]);
+    let labels: Vec<_> = j
+        .iter()
+        .map(|j| j.label.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(labels, ["tsconfig.json"]);
+    assert_eq!(j[0].setup.len(), 3);
+}
+
+#[test]
+fn mirrors_keep_outputs_under_ralph_and_point_at_the_real_configs() {
+    let fs = MemFs::new(MONOREPO);
+    let j = jobs(&fs, &["packages/y/src/main.ts"]);
+    let (path, text) = &j[0].setup[1];
+    assert!(path.starts_with(".ralph/tsc"), "{path:?}");
+    let v: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(v["extends"], "../../../../packages/x/tsconfig.json");
+    assert_eq!(v["compilerOptions"]["outDir"], "./out");
+    assert_eq!(
+        v["compilerOptions"]["rootDir"], "../../../../packages/x",
+        "composite"
+    );
+    assert_eq!(
+        v["compilerOptions"]["noEmit"], false,
+        "a referenced project emits"
+    );
+    assert!(v.get("include").is_none(), "x has its own include");
+    let top: Value = serde_json::from_str(&j[0].setup[0].1).unwrap();
+    assert_eq!(top["include"], json!(["../../../../packages/y/**/*"]));
+    let r = top["references"][0]["path"].as_str().unwrap();
+    assert_eq!(
+        Path::new(".ralph/tsc/x")
+            .join(r)
+            .parent()
+            .unwrap()
+            .file_name(),
+        j[0].setup[1].0.parent().unwrap().file_name()
+    );
+}

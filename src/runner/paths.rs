@@ -1,0 +1,67 @@
+//! Paths in a run's output made relative to the project root. A tool run in `packages/a`
+//! prints `src/index.ts(1,7): error ...`; two packages with a broken `src/index.ts` must be
+//! told apart, so a leading path that names a file in the run's folder gets the folder in
+//! front. Only paths that exist there are rewritten: other text is left as it was.
+
+use std::path::Path;
+
+/// `output` of a run in `dir` (relative to `root`), with leading file paths made relative to
+/// the root: `path:line`, `path(line,col)` and cargo's `--> path:line`.
+pub fn relative_to_root(output: &str, root: &Path, dir: &Path) -> String {
+    let mut out = String::with_capacity(output.len() + 64);
+    for line in output.split_inclusive('\n') {
+        out.push_str(&rewrite_line(line, root, dir));
+    }
+    out
+}
+
+fn rewrite_line(line: &str, root: &Path, dir: &Path) -> String {
+    let indent_len = line.len() - line.trim_start().len();
+    let (indent, rest) = line.split_at(indent_len);
+    let (arrow, rest) = match rest.strip_prefix("--> ") {
+        Some(r) => ("--> ", r),
+        None => ("", rest),
+    };
+    let end = rest
+        .find(|c: char| c == ':' || c == '(' || c.is_whitespace())
+        .unwrap_or(0);
+    let path = &rest[..end];
+    let follows_position = rest[end..]
+        .chars()
+        .nth(1)
+        .is_some_and(|c| c.is_ascii_digit());
+    if end == 0
+        || !follows_position
+        || Path::new(path).is_absolute()
+        || !root.join(dir).join(path).is_file()
+    {
+        return line.to_string();
+    }
+    format!(
+        "{indent}{arrow}{}{}",
+        dir.join(path).display(),
+        &rest[end..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn existing_leading_paths_get_the_folder() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("pkg/src")).unwrap();
+        std::fs::write(d.path().join("pkg/src/index.ts"), "").unwrap();
+        std::fs::write(d.path().join("pkg/src/lib.rs"), "").unwrap();
+        let out = relative_to_root(
+            "src/index.ts(1,7): error TS2322: bad\n  --> src/lib.rs:3:5\nsrc/lib.rs:3:5: error\nnote: src/index.ts(1,1) mentioned\nother.ts(1,1): error\n",
+            d.path(),
+            Path::new("pkg"),
+        );
+        assert_eq!(
+            out,
+            "pkg/src/index.ts(1,7): error TS2322: bad\n  --> pkg/src/lib.rs:3:5\npkg/src/lib.rs:3:5: error\nnote: src/index.ts(1,1) mentioned\nother.ts(1,1): error\n"
+        );
+    }
+}

@@ -1,0 +1,444 @@
+//! Which executable a gate really runs, and what it is.
+//!
+//! A gate's result depends on the tool as much as on the files, so the result cache must know
+//! the tool by what it is, not by where PATH says it is: replacing `/usr/bin/shellcheck` or
+//! retargeting `node_modules/.bin/tsc` must change the key. A tool's identity is the digest of
+//! the file it resolves to (symlinks followed) together with
+//! - the interpreter its `#!` line names (a node or python script is only as fixed as its
+//!   interpreter),
+//! - for a file inside a node package, that package's `package.json` (its version), and
+//! - for a version manager's shim (rustup, pyenv, rbenv, nodenv, asdf, mise), the executable
+//!   the manager says the shim runs here, with the settings that choose it.
+//!
+//! Digests are remembered by stamp (see [`crate::digest`]) and a shim's answer by the inputs
+//! that decide it, so all this costs a few `stat`s per run once warm.
+
+mod shims;
+mod words;
+
+pub use words::command_words;
+
+use crate::digest::{Content, Digests};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long `TOOL --version` and a version manager's `which` may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Interpreters of interpreters are followed this deep (`#!/usr/bin/env node` -> node).
+const MAX_DEPTH: usize = 3;
+
+/// A tool as resolved for one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    pub name: String,
+    /// Where the search path found it.
+    pub found: PathBuf,
+    /// What runs: symlinks followed, a shim resolved to its target.
+    pub real: PathBuf,
+    /// A digest of everything above, or why it cannot be known (then nothing it decides is
+    /// cached).
+    pub identity: Result<String, String>,
+    /// `typescript 5.9.3` for a tool inside a node package.
+    pub package: Option<String>,
+}
+
+/// Tools already resolved in this run, by (name, search path, working folder).
+type Memo = HashMap<(String, Vec<PathBuf>, PathBuf), Option<Arc<Tool>>>;
+
+/// Resolves and identifies tools for one run; shared by every job of the run.
+pub struct Toolbox<'a> {
+    digests: &'a Digests,
+    vars: BTreeMap<String, OsString>,
+    memo: Mutex<Memo>,
+    store: Mutex<Store>,
+    store_path: Option<PathBuf>,
+}
+
+/// What is remembered between runs: shims' answers and tools' versions.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Store {
+    /// Digest of (manager, tool, the settings that choose) -> the executable it runs.
+    shims: BTreeMap<String, PathBuf>,
+    /// Tool identity -> the first line of `TOOL --version`.
+    versions: BTreeMap<String, String>,
+    #[serde(skip)]
+    changed: bool,
+}
+
+impl<'a> Toolbox<'a> {
+    /// `vars` are the environment variables that decide what a shim runs (see
+    /// [`crate::env::Environment::tool_vars`]); `store` is where answers persist.
+    pub fn new(
+        digests: &'a Digests,
+        vars: BTreeMap<String, OsString>,
+        store_path: Option<PathBuf>,
+    ) -> Self {
+        let store = store_path
+            .as_deref()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Self {
+            digests,
+            vars,
+            memo: Mutex::new(HashMap::new()),
+            store: Mutex::new(store),
+            store_path,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.digests.root()
+    }
+
+    /// The tool `name` as found on `dirs` (a name with a `/` is a path from `cwd`), or `None`
+    /// when it is not there.
+    pub fn resolve(&self, name: &str, dirs: &[PathBuf], cwd: &Path) -> Option<Arc<Tool>> {
+        let memo_key = (name.to_string(), dirs.to_vec(), cwd.to_path_buf());
+        if let Some(hit) = self.lock_memo().get(&memo_key) {
+            return hit.clone();
+        }
+        let found =
+            find(name, dirs, cwd).map(|found| Arc::new(self.identify(name, found, dirs, cwd)));
+        self.lock_memo().insert(memo_key, found.clone());
+        found
+    }
+
+    fn lock_memo(&self) -> std::sync::MutexGuard<'_, Memo> {
+        self.memo.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn identify(&self, name: &str, found: PathBuf, dirs: &[PathBuf], cwd: &Path) -> Tool {
+        let mut h = Fields::new();
+        let mut package = None;
+        let real = found.canonicalize().unwrap_or_else(|_| found.clone());
+        let identity = self
+            .fold_identity(name, &real, dirs, cwd, 0, &mut h, &mut package)
+            .map(|target| (target, h.finish()));
+        match identity {
+            Ok((target, digest)) => Tool {
+                name: name.to_string(),
+                found,
+                real: target,
+                identity: Ok(digest),
+                package,
+            },
+            Err(why) => Tool {
+                name: name.to_string(),
+                found,
+                real,
+                identity: Err(why),
+                package,
+            },
+        }
+    }
+
+    /// Adds what `real` is to `h`; returns the executable that finally runs.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_identity(
+        &self,
+        name: &str,
+        real: &Path,
+        dirs: &[PathBuf],
+        cwd: &Path,
+        depth: usize,
+        h: &mut Fields,
+        package: &mut Option<String>,
+    ) -> Result<PathBuf, String> {
+        let content = self
+            .digests
+            .of(real)
+            .map_err(|e| format!("cannot read {}: {e}", real.display()))?;
+        h.add(
+            relative_or_absolute(self.root(), real)
+                .as_os_str()
+                .as_encoded_bytes(),
+        );
+        h.add(content.as_str().as_bytes());
+        if content == Content::Absent {
+            return Err(format!("{} vanished", real.display()));
+        }
+        if let Some(pkg) = node_package(real) {
+            let manifest = pkg.join("package.json");
+            if let Ok(c) = self.digests.of(&manifest) {
+                h.add(c.as_str().as_bytes());
+            }
+            if package.is_none() {
+                *package = package_version(&manifest);
+            }
+        }
+        if depth >= MAX_DEPTH {
+            return Ok(real.to_path_buf());
+        }
+        if let Some(shim) = shims::detect(name, real) {
+            let target = self.shim_target(&shim, name, cwd)?;
+            h.add(b"shim");
+            let target_real = target.canonicalize().unwrap_or(target);
+            return self.fold_identity(name, &target_real, dirs, cwd, depth + 1, h, package);
+        }
+        if let Some(interpreter) = shebang_interpreter(real) {
+            let resolved = if interpreter.contains('/') {
+                Some(PathBuf::from(&interpreter))
+            } else {
+                find(&interpreter, dirs, cwd)
+            };
+            if let Some(path) = resolved {
+                h.add(b"interpreter");
+                let path = path.canonicalize().unwrap_or(path);
+                self.fold_identity(&interpreter, &path, dirs, cwd, depth + 1, h, package)?;
+            }
+        }
+        Ok(real.to_path_buf())
+    }
+
+    fn shim_target(&self, shim: &shims::Shim, name: &str, cwd: &Path) -> Result<PathBuf, String> {
+        let why = |detail: String| {
+            format!(
+                "cannot tell which `{name}` the {} shim runs here: {detail}",
+                shim.manager
+            )
+        };
+        let memo = shims::memo_key(shim, name, cwd, &self.vars);
+        if let Some(hit) = self.lock_store().shims.get(&memo) {
+            if hit.is_file() {
+                return Ok(hit.clone());
+            }
+        }
+        let mut command = vec![shim.command.clone().into_os_string()];
+        command.extend(shim.args(name).into_iter().map(OsString::from));
+        let out = capture(&command, cwd, &shim.env)
+            .ok_or_else(|| why(format!("`{} which {name}` failed", shim.command.display())))?;
+        let text = String::from_utf8_lossy(&out);
+        let target = PathBuf::from(text.lines().next().unwrap_or("").trim());
+        if !target.is_absolute() || !target.is_file() {
+            return Err(why(format!("it answered `{}`", text.trim())));
+        }
+        let mut store = self.lock_store();
+        store.shims.insert(memo, target.clone());
+        store.changed = true;
+        Ok(target)
+    }
+
+    fn lock_store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tool's version, for reports: its package's version, else the first line of
+    /// `TOOL --version` that has a digit (asked once per identity, and only of tools installed outside the
+    /// project: a script of the project is never run just to ask).
+    pub fn version(&self, tool: &Tool) -> Option<String> {
+        if let Some(p) = &tool.package {
+            return Some(p.clone());
+        }
+        let identity = tool.identity.as_ref().ok()?;
+        if let Some(v) = self.lock_store().versions.get(identity) {
+            return Some(v.clone()).filter(|v| !v.is_empty());
+        }
+        if tool.real.starts_with(self.root()) || tool.found.starts_with(self.root()) {
+            return None;
+        }
+        let out = capture(
+            &[tool.found.clone().into_os_string(), "--version".into()],
+            Path::new("/"),
+            &[],
+        );
+        let line = out
+            .map(|o| String::from_utf8_lossy(&o).into_owned())
+            .and_then(|t| {
+                // The first line with a digit: `version: 0.9.0` under ShellCheck's banner.
+                t.lines()
+                    .map(str::trim)
+                    .find(|l| l.chars().any(|c| c.is_ascii_digit()))
+                    .map(|l| l.chars().take(100).collect::<String>())
+            })
+            .unwrap_or_default();
+        let mut store = self.lock_store();
+        store.versions.insert(identity.clone(), line.clone());
+        store.changed = true;
+        Some(line).filter(|l| !l.is_empty())
+    }
+
+    /// Persists what was learned (shims' answers, versions); best effort.
+    pub fn save(&self) {
+        let store = self.lock_store();
+        if let (Some(path), true) = (&self.store_path, store.changed) {
+            if let Ok(bytes) = serde_json::to_vec(&*store) {
+                let _ = crate::atomic::write(path, &bytes);
+            }
+        }
+    }
+}
+
+/// The folders searched for a gate's tools: each of its `path` entries in `from` and every
+/// folder above it up to `root` (nearest first: a package's own `node_modules/.bin`, then the
+/// workspace root's), then PATH.
+pub fn search_path(
+    root: &Path,
+    from: &Path,
+    extra: &[String],
+    path_var: Option<&std::ffi::OsStr>,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for entry in extra {
+        let entry = Path::new(entry);
+        if entry.is_absolute() {
+            dirs.push(entry.to_path_buf());
+            continue;
+        }
+        for dir in from.ancestors() {
+            let candidate = root.join(dir).join(entry);
+            if candidate.is_dir() && !dirs.contains(&candidate) {
+                dirs.push(candidate);
+            }
+        }
+    }
+    if let Some(p) = path_var {
+        dirs.extend(std::env::split_paths(p));
+    }
+    dirs
+}
+
+/// The first executable file called `name` in `dirs` (or at `cwd/name` for a path).
+pub fn find(name: &str, dirs: &[PathBuf], cwd: &Path) -> Option<PathBuf> {
+    let ok = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let p = cwd.join(name);
+        return ok(&p).then_some(p);
+    }
+    if name.is_empty() {
+        return None;
+    }
+    dirs.iter().map(|d| d.join(name)).find(|p| ok(p))
+}
+
+/// Inside the project a tool is named by its relative path, so the same checkout in another
+/// place has the same identity.
+fn relative_or_absolute(root: &Path, p: &Path) -> PathBuf {
+    p.strip_prefix(root)
+        .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
+}
+
+/// The package folder holding `real` when it lies in a `node_modules` tree
+/// (`.../node_modules/typescript` or `.../node_modules/@scope/name`).
+fn node_package(real: &Path) -> Option<PathBuf> {
+    let comps: Vec<Component<'_>> = real.components().collect();
+    let at = comps
+        .iter()
+        .rposition(|c| c.as_os_str() == "node_modules")?;
+    let first = comps.get(at + 1)?.as_os_str().to_str()?;
+    let take = if first.starts_with('@') {
+        at + 3
+    } else {
+        at + 2
+    };
+    if take > comps.len() - 1 {
+        return None;
+    }
+    Some(comps[..take].iter().collect())
+}
+
+fn package_version(manifest: &Path) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(manifest).ok()?).ok()?;
+    Some(format!(
+        "{} {}",
+        v.get("name")?.as_str()?,
+        v.get("version")?.as_str()?
+    ))
+}
+
+/// The interpreter a `#!` line names: the program itself, or for `/usr/bin/env [-S] NAME` the
+/// name to look up.
+pub fn shebang_interpreter(path: &Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let mut f = std::fs::File::open(path).ok()?;
+    let n = f.read(&mut head).ok()?;
+    parse_shebang(&head[..n])
+}
+
+/// Pure: see [`shebang_interpreter`].
+pub fn parse_shebang(head: &[u8]) -> Option<String> {
+    let rest = head.strip_prefix(b"#!")?;
+    let line = rest.split(|b| *b == b'\n').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut words = line.split_whitespace();
+    let program = words.next()?;
+    if Path::new(program).file_name().is_some_and(|n| n == "env") {
+        return words
+            .find(|w| !w.starts_with('-') && !w.contains('='))
+            .map(str::to_string);
+    }
+    Some(program.to_string())
+}
+
+/// Runs a short probe (`--version`, a shim's `which`) and returns its stdout, or `None` when
+/// it fails or takes longer than [`PROBE_TIMEOUT`]. It never waits on a pipe a stray child
+/// keeps open: the child's whole process group is killed.
+fn capture(argv: &[OsString], cwd: &Path, env: &[(OsString, OsString)]) -> Option<Vec<u8>> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use wait_timeout::ChildExt;
+    let (program, args) = argv.split_first()?;
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut stdout).take(64 * 1024).read_to_end(&mut buf);
+        buf
+    });
+    let status = match child.wait_timeout(PROBE_TIMEOUT) {
+        Ok(Some(status)) => status,
+        _ => {
+            crate::runner::signals::kill_group(child.id() as i32, libc::SIGKILL);
+            let _ = child.wait();
+            return None;
+        }
+    };
+    crate::runner::signals::kill_group(child.id() as i32, libc::SIGKILL);
+    let out = reader.join().ok()?;
+    status.success().then_some(out)
+}
+
+/// Length-prefixed fields into one blake3 digest.
+pub struct Fields(blake3::Hasher);
+
+impl Fields {
+    pub fn new() -> Self {
+        Self(blake3::Hasher::new())
+    }
+
+    pub fn add(&mut self, bytes: &[u8]) {
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    pub fn finish(&self) -> String {
+        self.0.finalize().to_hex().to_string()
+    }
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

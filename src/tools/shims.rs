@@ -1,0 +1,139 @@
+//! Version managers' shims. `~/.cargo/bin/cargo` is rustup itself and `~/.pyenv/shims/python3`
+//! is a bash script: their content stays the same when the toolchain they run changes, so a
+//! shim is known by what its manager says it runs here (`rustup which cargo`), and that answer
+//! is remembered by the settings that decide it (environment, the manager's settings file,
+//! version files from the working folder up).
+
+use super::Fields;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+pub struct Shim {
+    pub manager: &'static str,
+    /// The manager's own executable, asked `which NAME`.
+    pub command: PathBuf,
+    pub env: Vec<(OsString, OsString)>,
+    /// The folder a shim-folder manager keeps its state in (`~/.pyenv`).
+    home: Option<PathBuf>,
+}
+
+impl Shim {
+    pub fn args(&self, name: &str) -> Vec<String> {
+        vec!["which".into(), name.into()]
+    }
+}
+
+/// Managers whose shims are text scripts in a `shims` folder, with the variables and version
+/// files that choose what they run.
+const SCRIPT_MANAGERS: &[(&str, &[&str])] = &[
+    ("pyenv", &[".python-version"]),
+    ("rbenv", &[".ruby-version"]),
+    ("nodenv", &[".node-version"]),
+    ("asdf", &[".tool-versions"]),
+];
+
+/// Version files each manager reads from the working folder upward.
+fn version_files(manager: &str) -> &'static [&'static str] {
+    match manager {
+        "rustup" => &["rust-toolchain", "rust-toolchain.toml"],
+        "mise" => &[
+            ".tool-versions",
+            "mise.toml",
+            ".mise.toml",
+            "mise.local.toml",
+            ".mise/config.toml",
+            ".config/mise.toml",
+            ".python-version",
+            ".node-version",
+            ".nvmrc",
+            ".ruby-version",
+        ],
+        other => SCRIPT_MANAGERS
+            .iter()
+            .find(|(m, _)| *m == other)
+            .map_or(&[], |(_, files)| files),
+    }
+}
+
+/// The shim `real` is, when it is one (`name` is what the gate calls it).
+pub fn detect(name: &str, real: &Path) -> Option<Shim> {
+    let file = real.file_name()?.to_str()?;
+    // rustup and mise install their proxies as links to (or copies of) themselves.
+    for manager in ["rustup", "mise"] {
+        if file == manager && name != manager {
+            return Some(Shim {
+                manager,
+                command: real.to_path_buf(),
+                env: Vec::new(),
+                home: None,
+            });
+        }
+    }
+    let shims_dir = real.parent()?;
+    if shims_dir.file_name()? != "shims" {
+        return None;
+    }
+    let head = std::fs::read(real).ok()?;
+    if head.len() > 64 * 1024 || !head.starts_with(b"#!") {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let (manager, _) = SCRIPT_MANAGERS.iter().find(|(m, _)| text.contains(m))?;
+    let home = shims_dir.parent()?.to_path_buf();
+    let command = ["bin", "libexec"]
+        .iter()
+        .map(|d| home.join(d).join(manager))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from(manager));
+    let root_var = format!("{}_ROOT", manager.to_uppercase());
+    Some(Shim {
+        manager,
+        command,
+        env: vec![(root_var.into(), home.clone().into_os_string())],
+        home: Some(home),
+    })
+}
+
+/// What decides a shim's answer: the manager, the tool, the folder, the manager's variables,
+/// its settings file and every version file from `cwd` up to `/`.
+pub fn memo_key(shim: &Shim, name: &str, cwd: &Path, vars: &BTreeMap<String, OsString>) -> String {
+    let mut h = Fields::new();
+    h.add(shim.manager.as_bytes());
+    h.add(shim.command.as_os_str().as_encoded_bytes());
+    h.add(name.as_bytes());
+    h.add(cwd.as_os_str().as_encoded_bytes());
+    let prefix = format!("{}_", shim.manager.to_uppercase());
+    for (k, v) in vars {
+        if k.starts_with(&prefix) || k == "HOME" {
+            h.add(k.as_bytes());
+            h.add(v.as_encoded_bytes());
+        }
+    }
+    let home = vars.get("HOME").map(PathBuf::from).unwrap_or_default();
+    let settings: Vec<PathBuf> = match shim.manager {
+        "rustup" => vec![vars
+            .get("RUSTUP_HOME")
+            .map_or_else(|| home.join(".rustup"), PathBuf::from)
+            .join("settings.toml")],
+        "mise" => vec![home.join(".config/mise/config.toml")],
+        "asdf" => vec![home.join(".tool-versions")],
+        _ => shim.home.iter().map(|h| h.join("version")).collect(),
+    };
+    for file in settings {
+        add_file(&mut h, &file);
+    }
+    for dir in cwd.ancestors() {
+        for name in version_files(shim.manager) {
+            add_file(&mut h, &dir.join(name));
+        }
+    }
+    h.finish()
+}
+
+fn add_file(h: &mut Fields, path: &Path) {
+    if let Ok(bytes) = std::fs::read(path) {
+        h.add(path.as_os_str().as_encoded_bytes());
+        h.add(&bytes);
+    }
+}
