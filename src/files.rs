@@ -99,6 +99,19 @@ pub fn is_own_state(rel: &Path) -> bool {
 
 pub const STATE_DIR: &str = ".ralph";
 
+/// Makes sure `root/.ralph/` ignores itself (a `.gitignore` holding `*` inside it), so
+/// ralph-gate's state never shows up in `git status` or a commit, with or without `init`.
+/// Best effort: a folder that cannot be written is reported by whatever writes there next.
+pub fn ignore_own_state(root: &Path) {
+    let ignore = root.join(STATE_DIR).join(".gitignore");
+    if !ignore.exists() {
+        let _ = crate::atomic::write(
+            &ignore,
+            b"# ralph-gate's state (cache, results, journal): never committed.\n*\n",
+        );
+    }
+}
+
 /// The first bytes of a file (enough for a `#!` line), or `None` when it cannot be read.
 pub fn head(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;

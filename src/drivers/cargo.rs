@@ -89,9 +89,18 @@ fn inputs_of(
             }
         }
     }
+    // Build output is no input: `target/` beside any manifest (where cargo puts it when the
+    // project does not ignore it).
+    let outputs: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| under(universe, d))
+        .filter(|f| f.file_name().is_some_and(|n| n == MANIFEST))
+        .map(|m| m.parent().unwrap_or(Path::new("")).join("target"))
+        .collect();
     let mut inputs: Vec<PathBuf> = dirs
         .iter()
         .flat_map(|d| under(universe, d).cloned())
+        .filter(|f| !outputs.iter().any(|o| f.starts_with(o)))
         .collect();
     inputs.sort();
     inputs.dedup();

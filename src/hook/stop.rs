@@ -45,6 +45,7 @@ pub fn workspace(env: &Environment, base: &Path) -> PathBuf {
 }
 
 pub fn ralph_dir(ws: &Path) -> PathBuf {
+    files::ignore_own_state(ws);
     ws.join(files::STATE_DIR)
 }
 

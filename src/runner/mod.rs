@@ -157,6 +157,7 @@ pub fn with_context<T>(
     fresh: bool,
     f: impl FnOnce(&RunContext<'_>) -> T,
 ) -> T {
+    crate::files::ignore_own_state(&config.root);
     let cache = Cache::for_run(config, env, fresh);
     let digests = Digests::load(&config.root, Some(cache.digest_index()));
     let toolbox = Toolbox::new(&digests, env.tool_vars.clone(), Some(cache.tool_store()));

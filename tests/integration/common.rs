@@ -241,3 +241,77 @@ pub fn signal(pid: i32, sig: i32) {
         kill(pid, sig);
     }
 }
+
+/// The TypeScript 5 package the tests install into their repositories as the project's own
+/// (`node_modules/typescript`, `node_modules/.bin/tsc`), so no test depends on whichever
+/// global tsc the machine has (7.x accepts what 5.x rejects). Taken from
+/// `RALPH_GATE_TEST_TYPESCRIPT`, else from npm's global folder (where .ci/run installs
+/// `typescript@5`).
+pub fn typescript5() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let dir = match std::env::var_os("RALPH_GATE_TEST_TYPESCRIPT") {
+                Some(d) => PathBuf::from(d),
+                None => {
+                    let out = Command::new("npm").args(["root", "-g"]).output().ok()?;
+                    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("typescript")
+                }
+            };
+            let manifest = std::fs::read_to_string(dir.join("package.json")).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&manifest).ok()?;
+            v["version"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("5."))
+                .then_some(dir)
+        })
+        .clone()
+}
+
+/// True when a TypeScript 5 package is there to install; says so loudly when not.
+pub fn require_typescript5() -> bool {
+    typescript5().is_some()
+        || unavailable(
+            "no TypeScript 5 package (npm install -g typescript@5, or RALPH_GATE_TEST_TYPESCRIPT=DIR)",
+            "TypeScript 5 is required by this test: .ci/run installs typescript@5 with npm",
+        )
+}
+
+impl Repo {
+    /// Installs TypeScript 5 as `DIR/node_modules/typescript` with its `.bin/tsc`, the way
+    /// npm lays out a project's own dependency.
+    pub fn install_typescript(&self, dir: &str) {
+        let pkg = typescript5().expect("require_typescript5() first");
+        let modules = self.path().join(dir).join("node_modules");
+        std::fs::create_dir_all(modules.join(".bin")).expect("mkdir node_modules/.bin");
+        std::os::unix::fs::symlink(&pkg, modules.join("typescript")).expect("link typescript");
+        std::os::unix::fs::symlink("../typescript/bin/tsc", modules.join(".bin/tsc"))
+            .expect("link tsc");
+    }
+
+    /// Links `name` to `target` inside the repository (a workspace package in node_modules).
+    pub fn link(&self, name: &str, target: &str) {
+        let path = self.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, path).expect("symlink");
+    }
+
+    /// `PATH` with `dir` in front of the test's own.
+    pub fn path_with(dir: &Path) -> std::ffi::OsString {
+        let mut dirs = vec![dir.to_path_buf()];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).expect("joinable PATH")
+    }
+}
+
+/// Writes an executable script.
+pub fn write_exe(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}

@@ -16,4 +16,7 @@ mod loops;
 mod processes;
 mod properties;
 mod real_tools;
+mod shell;
 mod status;
+mod toolchains;
+mod verdicts;

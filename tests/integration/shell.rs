@@ -1,0 +1,161 @@
+//! The shell preset on a shell project laid out as real ones are: extensionless scripts,
+//! sourced libraries without a `#!` line, sources ShellCheck cannot follow, one edit at a
+//! time.
+
+use crate::common::{require_tool, Repo, Run};
+use serde_json::json;
+
+fn check(repo: &Repo) -> Run {
+    repo.run(["check", "--format", "json"])
+}
+
+/// A bash script that sources a library whose only clue to its dialect is who sources it.
+fn project() -> Repo {
+    let repo = Repo::git();
+    repo.write(
+        "bin/deploy",
+        "#!/usr/bin/env bash\nset -euo pipefail\nsource \"$(dirname \"$0\")/../lib/common.sh\"\nsay \"${1:-x}\"\n",
+    );
+    repo.write(
+        "lib/common.sh",
+        "say() {\n  local -a words=(\"$@\")\n  if [[ ${#words[@]} -gt 0 ]]; then printf '%s\\n' \"${words[@]}\"; fi\n}\n",
+    );
+    repo.write(
+        "tests/t_one",
+        "#!/bin/sh\nset -e\n. ./lib/helpers.sh\necho ok\n",
+    );
+    repo.write("README.md", "#!/bin/bash this is prose, not a script\n");
+    repo.commit_all();
+    repo
+}
+
+#[test]
+fn extensionless_scripts_and_sourced_libraries_pass_when_clean() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = project();
+    let run = check(&repo);
+    let sc = run.gate("shellcheck");
+    assert_eq!(sc["status"], "pass", "{run:?}");
+    assert_eq!(
+        sc["files"], 3,
+        "bin/deploy and tests/t_one by their #! line: {run:?}"
+    );
+    let commands: Vec<&str> = sc["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.ends_with("--shell=bash lib/common.sh")),
+        "the library gets the dialect of the script that sources it: {commands:?}"
+    );
+}
+
+#[test]
+fn a_broken_extensionless_script_fails_and_names_itself() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = project();
+    repo.write("bin/clean", "#!/bin/sh\nrm -rf $1/*\n");
+    let run = check(&repo);
+    assert_eq!(run.code, 1, "{run:?}");
+    let out = run.gate("shellcheck")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        out.contains("bin/clean:2:8: note:") && out.contains("SC2086"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_dialect_decides_a_library_s_verdict() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = project();
+    // The same bash-only library, sourced by a POSIX sh script instead: now it is wrong.
+    repo.write(
+        "bin/deploy",
+        "#!/bin/sh\n. \"$(dirname \"$0\")/../lib/common.sh\"\nsay x\n",
+    );
+    let run = check(&repo);
+    assert_eq!(run.gate("shellcheck")["status"], "fail", "{run:?}");
+    assert!(
+        run.gate("shellcheck")["output"]
+            .as_str()
+            .unwrap()
+            .contains("lib/common.sh:"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn one_edited_script_rechecks_one_script() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = project();
+    for i in 0..6 {
+        repo.write(format!("scripts/s{i}.sh"), "#!/bin/sh\necho \"$1\"\n");
+    }
+    let first = check(&repo);
+    assert_eq!(first.gate("shellcheck")["runs"], 9, "{first:?}");
+    repo.write("scripts/s3.sh", "#!/bin/sh\necho \"$2\"\n");
+    let run = check(&repo);
+    let sc = run.gate("shellcheck");
+    let fresh: Vec<&str> = sc["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["cached"] == false)
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(fresh, ["scripts/s3.sh"]);
+}
+
+#[test]
+fn style_hints_pass_by_default_and_fail_on_sets_the_severity() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    // SC2006 (legacy backticks) is a style hint.
+    repo.write("a.sh", "#!/bin/sh\nx=`date`\necho \"$x\"\n");
+    let run = check(&repo);
+    assert_eq!(run.gate("shellcheck")["status"], "pass", "{run:?}");
+    repo.config(
+        "presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n",
+    );
+    let run = check(&repo);
+    assert_eq!(
+        (run.code, run.gate("shellcheck")["status"].clone()),
+        (1, json!("fail")),
+        "{run:?}"
+    );
+    assert!(run.gate("shellcheck")["output"]
+        .as_str()
+        .unwrap()
+        .contains("SC2006"));
+}
+
+#[test]
+fn a_project_of_extensionless_scripts_gets_the_shell_preset() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("tool", "#!/bin/bash\necho \"$@\"\n");
+    let run = repo.run(["check"]);
+    assert!(
+        run.stdout.contains("shell (found tool)") && run.stdout.contains("PASS  shellcheck"),
+        "{run:?}"
+    );
+}

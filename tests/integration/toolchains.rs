@@ -1,0 +1,268 @@
+//! Toolchains as real projects lay them out: a TypeScript workspace with tsc installed at its
+//! root, project references, files under no tsconfig, a Cargo workspace whose members depend
+//! on each other.
+
+use crate::common::{require_tool, require_typescript5, write_exe, Repo, Run};
+use serde_json::json;
+
+const COMPOSITE: &str = r#"{ "compilerOptions": { "strict": true, "composite": true, "target": "es2022", "module": "commonjs", "moduleResolution": "node", "rootDir": "src", "outDir": "dist" }, "include": ["src"] }"#;
+
+fn json_check(repo: &Repo, args: &[&str]) -> Run {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    repo.run(all)
+}
+
+/// A workspace whose only TypeScript is installed at the root, and a different, broken `tsc`
+/// first on PATH: every package must run the root's.
+#[test]
+fn packages_use_the_workspace_roots_tsc_not_the_one_on_path() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.write(
+        "package.json",
+        r#"{"private": true, "workspaces": ["packages/*"]}"#,
+    );
+    repo.install_typescript("");
+    for p in ["a", "b"] {
+        repo.write(
+            format!("packages/{p}/tsconfig.json"),
+            r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+        );
+        repo.write(
+            format!("packages/{p}/src/index.ts"),
+            "export const n: number = 1;\n",
+        );
+    }
+    let bin = tempfile::tempdir().unwrap();
+    write_exe(
+        &bin.path().join("tsc"),
+        "#!/bin/sh\necho 'Version 7.0.0 (the wrong tsc)'; exit 1\n",
+    );
+    let path = Repo::path_with(bin.path());
+    let run = repo.run_env(
+        ["check", "--format", "json"],
+        &[("PATH", path.to_str().unwrap())],
+    );
+    let tsc = run.gate("tsc");
+    assert_eq!(tsc["status"], "pass", "{run:?}");
+    assert_eq!(tsc["runs"], 2);
+    for r in tsc["run_details"].as_array().unwrap() {
+        let tool = &r["tools"][0];
+        assert_eq!(tool["path"], "node_modules/.bin/tsc", "{r}");
+        assert!(
+            tool["version"]
+                .as_str()
+                .unwrap()
+                .starts_with("typescript 5."),
+            "{r}"
+        );
+    }
+    let explain = repo.run_env(
+        ["gates", "--explain", "packages/b/src/index.ts"],
+        &[("PATH", path.to_str().unwrap())],
+    );
+    assert!(
+        explain
+            .stdout
+            .contains("tool:   tsc = node_modules/.bin/tsc")
+            && explain.stdout.contains("(typescript 5."),
+        "{explain:?}"
+    );
+}
+
+fn references_repo() -> Repo {
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.install_typescript("");
+    repo.write("packages/x/tsconfig.json", COMPOSITE);
+    repo.write(
+        "packages/x/src/index.ts",
+        "export function greet(name: string): string { return \"hi \" + name; }\n",
+    );
+    repo.write(
+        "packages/y/tsconfig.json",
+        &COMPOSITE.replace(
+            "\"include\": [\"src\"] }",
+            "\"include\": [\"src\"], \"references\": [{ \"path\": \"../x\" }] }",
+        ),
+    );
+    repo.write(
+        "packages/y/src/main.ts",
+        "import { greet } from \"../../x/src/index\";\nexport const s: string = greet(\"a\");\n",
+    );
+    repo.commit_all();
+    repo
+}
+
+#[test]
+fn project_references_are_built_with_tsc_b_without_touching_the_tree() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = references_repo();
+    let run = json_check(&repo, &[]);
+    let tsc = run.gate("tsc");
+    assert_eq!(tsc["status"], "pass", "{run:?}");
+    assert!(
+        tsc["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("tsc -b .ralph/tsc/"),
+        "{run:?}"
+    );
+    let status = std::process::Command::new("git")
+        .current_dir(repo.path())
+        .args(["status", "--porcelain", "--ignored"])
+        .output()
+        .unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status
+            .lines()
+            .all(|l| l == "!! node_modules/" || l == "!! .ralph/"),
+        "nothing written outside .ralph (no dist/, no .tsbuildinfo): {status}"
+    );
+
+    repo.write(
+        "packages/x/src/index.ts",
+        "export function greet(name: number): number { return name; }\n",
+    );
+    let run = json_check(&repo, &[]);
+    let out = run.gate("tsc")["output"].as_str().unwrap().to_string();
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+    assert!(out.contains("packages/y/src/main.ts(2,"), "{out}");
+    assert!(!out.contains("TS6305") && !out.contains("TS6310"), "{out}");
+    // The edit hook on x reaches y too.
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": repo.path().join("packages/x/src/index.ts"), "content": ""}),
+    );
+    assert!(
+        hook.stdout.contains("packages/y/src/main.ts(2,"),
+        "{hook:?}"
+    );
+}
+
+#[test]
+fn a_file_under_no_tsconfig_is_checked_on_its_own() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.write("package.json", r#"{"name": "tools"}"#);
+    repo.install_typescript("");
+    repo.write(
+        "scripts/build.ts",
+        "const n: number = \"not a number\";\nexport {};\n",
+    );
+    let run = json_check(&repo, &[]);
+    let out = run.gate("tsc")["output"].as_str().unwrap().to_string();
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+    assert!(out.contains("scripts/build.ts(1,7): error TS2322"), "{out}");
+    assert!(
+        !out.contains("TS6054"),
+        "package.json is never handed to tsc: {out}"
+    );
+    repo.write("scripts/build.ts", "const n: number = 1;\nexport { n };\n");
+    assert_eq!(json_check(&repo, &[]).gate("tsc")["status"], "pass");
+}
+
+#[test]
+fn the_second_run_after_an_edit_is_incremental_and_writes_only_under_ralph() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.install_typescript("");
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true }, "include": ["src"] }"#,
+    );
+    repo.write("src/a.ts", "export const a = 1;\n");
+    assert_eq!(json_check(&repo, &[]).gate("tsc")["status"], "pass");
+    let infos: Vec<_> = std::fs::read_dir(repo.path().join(".ralph/tsc"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        infos
+            .iter()
+            .any(|n| n.starts_with("p-") && n.ends_with(".tsbuildinfo")),
+        "{infos:?}"
+    );
+    assert!(!repo.exists("tsconfig.tsbuildinfo"));
+}
+
+fn cargo_workspace() -> Repo {
+    let repo = Repo::git();
+    repo.write(".gitignore", "target/\n");
+    repo.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/a\", \"crates/b\"]\nresolver = \"2\"\n",
+    );
+    repo.write(
+        "crates/a/Cargo.toml",
+        "[package]\nname = \"a\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    repo.write(
+        "crates/a/src/lib.rs",
+        "pub fn double(x: u32) -> u32 { x * 2 }\n",
+    );
+    repo.write(
+        "crates/b/Cargo.toml",
+        "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\na = { path = \"../a\" }\n",
+    );
+    repo.write(
+        "crates/b/src/lib.rs",
+        "pub fn quad(x: u32) -> u32 { a::double(a::double(x)) }\n#[cfg(test)]\nmod t { #[test] fn q() { assert_eq!(super::quad(1), 4); } }\n",
+    );
+    repo.commit_all();
+    repo
+}
+
+#[test]
+fn a_cargo_workspace_is_one_project_and_an_edit_reaches_its_dependents() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = cargo_workspace();
+    let run = json_check(&repo, &[]);
+    let test = run.gate("cargo-test");
+    assert_eq!(test["status"], "pass", "{run:?}");
+    assert_eq!(
+        test["runs"], 1,
+        "once for the workspace, not once per Cargo.toml"
+    );
+    assert_eq!(test["run_details"][0]["dir"], ".");
+
+    // a's signature changes; only a's file is named, but b is what breaks.
+    repo.write(
+        "crates/a/src/lib.rs",
+        "pub fn double(x: u64) -> u64 { x * 2 }\n",
+    );
+    let run = json_check(&repo, &["crates/a/src/lib.rs"]);
+    assert_eq!(run.gate("cargo-test")["status"], "fail", "{run:?}");
+    assert!(
+        run.gate("cargo-test")["output"]
+            .as_str()
+            .unwrap()
+            .contains("crates/b/src/lib.rs"),
+        "{run:?}"
+    );
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("crates/a/src/lib.rs"), "old_string": "u32", "new_string": "u64"}),
+    );
+    assert!(
+        hook.stdout.contains("[cargo-check]") && hook.stdout.contains("crates/b/src/lib.rs"),
+        "the edit hook on a member checks the workspace: {hook:?}"
+    );
+}

@@ -1,0 +1,275 @@
+//! A cached verdict is never stale: whatever changes a gate's result changes its key. Each
+//! test changes one thing a real project changes (the tool, another package's types, a
+//! hand-written declaration file, a lock file, a declared input) and checks that the old
+//! result is not served.
+
+use crate::common::{require_tool, require_typescript5, write_exe, Repo, Run};
+use serde_json::json;
+
+fn check(repo: &Repo, path: &std::ffi::OsStr) -> Run {
+    repo.run_env(
+        ["check", "--format", "json"],
+        &[("PATH", path.to_str().expect("utf-8 PATH"))],
+    )
+}
+
+#[test]
+fn a_tool_replaced_in_place_or_relinked_is_not_served_its_old_verdict() {
+    let repo = Repo::git();
+    let bin = tempfile::tempdir().unwrap();
+    let path = Repo::path_with(bin.path());
+    repo.write("a.txt", "x\n");
+    repo.config(
+        "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrequires = [\"lint\"]\nrun = \"lint {files}\"\n",
+    );
+    write_exe(&bin.path().join("lint"), "#!/bin/sh\nexit 0\n");
+    assert_eq!(check(&repo, &path).gate("lint")["status"], "pass");
+    assert_eq!(check(&repo, &path).gate("lint")["cached"], true);
+
+    // The same path on PATH, new content (an upgrade installed over the old binary).
+    write_exe(
+        &bin.path().join("lint"),
+        "#!/bin/sh\necho 'lint 2.0: a.txt is wrong'; exit 1\n",
+    );
+    let run = check(&repo, &path);
+    assert_eq!(
+        (
+            run.gate("lint")["status"].clone(),
+            run.gate("lint")["cached"].clone()
+        ),
+        (json!("fail"), json!(false)),
+        "{run:?}"
+    );
+
+    // A symlink retargeted from one installed version to another.
+    let versions = tempfile::tempdir().unwrap();
+    write_exe(&versions.path().join("1/lint"), "#!/bin/sh\nexit 0\n");
+    write_exe(
+        &versions.path().join("2/lint"),
+        "#!/bin/sh\necho 'v2 says no'; exit 1\n",
+    );
+    std::fs::remove_file(bin.path().join("lint")).unwrap();
+    std::os::unix::fs::symlink(versions.path().join("1/lint"), bin.path().join("lint")).unwrap();
+    assert_eq!(check(&repo, &path).gate("lint")["status"], "pass");
+    std::fs::remove_file(bin.path().join("lint")).unwrap();
+    std::os::unix::fs::symlink(versions.path().join("2/lint"), bin.path().join("lint")).unwrap();
+    let run = check(&repo, &path);
+    assert_eq!(run.gate("lint")["status"], "fail", "{run:?}");
+    assert!(run.gate("lint")["output"]
+        .as_str()
+        .unwrap()
+        .contains("v2 says no"));
+}
+
+#[test]
+fn a_program_the_command_names_is_part_of_the_key_even_unlisted() {
+    let repo = Repo::git();
+    let bin = tempfile::tempdir().unwrap();
+    let path = Repo::path_with(bin.path());
+    repo.write("a.txt", "x\n");
+    // No `requires`: the key still finds `mylint` in command position.
+    repo.config(
+        "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrun = \"FLAG=1 mylint --strict {files} 2>&1\"\n",
+    );
+    write_exe(&bin.path().join("mylint"), "#!/bin/sh\nexit 0\n");
+    assert_eq!(check(&repo, &path).gate("lint")["status"], "pass");
+    write_exe(&bin.path().join("mylint"), "#!/bin/sh\nexit 3\n");
+    assert_eq!(check(&repo, &path).gate("lint")["status"], "fail");
+}
+
+#[test]
+fn no_cache_runs_fresh_and_stores_the_fresh_verdict() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n").write("flag.cfg", "ok\n");
+    // flag.cfg is read by the command but declared nowhere: the key cannot see it.
+    let gate =
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files} flag.cfg'\n";
+    repo.config(gate);
+    let path = std::env::var_os("PATH").unwrap();
+    assert_eq!(check(&repo, &path).gate("g")["status"], "pass");
+    repo.write("flag.cfg", "BAD\n");
+    assert_eq!(
+        check(&repo, &path).gate("g")["cached"],
+        true,
+        "an undeclared input is invisible to the key"
+    );
+    let fresh = repo.run(["check", "--no-cache", "--format", "json"]);
+    assert_eq!(
+        (
+            fresh.gate("g")["status"].clone(),
+            fresh.gate("g")["cached"].clone()
+        ),
+        (json!("fail"), json!(false))
+    );
+    let after = check(&repo, &path);
+    assert_eq!(
+        after.gate("g")["status"],
+        "fail",
+        "the next plain check serves the fresh verdict, not the old pass: {after:?}"
+    );
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("a.txt"), "old_string": "x", "new_string": "x"}),
+    );
+    assert!(hook.stdout.contains("[g]"), "the edit hook too: {hook:?}");
+
+    // Declared, the file is part of the key.
+    repo.config(&format!("{gate}inputs = [\"flag.cfg\"]\n"));
+    assert_eq!(check(&repo, &path).gate("g")["status"], "fail");
+    repo.write("flag.cfg", "ok\n");
+    let run = check(&repo, &path);
+    assert_eq!(
+        (
+            run.gate("g")["status"].clone(),
+            run.gate("g")["cached"].clone()
+        ),
+        (json!("pass"), json!(false))
+    );
+}
+
+#[test]
+fn a_lock_file_or_tool_config_change_misses() {
+    let repo = Repo::git();
+    repo.write("src/a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = 'cat {files} >/dev/null'\n");
+    let path = std::env::var_os("PATH").unwrap();
+    check(&repo, &path);
+    assert_eq!(check(&repo, &path).gate("g")["cached"], true);
+    for (file, text) in [
+        ("package-lock.json", "{\"lockfileVersion\": 3}\n"),
+        ("src/.shellcheckrc", "disable=SC2086\n"),
+        ("requirements-dev.txt", "pytest==8\n"),
+        ("Cargo.lock", "version = 4\n"),
+    ] {
+        repo.write(file, text);
+        assert_eq!(check(&repo, &path).gate("g")["cached"], false, "{file}");
+        assert_eq!(
+            check(&repo, &path).gate("g")["cached"],
+            true,
+            "{file}, again"
+        );
+    }
+}
+
+#[test]
+fn explain_says_what_a_key_holds_and_why_a_run_is_not_cached() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config(
+        "[[gate]]\nname = \"net\"\nglobs = [\"*.txt\"]\ncache = false\nrun = 'cat {files}'\n\n[[gate]]\nname = \"pinned\"\nglobs = [\"*.txt\"]\nrun = 'cat {files}'\n",
+    );
+    let run = repo.run(["gates", "--explain", "a.txt"]);
+    assert!(
+        run.stdout
+            .contains("cache:  off, the gate has cache = false"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("cache:  on; the key holds 1 input file and the identity of cat"),
+        "{run:?}"
+    );
+}
+
+const STRICT: &str = r#"{ "compilerOptions": { "strict": true, "target": "es2022", "module": "commonjs", "moduleResolution": "node" }, "include": ["src"] }"#;
+
+#[test]
+fn another_packages_exported_signature_change_reaches_the_cached_dependent() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.write(
+        "package.json",
+        r#"{"name": "mono", "private": true, "workspaces": ["packages/*"]}"#,
+    );
+    repo.install_typescript("");
+    repo.write(
+        "packages/x/package.json",
+        r#"{"name": "@m/x", "main": "src/index.ts", "types": "src/index.ts"}"#,
+    );
+    repo.write("packages/x/tsconfig.json", STRICT);
+    repo.write(
+        "packages/x/src/index.ts",
+        "export function greet(name: string): string { return `hi ${name}`; }\n",
+    );
+    repo.write(
+        "packages/y/package.json",
+        r#"{"name": "@m/y", "dependencies": {"@m/x": "*"}}"#,
+    );
+    repo.write("packages/y/tsconfig.json", STRICT);
+    repo.write(
+        "packages/y/src/main.ts",
+        "import { greet } from \"@m/x\";\nconst s: string = greet(\"a\");\nconsole.log(s);\n",
+    );
+    repo.link("node_modules/@m/x", "../../packages/x");
+    repo.link("node_modules/@m/y", "../../packages/y");
+    let path = std::env::var_os("PATH").unwrap();
+    let first = check(&repo, &path);
+    assert_eq!(first.gate("tsc")["status"], "pass", "{first:?}");
+    assert_eq!(check(&repo, &path).gate("tsc")["cached"], true);
+
+    repo.write(
+        "packages/x/src/index.ts",
+        "export function greet(name: number): number { return name; }\n",
+    );
+    let run = check(&repo, &path);
+    let tsc = run.gate("tsc");
+    assert_eq!(tsc["status"], "fail", "{run:?}");
+    let y = tsc["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "packages/y/tsconfig.json")
+        .expect("a run for y");
+    assert_eq!(
+        (y["status"].clone(), y["cached"].clone()),
+        (json!("fail"), json!(false))
+    );
+    assert!(
+        tsc["output"]
+            .as_str()
+            .unwrap()
+            .contains("packages/y/src/main.ts(2,"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn an_edited_hand_written_declaration_file_rechecks_its_users() {
+    if !require_tool("node") || !require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.install_typescript("");
+    repo.write("tsconfig.json", STRICT);
+    repo.write("src/env.d.ts", "declare const API_URL: string;\n");
+    repo.write("src/main.ts", "export const url: string = API_URL;\n");
+    let path = std::env::var_os("PATH").unwrap();
+    assert_eq!(check(&repo, &path).gate("tsc")["status"], "pass");
+    assert_eq!(check(&repo, &path).gate("tsc")["cached"], true);
+    repo.write("src/env.d.ts", "declare const API_URL: number;\n");
+    let run = check(&repo, &path);
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+    assert!(run.gate("tsc")["output"]
+        .as_str()
+        .unwrap()
+        .contains("src/main.ts(1,"));
+    // The declaration file itself is checked: a broken one fails on its own.
+    repo.write(
+        "src/env.d.ts",
+        "declare const API_URL: string\ndeclare function (: void;\n",
+    );
+    repo.write("src/main.ts", "export const url: string = API_URL;\n");
+    let run = check(&repo, &path);
+    assert!(
+        run.gate("tsc")["output"]
+            .as_str()
+            .unwrap()
+            .contains("src/env.d.ts("),
+        "{run:?}"
+    );
+}
