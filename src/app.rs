@@ -11,6 +11,8 @@ pub enum AppError {
     Open(#[from] OpenError),
     #[error(transparent)]
     Files(#[from] crate::files::FilesError),
+    #[error(transparent)]
+    Staged(#[from] crate::staged::StagedError),
     #[error("{0}")]
     Usage(String),
     #[error("cannot write output: {0}")]

@@ -26,6 +26,7 @@ mod project;
 mod report;
 mod results;
 mod runner;
+mod staged;
 mod status;
 mod tools;
 

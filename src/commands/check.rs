@@ -26,6 +26,15 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     } else {
         Selection::All
     };
+    // A `check --staged` that was killed left unstaged work hidden: put it back first.
+    for message in crate::staged::recover(project.root())? {
+        note(&message);
+    }
+    let hidden = if selection == Selection::Staged && files::in_git(project.root()) {
+        crate::staged::hide_unstaged(project.root())?
+    } else {
+        None
+    };
     let universe = project.all_files()?;
     let files = match selection {
         Selection::All => universe.clone(),
@@ -54,11 +63,18 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     if let Some(h) = &human {
         if !args.quiet {
             h.preamble(&format!(
-                "ralph-gate: {}\nralph-gate: {} with {} for phase {}\n",
+                "ralph-gate: {}\nralph-gate: {} with {} for phase {}{}\n",
                 project.describe_config(),
                 plural(files.len(), "file", "files"),
                 plural(plan.gates.len(), "gate", "gates"),
-                args.phase.as_str()
+                args.phase.as_str(),
+                match &hidden {
+                    Some(h) => format!(
+                        " (staged content: {} with unstaged changes are set aside until the run ends)",
+                        plural(h.count(), "file", "files")
+                    ),
+                    None => String::new(),
+                }
             ));
         }
     }
@@ -80,6 +96,11 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         args.phase,
         &on_gate,
     );
+    if let Some(h) = hidden {
+        for message in h.restore() {
+            note(&message);
+        }
+    }
     let info = RunInfo {
         ci: strict,
         output_limit: config.settings.output_limit,
@@ -108,4 +129,10 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// A line for the person at the terminal, outside the report (stdout may be JSON).
+#[allow(clippy::print_stderr)]
+fn note(message: &str) {
+    eprintln!("ralph-gate: {message}");
 }

@@ -45,7 +45,6 @@ pub fn workspace(env: &Environment, base: &Path) -> PathBuf {
 }
 
 pub fn ralph_dir(ws: &Path) -> PathBuf {
-    files::ignore_own_state(ws);
     ws.join(files::STATE_DIR)
 }
 
@@ -411,6 +410,7 @@ struct Entry<'a> {
 }
 
 fn journal(ws: &Path, entry: &Entry<'_>) -> Result<(), StopError> {
+    files::ignore_own_state(ws);
     let dir = ralph_dir(ws);
     let path = dir.join("journal.jsonl");
     let line = serde_json::to_string(entry).expect("journal entry serialises");

@@ -14,6 +14,30 @@ pub fn before_exit(f: fn()) {
     let _ = BEFORE_EXIT.set(f);
 }
 
+type Cleanup = Box<dyn Fn() + Send>;
+static CLEANUPS: Mutex<Vec<(u64, Cleanup)>> = Mutex::new(Vec::new());
+static NEXT_CLEANUP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Runs `f` if ralph-gate is told to stop before [`forget_cleanup`] is called with the id
+/// returned: after every gate's group is killed, before exiting (the working tree that
+/// `check --staged` changed is put back here).
+pub fn on_stop(f: impl Fn() + Send + 'static) -> u64 {
+    install();
+    let id = NEXT_CLEANUP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    CLEANUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((id, Box::new(f)));
+    id
+}
+
+pub fn forget_cleanup(id: u64) {
+    CLEANUPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(i, _)| *i != id);
+}
+
 /// Hold this while spawning and call `add` before dropping it, so a signal that arrives
 /// mid-spawn still finds the new group.
 pub fn lock() -> MutexGuard<'static, Vec<i32>> {
@@ -48,6 +72,9 @@ pub fn install() {
                 std::thread::sleep(Duration::from_millis(300));
                 for g in groups.iter() {
                     kill_group(*g, libc::SIGKILL);
+                }
+                for (_, f) in CLEANUPS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                    f();
                 }
                 if let Some(f) = BEFORE_EXIT.get() {
                     f();

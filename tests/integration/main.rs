@@ -17,6 +17,7 @@ mod processes;
 mod properties;
 mod real_tools;
 mod shell;
+mod staged;
 mod status;
 mod toolchains;
 mod verdicts;

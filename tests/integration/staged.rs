@@ -1,0 +1,269 @@
+//! `check --staged` checks what is committed (the index), and never loses unstaged work: not
+//! on success, not on failure, not when stopped with Ctrl-C or SIGTERM, not when SIGKILLed.
+
+use crate::common::{require_tool, signal, Repo, Run};
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const PY_GATE: &str = "[[gate]]\nname = \"py\"\nglobs = [\"*.py\"]\nrun = 'PYTHONPYCACHEPREFIX=\"${TMPDIR:-/tmp}/ralph-gate-pycache\" python3 -m py_compile {files}'\n";
+
+/// Every file of the working tree outside .git and .ralph, with content and mode.
+fn snapshot(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if dir == root && (name == ".git" || name == ".ralph") {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                let content = if meta.file_type().is_symlink() {
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes()
+                } else {
+                    std::fs::read(&p).unwrap()
+                };
+                out.insert(rel, (content, meta.permissions().mode()));
+            }
+        }
+    }
+    out
+}
+
+/// A broken file staged, then fixed in the working tree without staging; a partially staged
+/// file whose unstaged half is broken; a staged file deleted from the working tree; an
+/// executable script with an unstaged change.
+fn repo(gate_extra: &str) -> Repo {
+    let repo = Repo::git();
+    repo.config(&format!("{PY_GATE}{gate_extra}"));
+    repo.write("ok.py", "x = 1\n").write("gone.py", "y = 2\n");
+    repo.write("run.sh", "#!/bin/sh\necho one\n");
+    std::fs::set_permissions(
+        repo.path().join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.write("part.py", "a = 1\n\n\nb = 2\n");
+    repo.commit_all();
+    repo.write("broken.py", "def f(:\n");
+    repo.git_cmd(&["add", "broken.py"]);
+    repo.write("broken.py", "def f():\n    return 1\n");
+    repo.write("part.py", "a = 10\n\n\nb = 2\n");
+    repo.git_cmd(&["add", "part.py"]);
+    repo.write("part.py", "a = 10\n\n\nb = (\n");
+    repo.write("run.sh", "#!/bin/sh\necho two\n");
+    std::fs::remove_file(repo.path().join("gone.py")).unwrap();
+    repo
+}
+
+fn staged(repo: &Repo) -> Run {
+    repo.run(["check", "--staged", "--format", "json"])
+}
+
+#[test]
+fn the_staged_content_is_checked_and_the_working_tree_is_left_as_it_was() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = repo("");
+    let before = snapshot(repo.path());
+    let run = staged(&repo);
+    assert_eq!(run.code, 1, "the broken staged version fails: {run:?}");
+    let out = run.gate("py")["output"].as_str().unwrap().to_string();
+    assert!(out.contains("broken.py"), "{out}");
+    assert!(
+        !out.contains("part.py"),
+        "the unstaged half of part.py is not committed: {out}"
+    );
+    assert_eq!(
+        snapshot(repo.path()),
+        before,
+        "the working tree, byte for byte"
+    );
+    assert!(!repo
+        .path()
+        .join(".ralph/staged")
+        .read_dir()
+        .unwrap()
+        .any(|_| true));
+
+    // Stage the fix: the commit is fine, though the working tree's part.py is not.
+    repo.git_cmd(&["add", "broken.py"]);
+    let run = staged(&repo);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        repo.run(["check", "--format", "json"]).code,
+        1,
+        "a plain check sees part.py"
+    );
+}
+
+fn spawn_staged(repo: &Repo) -> std::process::Child {
+    repo.cmd()
+        .args(["check", "--staged"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ralph-gate starts")
+}
+
+/// Waits until the run has given broken.py its staged content.
+fn wait_hidden(repo: &Repo) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read(repo.path().join("broken.py")).unwrap_or_default() != b"def f(:\n" {
+        assert!(
+            Instant::now() < deadline,
+            "the run never set the staged content"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // And the gate has started.
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+#[test]
+fn ctrl_c_or_sigterm_mid_run_puts_every_unstaged_change_back() {
+    if !require_tool("python3") {
+        return;
+    }
+    for sig in [libc_sigterm(), libc_sigint()] {
+        let repo = repo("[[gate]]\nname = \"slow\"\nglobs = [\"*.py\"]\nrun = 'sleep 30'\n");
+        let before = snapshot(repo.path());
+        let mut child = spawn_staged(&repo);
+        wait_hidden(&repo);
+        signal(child.id() as i32, sig);
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "stopped by signal {sig}");
+        assert_eq!(snapshot(repo.path()), before, "signal {sig}: byte for byte");
+    }
+}
+
+#[test]
+fn after_a_sigkill_the_next_run_puts_the_unstaged_work_back() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = repo("[[gate]]\nname = \"slow\"\nglobs = [\"*.py\"]\nrun = 'sleep 30'\n");
+    let before = snapshot(repo.path());
+    let mut child = spawn_staged(&repo);
+    wait_hidden(&repo);
+    signal(child.id() as i32, 9);
+    child.wait().unwrap();
+    assert_ne!(
+        snapshot(repo.path()),
+        before,
+        "killed outright, it could not put anything back"
+    );
+    // Its gate may still sleep in its own group; that does not stop the recovery.
+    let run = repo.run(["check", "--gate", "py", "--format", "json"]);
+    assert!(
+        run.stderr
+            .contains("put back 4 files with unstaged changes"),
+        "{run:?}"
+    );
+    assert_eq!(snapshot(repo.path()), before, "byte for byte");
+}
+
+#[test]
+fn a_file_changed_while_hidden_keeps_both_versions() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = repo("[[gate]]\nname = \"slow\"\nglobs = [\"*.py\"]\nrun = 'sleep 2'\n");
+    let child = repo
+        .cmd()
+        .args(["check", "--staged"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_hidden(&repo);
+    repo.write("broken.py", "# written during the run\n");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("broken.py changed while its unstaged version was hidden; both are kept"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("broken.py")).unwrap(),
+        "# written during the run\n"
+    );
+    let kept = std::fs::read_dir(repo.path().join(".ralph/staged"))
+        .unwrap()
+        .count();
+    assert_eq!(kept, 1, "the backup stays for the person to pick from");
+    // The other files were put back.
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("part.py")).unwrap(),
+        "a = 10\n\n\nb = (\n"
+    );
+}
+
+#[test]
+fn the_git_pre_commit_hook_refuses_what_is_staged_broken() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = repo("");
+    let hook = repo.path().join(".git/hooks/pre-commit");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/pre-commit"),
+        &hook,
+    )
+    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_ralph-gate"))
+        .parent()
+        .unwrap();
+    let path = Repo::path_with(bin);
+    let before = snapshot(repo.path());
+    let commit = std::process::Command::new("git")
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .args(["commit", "-q", "-m", "broken"])
+        .output()
+        .unwrap();
+    assert!(
+        !commit.status.success(),
+        "the commit is refused: {}",
+        String::from_utf8_lossy(&commit.stdout)
+    );
+    assert_eq!(snapshot(repo.path()), before);
+    repo.git_cmd(&["add", "broken.py"]);
+    let commit = std::process::Command::new("git")
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .args(["commit", "-q", "-m", "fixed"])
+        .output()
+        .unwrap();
+    assert!(
+        commit.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&commit.stdout),
+        String::from_utf8_lossy(&commit.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("part.py")).unwrap(),
+        "a = 10\n\n\nb = (\n",
+        "the unstaged half is still in the working tree"
+    );
+}
+
+fn libc_sigterm() -> i32 {
+    15
+}
+
+fn libc_sigint() -> i32 {
+    2
+}
