@@ -1,6 +1,7 @@
 //! The Claude Code hooks: protocol types, and per event a pure decision plus thin I/O.
 
 pub mod decide;
+pub mod notices;
 pub mod post_tool_use;
 pub mod promise;
 pub mod protocol;

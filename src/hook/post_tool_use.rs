@@ -1,6 +1,7 @@
 //! `ralph-gate hook post-tool-use`: after an agent edits a file, run the edit-phase gates that
 //! match it and hand their errors straight back to the agent as `additionalContext`.
 
+use super::notices;
 use super::protocol::{self, HookInput, HookOutput, HookSpecificOutput};
 use crate::config::Phase;
 use crate::env::Environment;
@@ -118,7 +119,71 @@ pub fn run(
             .into_iter()
             .filter(|r| r.runs > 0)
             .collect();
-    feedback(&rel, &results, env.strict(), protocol::TEXT_CAP).map(context)
+    let session = input.session_id.as_deref().unwrap_or("");
+    let told = notices::told(&root, session);
+    let notice = missing_notice(&rel, &results, &told);
+    if let Some((_, tools)) = &notice {
+        notices::remember(&root, session, tools);
+    }
+    let failures = feedback(&rel, &results, env.strict(), protocol::TEXT_CAP);
+    let text = match (failures, &notice) {
+        (None, None) => return None,
+        (Some(f), None) => f,
+        (None, Some((n, _))) => n.clone(),
+        (Some(f), Some((n, _))) => format!("{n}\n\n{f}"),
+    };
+    let mut out = context(text);
+    if let Some((_, tools)) = notice {
+        out.system_message = Some(format!(
+            "ralph-gate: not installed: {}; the gates that need it were skipped",
+            tools.join(", ")
+        ));
+    }
+    Some(out)
+}
+
+/// Pure: what the agent is told the first time in a session that a gate's tool is missing
+/// (tools in `told` were named before), and the tools it names. A skipped gate is not a
+/// pass: the agent should know its edits to these files go unchecked.
+pub fn missing_notice(
+    edited: &Path,
+    results: &[GateResult],
+    told: &[String],
+) -> Option<(String, Vec<String>)> {
+    let mut by_tool: Vec<(String, Vec<&GateResult>)> = Vec::new();
+    for r in results {
+        let Some(tool) = r.missing.as_ref().filter(|t| !told.contains(t)) else {
+            continue;
+        };
+        match by_tool.iter_mut().find(|(t, _)| t == tool) {
+            Some((_, gates)) => gates.push(r),
+            None => by_tool.push((tool.clone(), vec![r])),
+        }
+    }
+    if by_tool.is_empty() {
+        return None;
+    }
+    let mut text = String::new();
+    for (tool, gates) in &by_tool {
+        let names: Vec<&str> = gates.iter().map(|g| g.name.as_str()).collect();
+        text.push_str(&format!(
+            "ralph-gate: `{tool}` is not installed, so {} did not check {} and will check nothing \
+             this session until it is installed.{}\n",
+            if names.len() == 1 {
+                format!("the {} gate", names[0])
+            } else {
+                format!("the gates {}", names.join(", "))
+            },
+            edited.display(),
+            gates
+                .iter()
+                .find_map(|g| g.install.as_ref())
+                .map(|i| format!(" Install it: {i}."))
+                .unwrap_or_default()
+        ));
+    }
+    text.push_str("(Said once per session.)");
+    Some((text, by_tool.into_iter().map(|(t, _)| t).collect()))
 }
 
 fn context(text: String) -> HookOutput {
@@ -211,6 +276,32 @@ mod tests {
         );
         assert!(!text.contains("[ok]"));
         assert!(feedback(Path::new("a.py"), &results[..1], false, 8000).is_none());
+    }
+
+    #[test]
+    fn a_missing_tool_is_named_once_with_its_gates_and_install_hint() {
+        let skipped = |name: &str, tool: &str| GateResult {
+            missing: Some(tool.into()),
+            install: Some(format!("apt-get install {tool}")),
+            ..result(name, GateStatus::Skipped, "")
+        };
+        let results = [
+            skipped("shellcheck", "shellcheck"),
+            skipped("shellcheck-strict", "shellcheck"),
+            skipped("tsc", "tsc"),
+            result("py", GateStatus::Pass, ""),
+        ];
+        let (text, tools) = missing_notice(Path::new("a.sh"), &results, &[]).unwrap();
+        assert_eq!(tools, ["shellcheck", "tsc"]);
+        assert!(
+            text.contains("`shellcheck` is not installed, so the gates shellcheck, shellcheck-strict did not check a.sh"),
+            "{text}"
+        );
+        assert!(text.contains("Install it: apt-get install tsc."), "{text}");
+        let (_, again) =
+            missing_notice(Path::new("a.sh"), &results, &["shellcheck".into()]).unwrap();
+        assert_eq!(again, ["tsc"]);
+        assert!(missing_notice(Path::new("a.sh"), &results, &tools).is_none());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         optional: gate.optional,
         cached: false,
         install: None,
+        missing: None,
         run_details: Vec::new(),
         tools: Vec::new(),
     };
@@ -162,6 +163,9 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         exit_code,
         install: (status == GateStatus::Skipped)
             .then(|| gate.install.clone())
+            .flatten(),
+        missing: (status == GateStatus::Skipped)
+            .then(|| done.iter().find_map(|o| o.missing.clone()))
             .flatten(),
         reason,
         run_details,

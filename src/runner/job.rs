@@ -153,6 +153,8 @@ pub struct Outcome {
     pub dir: PathBuf,
     pub label: Option<String>,
     pub skipped_because: Option<String>,
+    /// The required tool that is not there.
+    pub missing: Option<String>,
     pub not_cached: Option<String>,
     pub tools: Vec<ToolInfo>,
 }
@@ -182,12 +184,14 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
         dir: job.dir.clone(),
         label: job.label.clone(),
         skipped_because: None,
+        missing: None,
         not_cached: inv.key.as_ref().err().cloned(),
         tools: inv.shown_tools.clone(),
     };
     if let Some(tool) = &inv.missing {
         return Outcome {
             skipped_because: Some(format!("requires `{tool}`, which is not on PATH")),
+            missing: Some(tool.clone()),
             not_cached: None,
             ..outcome(None, String::new())
         };

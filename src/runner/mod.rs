@@ -107,7 +107,9 @@ pub struct GateResult {
     pub optional: bool,
     /// Every run's result came from the cache (or from an identical run in progress).
     pub cached: bool,
-    /// How to install the missing tool, for a skipped gate.
+    /// The required tool that is not installed, for a skipped gate.
+    pub missing: Option<String>,
+    /// How to install it.
     pub install: Option<String>,
     /// Every run, in plan order.
     pub run_details: Vec<RunDetail>,

@@ -16,6 +16,7 @@ mod loops;
 mod processes;
 mod properties;
 mod real_tools;
+mod reports;
 mod shell;
 mod staged;
 mod status;
