@@ -50,7 +50,9 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             std::io::stdout().lock().write_all(text.as_bytes())?;
             Ok(crate::exit::SUCCESS)
         }
-        Command::Init { force } => commands::init::run(&env, &cwd, force),
+        Command::Init { force, absolute } => {
+            commands::init::run(&env, &cwd, &commands::init::Options { force, absolute })
+        }
         Command::Cache(crate::cli::CacheCommand::Clear) => {
             let project = Project::open(&cwd, config)?;
             let freed = crate::cache::clear(project.root())?;

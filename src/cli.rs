@@ -54,6 +54,10 @@ pub enum Command {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).
         #[arg(long)]
         force: bool,
+        /// Write this binary's absolute path into the hooks (when ralph-gate is not on the
+        /// PATH that Claude Code and git will use).
+        #[arg(long)]
+        absolute: bool,
     },
 }
 

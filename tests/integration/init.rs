@@ -169,3 +169,124 @@ fn the_installed_pre_commit_hook_blocks_a_broken_commit() {
         String::from_utf8_lossy(&commit.stderr)
     );
 }
+
+#[test]
+fn presets_follow_real_evidence_and_init_says_what_will_run() {
+    let repo = Repo::git();
+    repo.write("pyproject.toml", "[project]\nname = \"lib\"\n");
+    repo.write("lib/core.py", "x = 1\n");
+    repo.write("tests/fixtures/deep/sample.ts", "export const a = 1;\n");
+    repo.write("vendor/tool/build.sh", "#!/bin/sh\n");
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert!(
+        run.stdout
+            .contains("ralph.toml: written with presets [python]"),
+        "a fixture file deep in the tree is no evidence: {run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("python-compile: 1 run on this project, e.g. `PYTHONPYCACHEPREFIX="),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("WARNING"), "{run:?}");
+}
+
+#[test]
+fn init_warns_when_the_hooks_cannot_find_ralph_gate_and_absolute_fixes_it() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("a.py", "x = 1\n");
+    // git and python3 (the interpreter itself, not a version manager's shim), but no
+    // ralph-gate on this PATH.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(crate::common::which("git").unwrap(), bin.path().join("git"))
+        .unwrap();
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+    std::os::unix::fs::symlink(python, bin.path().join("python3")).unwrap();
+    let path = bin.path().display().to_string();
+    let run = repo.run_env(["init"], &[("PATH", &path)]);
+    assert!(
+        run.stdout.contains(
+            "WARNING: `ralph-gate` is not on PATH, so the hooks written below would fail"
+        ),
+        "{run:?}"
+    );
+    std::fs::remove_file(repo.path().join(".git/hooks/pre-commit")).unwrap();
+    std::fs::remove_file(repo.path().join(".claude/settings.json")).unwrap();
+    let run = repo.run_env(["init", "--absolute"], &[("PATH", &path)]);
+    assert!(!run.stdout.contains("WARNING"), "{run:?}");
+    let me = Path::new(env!("CARGO_BIN_EXE_ralph-gate"))
+        .canonicalize()
+        .unwrap();
+    let settings = std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains(&format!("{} hook stop", me.display())),
+        "{settings}"
+    );
+    // The hook works on a PATH without ralph-gate.
+    repo.write("a.py", "def f(:\n");
+    repo.git_cmd(&["add", "a.py"]);
+    let commit = std::process::Command::new("git")
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .args(["commit", "-q", "-m", "broken"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&commit.stderr).into_owned()
+        + &String::from_utf8_lossy(&commit.stdout);
+    assert!(
+        !commit.status.success() && said.contains("SyntaxError"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_existing_pre_commit_framework_is_joined_not_replaced() {
+    let cases = [
+        (
+            ".pre-commit-config.yaml",
+            "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks:\n      - id: black\n",
+            "entry: ralph-gate check --staged --quiet",
+        ),
+        (
+            "lefthook.yml",
+            "pre-commit:\n  commands:\n    lint:\n      run: make lint\n",
+            "ralph-gate:\n      run: ralph-gate check --staged --quiet",
+        ),
+        (".husky/pre-commit", "npx lint-staged\n", "npx lint-staged\nralph-gate check --staged --quiet\n"),
+    ];
+    for (file, text, wanted) in cases {
+        let repo = Repo::git();
+        repo.write("a.py", "x = 1\n");
+        repo.write(file, text);
+        let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+        assert!(
+            run.stdout.contains(&format!("added ralph-gate to {file}")),
+            "{run:?}"
+        );
+        let after = std::fs::read_to_string(repo.path().join(file)).unwrap();
+        for line in text.lines() {
+            assert!(after.contains(line), "kept what was there: {after}");
+        }
+        assert!(after.contains(wanted), "{file}: {after}");
+        assert!(
+            !repo.exists(".git/hooks/pre-commit"),
+            "{file}: the framework owns the git hook"
+        );
+        let again = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+        assert!(
+            again.stdout.contains("already runs ralph-gate"),
+            "{again:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.path().join(file)).unwrap(),
+            after
+        );
+    }
+}

@@ -1,0 +1,423 @@
+//! `ralph-gate init`: set a project up in one step, safely and repeatably. Writes ralph.toml
+//! for the presets the project shows evidence of, merges the two hooks into
+//! `.claude/settings.json` without removing anything, joins the project's pre-commit
+//! framework (prek, pre-commit, lefthook, husky) or installs the git pre-commit hook (never
+//! over a foreign one without --force), ignores `.ralph/`, and says when the `ralph-gate`
+//! the hooks will call is not on PATH. Running it twice changes nothing.
+
+mod frameworks;
+
+use crate::app::AppError;
+use crate::atomic;
+use crate::config::presets;
+use crate::config::template::shell_quote;
+use crate::env::Environment;
+use crate::exit;
+use crate::files;
+use crate::hook::stop::workspace;
+use frameworks::Framework;
+use serde_json::{json, Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const PRE_COMMIT: &str = include_str!("../../../hooks/pre-commit");
+
+/// How init was asked to run.
+pub struct Options {
+    /// Replace a pre-commit hook that is not ralph-gate's.
+    pub force: bool,
+    /// Write this binary's absolute path into the hooks instead of `ralph-gate`.
+    pub absolute: bool,
+}
+
+pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError> {
+    let ws = workspace(env, cwd);
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    let program = match (&me, opts.absolute) {
+        (Some(p), true) => shell_quote(&p.to_string_lossy()),
+        _ => "ralph-gate".to_string(),
+    };
+    let mut report = vec![format!("ralph-gate init in {}", ws.display())];
+    if !opts.absolute {
+        if let Some(warning) = path_warning(env, &ws, me.as_deref()) {
+            report.push(warning);
+        }
+    }
+    report.push(write_config(&ws, env)?);
+    report.push(write_settings(&ws, &program)?);
+    report.push(pre_commit(&ws, &program, opts.force)?);
+    report.push(ignore_state(&ws)?);
+    let mut text = report.join("\n  ");
+    text.push('\n');
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(exit::SUCCESS)
+}
+
+/// A warning when the hooks' `ralph-gate` would not be this binary: not on PATH at all, or
+/// another one first.
+fn path_warning(env: &Environment, ws: &Path, me: Option<&Path>) -> Option<String> {
+    let dirs: Vec<PathBuf> = env
+        .path
+        .as_deref()
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    let me_text = me.map_or_else(|| "this binary".to_string(), |p| p.display().to_string());
+    match crate::tools::find("ralph-gate", &dirs, ws) {
+        None => Some(format!(
+            "WARNING: `ralph-gate` is not on PATH, so the hooks written below would fail to start. \
+             Put it there (cargo install --path <ralph-gate checkout>), or run `ralph-gate init --absolute` \
+             to write {me_text} into them"
+        )),
+        Some(found) => {
+            let found = found.canonicalize().unwrap_or(found);
+            (me.is_some_and(|m| m != found)).then(|| {
+                format!(
+                    "WARNING: the `ralph-gate` on PATH is {}, not {me_text}; the hooks will run that one \
+                     (`ralph-gate init --absolute` writes this one's path instead)",
+                    found.display()
+                )
+            })
+        }
+    }
+}
+
+fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
+    let path = ws.join(crate::config::FILE_NAME);
+    if path.exists() {
+        return Ok("ralph.toml: exists, left as it is".into());
+    }
+    let listing = files::all(ws)?;
+    let found = presets::detect(&listing, &|rel| files::head(&ws.join(rel)));
+    let names: Vec<String> = found.iter().map(|d| format!("\"{}\"", d.name)).collect();
+    let why: Vec<String> = found
+        .iter()
+        .map(|d| format!("{} (found {})", d.name, d.because))
+        .collect();
+    let text = format!(
+        "# ralph.toml, written by `ralph-gate init`. Every option is described in ralph.toml.example\n\
+         # of the ralph-gate repository; `ralph-gate gates` shows the gates these presets give.\n\n\
+         # Detected: {}\n\
+         presets = [{}]\n\n\
+         [hooks]\n\
+         # hook post-tool-use finishes within this (its hook timeout is 120 s).\n\
+         edit_budget = \"90s\"\n\
+         # hook stop finishes within this (its hook timeout is 900 s).\n\
+         stop_budget = \"10m\"\n\
+         # A loop with no change to the tree and the same failures for this many stops ends.\n\
+         stuck_after = 3\n\n\
+         # Your own gates:\n\
+         # [[gate]]\n\
+         # name = \"unit-tests\"\n\
+         # globs = [\"src/**\"]\n\
+         # run = \"make test\"\n\
+         # scope = \"project\"\n\
+         # phases = [\"stop\", \"check\"]\n",
+        if why.is_empty() { "nothing yet; add presets or gates".to_string() } else { why.join(", ") },
+        names.join(", ")
+    );
+    atomic::write(&path, text.as_bytes())?;
+    let mut out = format!(
+        "ralph.toml: written with presets [{}]",
+        found.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+    );
+    for line in what_runs(ws, env) {
+        out.push_str("\n      ");
+        out.push_str(&line);
+    }
+    Ok(out)
+}
+
+/// One line per gate of the new config: the evidence for its preset, how many runs it makes
+/// on this project and with which command (so `tsc -b` for references, one cargo run per
+/// workspace and `--shell=bash` for sourced libraries show), and its tool, or that the tool
+/// is missing and how to install it.
+fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
+    let Ok(mut project) = crate::project::Project::open(ws, None) else {
+        return Vec::new();
+    };
+    let Ok(all) = project.all_files() else {
+        return Vec::new();
+    };
+    let plan = project.plan(&all, &all, crate::config::Phase::Check, &[]);
+    let config = &project.config;
+    crate::runner::with_context(config, env, false, |cx| {
+        plan.gates
+            .iter()
+            .filter(|pg| !pg.jobs.is_empty())
+            .map(|pg| {
+                let gate = &config.gates[pg.gate];
+                let inv = crate::runner::Invocation::new(cx, gate, &pg.jobs[0]);
+                let tool = match (&inv.missing, inv.shown_tools.first()) {
+                    (Some(t), _) => format!(
+                        "; `{t}` is NOT installed{}",
+                        gate.install
+                            .as_ref()
+                            .map(|i| format!(" (install: {i})"))
+                            .unwrap_or_default()
+                    ),
+                    (None, Some(t)) => format!(
+                        "; {} = {}{}",
+                        t.name,
+                        t.path,
+                        t.version
+                            .as_ref()
+                            .map(|v| format!(" ({v})"))
+                            .unwrap_or_default()
+                    ),
+                    (None, None) => String::new(),
+                };
+                format!(
+                    "{}: {} on this project, e.g. `{}`{tool}",
+                    gate.name,
+                    crate::report::text::plural(pg.jobs.len(), "run", "runs"),
+                    inv.display.chars().take(120).collect::<String>()
+                )
+            })
+            .collect()
+    })
+}
+
+fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
+    let path = ws.join(".claude/settings.json");
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
+            AppError::Usage(format!(
+                "{} is not valid JSON ({e}); fix it and run init again (nothing was changed)",
+                path.display()
+            ))
+        })?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.into()),
+    };
+    let (merged, added) = merge_settings(existing, program)
+        .map_err(|e| AppError::Usage(format!("{}: {e}", path.display())))?;
+    if added.is_empty() {
+        return Ok(".claude/settings.json: the hooks are already there".into());
+    }
+    let mut text = serde_json::to_string_pretty(&merged).expect("settings serialise");
+    text.push('\n');
+    atomic::write(&path, text.as_bytes())?;
+    Ok(format!(
+        ".claude/settings.json: added the {} hook",
+        added.join(" and ")
+    ))
+}
+
+/// Pure: `settings` with ralph-gate's PostToolUse and Stop hooks (calling `program`) added
+/// where missing, and the names of the events that got one. Nothing already there is
+/// removed or reordered.
+pub fn merge_settings(
+    settings: Option<Value>,
+    program: &str,
+) -> Result<(Value, Vec<&'static str>), String> {
+    let mut root = settings.unwrap_or_else(|| Value::Object(Map::new()));
+    let obj = root
+        .as_object_mut()
+        .ok_or("the settings are not a JSON object")?;
+    let hooks = obj
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or("`hooks` is not a JSON object")?;
+    let edit = format!("{program} hook post-tool-use");
+    let stop = format!("{program} hook stop");
+    let wanted = [
+        (
+            "PostToolUse",
+            "hook post-tool-use",
+            json!({
+                "matcher": "Write|Edit|MultiEdit|NotebookEdit",
+                "hooks": [{"type": "command", "command": edit, "timeout": 120}]
+            }),
+        ),
+        (
+            "Stop",
+            "hook stop",
+            json!({
+                "hooks": [{"type": "command", "command": stop, "timeout": 900}]
+            }),
+        ),
+    ];
+    let mut added = Vec::new();
+    for (event, command, entry) in wanted {
+        let list = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let list = list
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{event}` is not a JSON array"))?;
+        let present = list.iter().any(|e| {
+            e.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
+                hs.iter().any(|h| {
+                    h.get("command")
+                        .and_then(Value::as_str)
+                        .is_some_and(|c| c.contains("ralph-gate") && c.contains(command))
+                })
+            })
+        });
+        if !present {
+            list.push(entry);
+            added.push(event);
+        }
+    }
+    Ok((root, added))
+}
+
+/// Joins the project's pre-commit framework when it has one, else installs the git hook.
+fn pre_commit(ws: &Path, program: &str, force: bool) -> Result<String, AppError> {
+    let command = format!("{program} check --staged --quiet");
+    for (framework, file) in frameworks::FILES {
+        let path = ws.join(file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        return Ok(match frameworks::add(*framework, &text, &command) {
+            None => format!(
+                "pre-commit: {file} ({}) already runs ralph-gate",
+                framework.name()
+            ),
+            Some(new) => {
+                atomic::write(&path, new.as_bytes())?;
+                if *framework == Framework::Husky {
+                    keep_executable(&path)?;
+                }
+                format!(
+                    "pre-commit: added ralph-gate to {file}, so {} runs it (the git hook is {}'s to manage)",
+                    framework.name(),
+                    framework.name()
+                )
+            }
+        });
+    }
+    install_git_hook(ws, program, force)
+}
+
+fn keep_executable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o755))
+}
+
+/// A hook is ralph-gate's when it runs `ralph-gate ... check --staged`.
+fn is_ours(text: &str) -> bool {
+    text.contains("ralph-gate") && text.contains("check --staged")
+}
+
+fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, AppError> {
+    if !files::in_git(ws) {
+        return Ok("pre-commit: not a git repository, no hook installed".into());
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(ws)
+        .args(["rev-parse", "--git-path", "hooks/pre-commit"])
+        .output()?;
+    let rel = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let path = ws.join(rel);
+    let script = if program == "ralph-gate" {
+        PRE_COMMIT.to_string()
+    } else {
+        format!(
+            "#!/bin/sh\n# git pre-commit hook: run ralph-gate's check-phase gates on the staged files.\n\
+             # Written by `ralph-gate init --absolute`. Skip once with: git commit --no-verify\n\
+             exec {program} check --staged --quiet\n"
+        )
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(current) if current == script => return Ok("pre-commit: already ralph-gate's".into()),
+        Ok(current) if !is_ours(&current) && !force => {
+            return Ok(format!(
+                "pre-commit: left alone, {} is not ralph-gate's (run `ralph-gate init --force` to replace it; the old one is kept as pre-commit.before-ralph-gate)",
+                path.display()
+            ))
+        }
+        Ok(current) if !is_ours(&current) => {
+            std::fs::write(path.with_file_name("pre-commit.before-ralph-gate"), current)?;
+        }
+        _ => {}
+    }
+    atomic::write(&path, script.as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(format!("pre-commit: installed {}", path.display()))
+}
+
+fn ignore_state(ws: &Path) -> Result<String, AppError> {
+    let path = ws.join(".gitignore");
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current
+        .lines()
+        .any(|l| matches!(l.trim(), ".ralph" | ".ralph/" | "/.ralph" | "/.ralph/"))
+    {
+        return Ok(".gitignore: already ignores .ralph/".into());
+    }
+    let mut text = current.clone();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(".ralph/\n");
+    atomic::write(&path, text.as_bytes())?;
+    Ok(".gitignore: added .ralph/".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_both_hooks_to_empty_settings() {
+        let (v, added) = merge_settings(None, "ralph-gate").unwrap();
+        assert_eq!(added, ["PostToolUse", "Stop"]);
+        assert_eq!(
+            v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+            "ralph-gate hook post-tool-use"
+        );
+        assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["timeout"], 900);
+    }
+
+    #[test]
+    fn merge_keeps_everything_and_is_idempotent() {
+        let existing = json!({
+            "model": "opus",
+            "hooks": {
+                "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+                "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "guard.sh"}]}]
+            }
+        });
+        let (once, added) = merge_settings(Some(existing.clone()), "ralph-gate").unwrap();
+        assert_eq!(added.len(), 2);
+        assert_eq!(once["model"], "opus");
+        assert_eq!(once["hooks"]["PreToolUse"], existing["hooks"]["PreToolUse"]);
+        assert_eq!(
+            once["hooks"]["PostToolUse"][0],
+            existing["hooks"]["PostToolUse"][0]
+        );
+        assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
+        let (twice, added) = merge_settings(Some(once.clone()), "ralph-gate").unwrap();
+        assert!(added.is_empty());
+        assert_eq!(twice, once);
+    }
+
+    #[test]
+    fn merge_refuses_shapes_it_would_have_to_destroy() {
+        assert!(merge_settings(Some(json!([1])), "ralph-gate").is_err());
+        assert!(merge_settings(Some(json!({"hooks": "x"})), "ralph-gate").is_err());
+        assert!(merge_settings(Some(json!({"hooks": {"Stop": {}}})), "ralph-gate").is_err());
+    }
+
+    #[test]
+    fn the_plugin_and_the_settings_snippet_call_the_same_commands() {
+        let plugin: Value = serde_json::from_str(include_str!(
+            "../../../hooks/claude-plugin/hooks/hooks.json"
+        ))
+        .unwrap();
+        let snippet: Value =
+            serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
+        let (merged, _) = merge_settings(None, "ralph-gate").unwrap();
+        assert_eq!(plugin["hooks"], merged["hooks"]);
+        assert_eq!(snippet["hooks"], merged["hooks"]);
+    }
+}
