@@ -82,6 +82,8 @@ pub struct Context<'a> {
 pub trait ProjectFs: Sync {
     fn is_file(&self, rel: &Path) -> bool;
     fn read(&self, rel: &Path) -> Option<Vec<u8>>;
+    /// The size in bytes (0 when unknown).
+    fn size(&self, rel: &Path) -> u64;
     /// The first bytes (a `#!` line).
     fn head(&self, rel: &Path) -> Option<Vec<u8>> {
         self.read(rel).map(|mut b| {
@@ -128,6 +130,10 @@ impl ProjectFs for DiskFs {
 
     fn head(&self, rel: &Path) -> Option<Vec<u8>> {
         crate::files::head(&self.root.join(rel))
+    }
+
+    fn size(&self, rel: &Path) -> u64 {
+        std::fs::metadata(self.root.join(rel)).map_or(0, |m| m.len())
     }
 }
 
@@ -198,7 +204,7 @@ fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
         Scope::Batch if gate.serial => {
             chunk(PathBuf::new(), matched.iter().map(own), cx.arg_budget)
         }
-        Scope::Batch => spread(matched, cx.spread)
+        Scope::Batch => spread(matched, cx.spread, &|f| cx.fs.size(f))
             .into_iter()
             .flat_map(|part| chunk(PathBuf::new(), part.iter().map(own), cx.arg_budget))
             .collect(),
@@ -235,18 +241,49 @@ fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
     }
 }
 
-/// Splits files into at most `parts` groups by a digest of each path, so a file stays in its
-/// group when others come and go (one edit re-runs one group, whose key alone changed).
-pub fn spread(files: &[PathBuf], parts: usize) -> Vec<Vec<PathBuf>> {
-    let parts = parts.clamp(1, files.len().max(1));
-    let mut groups: Vec<Vec<PathBuf>> = vec![Vec::new(); parts];
-    for f in files {
-        let h = blake3::hash(f.as_os_str().as_bytes());
-        let n = u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"));
-        groups[(n % parts as u64) as usize].push(f.clone());
+/// Work (bytes, rounded up to powers of two) below which a batch is not split further: an
+/// interpreter's start-up costs about what reading this much does.
+pub const SPREAD_MIN_WORK: u64 = 64 * 1024;
+
+/// Splits files into at most `parts` runs of about equal work, a file's work being its size
+/// rounded up to a power of two (a tool's time grows with what it reads): the heaviest file
+/// goes to the lightest run, and so on (ties broken by a digest of the path). The groups
+/// depend on the set of paths and on sizes only by their power of two, so most edits re-run
+/// only the edited file's group (a file added or removed, or one that doubles in size, may
+/// regroup the rest). Each group lists its files in path order.
+pub fn spread(files: &[PathBuf], parts: usize, size: &dyn Fn(&Path) -> u64) -> Vec<Vec<PathBuf>> {
+    let weights: u64 = files
+        .iter()
+        .map(|f| (size(f) + 512).next_power_of_two())
+        .sum();
+    // Another process only pays when the work it takes over outweighs its start-up.
+    let worth = (weights / SPREAD_MIN_WORK).max(1) as usize;
+    let parts = parts.clamp(1, files.len().max(1)).min(worth);
+    let mut ordered: Vec<(std::cmp::Reverse<u64>, [u8; 32], &PathBuf)> = files
+        .iter()
+        .map(|f| {
+            let weight = (size(f) + 512).next_power_of_two();
+            let digest = *blake3::hash(f.as_os_str().as_bytes()).as_bytes();
+            (std::cmp::Reverse(weight), digest, f)
+        })
+        .collect();
+    ordered.sort();
+    let mut groups: Vec<(u64, Vec<PathBuf>)> = vec![(0, Vec::new()); parts];
+    for (std::cmp::Reverse(weight), _, f) in ordered {
+        let lightest = (0..parts)
+            .min_by_key(|i| (groups[*i].0, *i))
+            .expect("at least one group");
+        groups[lightest].0 += weight;
+        groups[lightest].1.push(f.clone());
     }
-    groups.retain(|g| !g.is_empty());
     groups
+        .into_iter()
+        .map(|(_, mut g)| {
+            g.sort();
+            g
+        })
+        .filter(|g| !g.is_empty())
+        .collect()
 }
 
 /// The nearest folder above `file` (up to the project root) that holds a marker; the project
@@ -342,6 +379,10 @@ impl ProjectFs for MemFs {
 
     fn read(&self, rel: &Path) -> Option<Vec<u8>> {
         self.0.get(rel).cloned()
+    }
+
+    fn size(&self, rel: &Path) -> u64 {
+        self.0.get(rel).map_or(0, |b| b.len() as u64)
     }
 }
 

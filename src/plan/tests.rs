@@ -197,15 +197,21 @@ fn batch_and_file_jobs_depend_on_their_own_files() {
     assert_eq!(p.gates[0].jobs[0].inputs, paths(&["-x.py", "a.py"]));
     assert_eq!(
         p.gates[0].jobs[0].args,
-        vec![OsString::from("a.py"), OsString::from("./-x.py")]
+        vec![OsString::from("./-x.py"), OsString::from("a.py")]
     );
 }
 
 #[test]
-fn batches_spread_over_the_cores_and_stay_put_when_files_come_and_go() {
+fn batches_spread_over_the_cores_in_equal_stable_shares() {
     let c = config(CONFIG);
     let names: Vec<PathBuf> = (0..40).map(|i| PathBuf::from(format!("m{i}.py"))).collect();
-    let fs = MemFs::new(&[]);
+    let body = "x".repeat(8000);
+    let fs = MemFs::new(
+        &names
+            .iter()
+            .map(|n| (n.to_str().unwrap(), body.as_str()))
+            .collect::<Vec<_>>(),
+    );
     let plan_n = |files: &[PathBuf], spread: usize| {
         plan(
             &c,
@@ -224,19 +230,34 @@ fn batches_spread_over_the_cores_and_stay_put_when_files_come_and_go() {
     };
     let four = plan_n(&names, 4);
     assert_eq!(four.gates[0].jobs.len(), 4, "one run per core");
-    let total: usize = four.gates[0].jobs.iter().map(|j| j.args.len()).sum();
-    assert_eq!(total, 40, "no file lost or repeated");
-    let mut more = names.clone();
-    more.push(PathBuf::from("new.py"));
-    let after = plan_n(&more, 4);
-    let unchanged = four.gates[0]
-        .jobs
-        .iter()
-        .filter(|j| after.gates[0].jobs.contains(j))
-        .count();
+    let sizes: Vec<usize> = four.gates[0].jobs.iter().map(|j| j.args.len()).collect();
     assert_eq!(
-        unchanged, 3,
-        "a new file changes the run of its own group only"
+        sizes,
+        [10, 10, 10, 10],
+        "equal shares, no file lost or repeated"
+    );
+    // Shares are by size: the big file is a run of its own.
+    let mut files: Vec<(String, String)> = (0..8)
+        .map(|i| (format!("s{i}.py"), "x".repeat(100)))
+        .collect();
+    files.push(("big.py".into(), "x".repeat(64 * 1024)));
+    let big = MemFs::new(
+        &files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let parts = spread(&big.paths(), 2, &|p| big.size(p));
+    assert!(parts.contains(&vec![PathBuf::from("big.py")]), "{parts:?}");
+    // Small batches stay in one process: another would cost more than it saves.
+    let small = MemFs::new(&[("a.py", "x = 1"), ("b.py", "y = 2"), ("c.py", "z = 3")]);
+    assert_eq!(spread(&small.paths(), 2, &|p| small.size(p)).len(), 1);
+    let mut shuffled = names.clone();
+    shuffled.reverse();
+    assert_eq!(
+        plan_n(&shuffled, 4).gates[0].jobs,
+        four.gates[0].jobs,
+        "groups depend on the set of paths only (never on order or contents)"
     );
     let serial = config(&CONFIG.replace(
         "run = \"check {files}\"",

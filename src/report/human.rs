@@ -202,12 +202,25 @@ impl<W: Write + Send> Human<W> {
         }
         let rest = r.run_details.len() - listed.len();
         if rest > 0 {
+            let count =
+                |want: GateStatus| r.run_details.iter().filter(|d| d.status == want).count();
+            let mut parts = vec![format!("{} passed", count(GateStatus::Pass))];
+            for (status, word) in [
+                (GateStatus::Fail, "failed"),
+                (GateStatus::Timeout, "timed out"),
+                (GateStatus::Skipped, "skipped"),
+            ] {
+                if count(status) > 0 {
+                    parts.push(format!("{} {word}", count(status)));
+                }
+            }
             let cached = r.run_details.iter().filter(|d| d.cached).count();
+            parts.push(format!("{cached} from the cache"));
             let longest = r.run_details.iter().max_by_key(|d| d.duration);
             out.push_str(&format!(
-                "    ... and {} ({} cached{})\n",
-                plural(rest, "more run", "more runs"),
-                cached,
+                "    {} runs: {}{}\n",
+                r.run_details.len(),
+                parts.join(", "),
                 longest
                     .map(|d| format!(
                         "; longest {} {}",

@@ -19,8 +19,9 @@ const EXEC: &str = "exec \"$@\"";
 /// What a job does, known before it runs (also what `gates --explain` shows).
 pub struct Invocation {
     pub cwd: PathBuf,
-    /// Folders searched for its tools, in order.
-    pub search: Vec<PathBuf>,
+    /// The PATH the gate runs with: the folders its tools were searched in, with the folders
+    /// of what script shims run placed before PATH's own (see [`crate::tools::Tool::bypass`]).
+    pub process_path: Vec<PathBuf>,
     /// The tools it uses, resolved: its `requires`, a driver's program, and the programs its
     /// command names.
     pub tools: Vec<Arc<Tool>>,
@@ -100,6 +101,18 @@ impl Invocation {
             }
             (None, None) => (String::from("exit 0"), Vec::new(), String::new()),
         };
+        let env_dirs = cx
+            .env
+            .path
+            .as_deref()
+            .map_or(0, |p| std::env::split_paths(p).count());
+        let mut process_path = search.clone();
+        let at = process_path.len().saturating_sub(env_dirs);
+        for dir in tools.iter().filter_map(|t| t.bypass.clone()).rev() {
+            if !process_path[..at].contains(&dir) {
+                process_path.insert(at, dir);
+            }
+        }
         let display = if job.dir.as_os_str().is_empty() {
             display
         } else {
@@ -124,7 +137,7 @@ impl Invocation {
         };
         Self {
             cwd,
-            search,
+            process_path,
             tools,
             shown_tools,
             missing,
@@ -261,7 +274,7 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
     vars.push(("RALPH_GATE".into(), "1".into()));
     vars.push(("RALPH_GATE_NAME".into(), gate.name.clone().into()));
-    if let Ok(joined) = std::env::join_paths(&inv.search) {
+    if let Ok(joined) = std::env::join_paths(&inv.process_path) {
         vars.push(("PATH".into(), joined));
     }
     // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.

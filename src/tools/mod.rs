@@ -46,6 +46,10 @@ pub struct Tool {
     pub identity: Result<String, String>,
     /// `typescript 5.9.3` for a tool inside a node package.
     pub package: Option<String>,
+    /// For a script shim (pyenv, rbenv, nodenv): the folder of what it runs. Put in front of
+    /// the gate's PATH, the same executable runs without the shim's start-up (about 70 ms
+    /// a process for pyenv), and it is the one the key names.
+    pub bypass: Option<PathBuf>,
 }
 
 /// Tools already resolved in this run, by (name, search path, working folder).
@@ -117,9 +121,17 @@ impl<'a> Toolbox<'a> {
     fn identify(&self, name: &str, found: PathBuf, dirs: &[PathBuf], cwd: &Path) -> Tool {
         let mut h = Fields::new();
         let mut package = None;
+        let mut bypass = None;
         let real = found.canonicalize().unwrap_or_else(|_| found.clone());
         let identity = self
-            .fold_identity(name, &real, dirs, cwd, 0, &mut h, &mut package)
+            .fold_identity(
+                name,
+                &real,
+                (dirs, cwd),
+                0,
+                &mut h,
+                (&mut package, &mut bypass),
+            )
             .map(|target| (target, h.finish()));
         match identity {
             Ok((target, digest)) => Tool {
@@ -128,6 +140,7 @@ impl<'a> Toolbox<'a> {
                 real: target,
                 identity: Ok(digest),
                 package,
+                bypass,
             },
             Err(why) => Tool {
                 name: name.to_string(),
@@ -135,22 +148,23 @@ impl<'a> Toolbox<'a> {
                 real,
                 identity: Err(why),
                 package,
+                bypass: None,
             },
         }
     }
 
-    /// Adds what `real` is to `h`; returns the executable that finally runs.
-    #[allow(clippy::too_many_arguments)]
+    /// Adds what `real` is to `h`; returns the executable that finally runs. `found` collects
+    /// the package version and a shim's bypass folder on the way.
     fn fold_identity(
         &self,
         name: &str,
         real: &Path,
-        dirs: &[PathBuf],
-        cwd: &Path,
+        (dirs, cwd): (&[PathBuf], &Path),
         depth: usize,
         h: &mut Fields,
-        package: &mut Option<String>,
+        found: (&mut Option<String>, &mut Option<PathBuf>),
     ) -> Result<PathBuf, String> {
+        let (package, bypass) = found;
         let content = self
             .digests
             .of(real)
@@ -179,8 +193,18 @@ impl<'a> Toolbox<'a> {
         if let Some(shim) = shims::detect(name, real) {
             let target = self.shim_target(&shim, name, cwd)?;
             h.add(b"shim");
+            if shim.bypassable() {
+                *bypass = target.parent().map(Path::to_path_buf);
+            }
             let target_real = target.canonicalize().unwrap_or(target);
-            return self.fold_identity(name, &target_real, dirs, cwd, depth + 1, h, package);
+            return self.fold_identity(
+                name,
+                &target_real,
+                (dirs, cwd),
+                depth + 1,
+                h,
+                (package, bypass),
+            );
         }
         if let Some(interpreter) = shebang_interpreter(real) {
             let resolved = if interpreter.contains('/') {
@@ -191,7 +215,14 @@ impl<'a> Toolbox<'a> {
             if let Some(path) = resolved {
                 h.add(b"interpreter");
                 let path = path.canonicalize().unwrap_or(path);
-                self.fold_identity(&interpreter, &path, dirs, cwd, depth + 1, h, package)?;
+                self.fold_identity(
+                    &interpreter,
+                    &path,
+                    (dirs, cwd),
+                    depth + 1,
+                    h,
+                    (package, &mut None),
+                )?;
             }
         }
         Ok(real.to_path_buf())

@@ -22,6 +22,14 @@ impl Shim {
     pub fn args(&self, name: &str) -> Vec<String> {
         vec!["which".into(), name.into()]
     }
+
+    /// pyenv, rbenv and nodenv shims end in `<manager> exec NAME`, which puts the chosen
+    /// version's bin folder in front of PATH and runs NAME from it: doing the same directly
+    /// runs the same executable. (rustup and mise proxies are binaries that start in
+    /// milliseconds and set more than PATH; asdf sets plugin variables: they are kept.)
+    pub fn bypassable(&self) -> bool {
+        matches!(self.manager, "pyenv" | "rbenv" | "nodenv")
+    }
 }
 
 /// Managers whose shims are text scripts in a `shims` folder, with the variables and version
