@@ -163,6 +163,42 @@ fn example_config_in_the_repo_is_valid() {
     let file =
         parse(Path::new("ralph.toml.example"), text.to_string()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!file.raw.gate.is_empty());
+    // Every option is shown (and so documented) in the example.
+    for key in [
+        "presets",
+        "timeout",
+        "jobs",
+        "output_limit",
+        "cache_limit_mb",
+        "edit_budget",
+        "stop_budget",
+        "gate_every_stop",
+        "stuck_after",
+        "name",
+        "globs",
+        "exclude",
+        "run",
+        "driver",
+        "scope",
+        "serial",
+        "shebangs",
+        "root_markers",
+        "requires",
+        "path",
+        "install",
+        "phases",
+        "env",
+        "optional",
+        "cache",
+        "inputs",
+        "fail_on",
+        "require_files",
+    ] {
+        assert!(
+            text.contains(&format!("\n{key} = ")),
+            "ralph.toml.example does not show `{key}`"
+        );
+    }
 }
 
 #[test]
