@@ -1,7 +1,7 @@
 //! ShellCheck, one run per script, as real shell projects need it:
-//! - the severity that fails comes from the gate's `fail_on` (default `info`: unquoted
-//!   expansions fail, style opinions do not), and "not following a sourced file" (SC1091)
-//!   never fails;
+//! - the severity that fails comes from the gate's `fail_on` (default `warning`: likely bugs
+//!   fail; notes and style hints, which real projects often leave on purpose, do not), and
+//!   "not following a sourced file" (SC1091) never fails;
 //! - a library without a `#!` line or `# shellcheck shell=` directive is checked in the
 //!   dialect of the scripts that source it (`--shell=bash`), else as bash, instead of failing
 //!   on SC2148 (no shebang);
@@ -36,7 +36,7 @@ fn dialect_of(interpreter: &str) -> Option<&'static str> {
 }
 
 pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
-    let severity = gate.severity.unwrap_or(Severity::Info);
+    let severity = gate.severity.unwrap_or(Severity::Warning);
     let mut sourced_as: Option<BTreeMap<String, &'static str>> = None;
     let mut jobs = Vec::new();
     for f in matched {

@@ -124,7 +124,7 @@ fn shellcheck_findings_come_back_after_editing_a_script() {
         json!({"file_path": repo.path().join("run.sh"), "edits": []}),
     );
     let ctx = context(&run);
-    assert!(ctx.contains("SC2086"), "{ctx}");
+    assert!(ctx.contains("SC2164"), "{ctx}");
 }
 
 #[test]

@@ -38,7 +38,7 @@ fn shellcheck_rejects_a_script_then_passes_when_fixed() {
     let run = repo.run(["check"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("FAIL  shellcheck"), "{run:?}");
-    assert!(run.stdout.contains("SC2086"), "{run:?}");
+    assert!(run.stdout.contains("SC2115"), "{run:?}");
 
     repo.write("bin/deploy.sh", "#!/bin/sh\nrm -rf \"${1:?}\"/*\n");
     let run = repo.run(["check"]);

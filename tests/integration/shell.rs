@@ -70,7 +70,7 @@ fn a_broken_extensionless_script_fails_and_names_itself() {
         .unwrap()
         .to_string();
     assert!(
-        out.contains("bin/clean:2:8: note:") && out.contains("SC2086"),
+        out.contains("bin/clean:2:8: warning:") && out.contains("SC2115"),
         "{out}"
     );
 }
@@ -122,13 +122,13 @@ fn one_edited_script_rechecks_one_script() {
 }
 
 #[test]
-fn style_hints_pass_by_default_and_fail_on_sets_the_severity() {
+fn notes_and_style_hints_pass_by_default_and_fail_on_sets_the_severity() {
     if !require_tool("shellcheck") {
         return;
     }
     let repo = Repo::git();
-    // SC2006 (legacy backticks) is a style hint.
-    repo.write("a.sh", "#!/bin/sh\nx=`date`\necho \"$x\"\n");
+    // SC2006 (legacy backticks) is a style hint, SC2016 (a $ in single quotes) a note.
+    repo.write("a.sh", "#!/bin/sh\nx=`date`\necho \"$x\" '$HOME'\n");
     let run = check(&repo);
     assert_eq!(run.gate("shellcheck")["status"], "pass", "{run:?}");
     repo.config(
@@ -140,10 +140,11 @@ fn style_hints_pass_by_default_and_fail_on_sets_the_severity() {
         (1, json!("fail")),
         "{run:?}"
     );
-    assert!(run.gate("shellcheck")["output"]
+    let out = run.gate("shellcheck")["output"]
         .as_str()
         .unwrap()
-        .contains("SC2006"));
+        .to_string();
+    assert!(out.contains("SC2006") && out.contains("SC2016"), "{out}");
 }
 
 #[test]

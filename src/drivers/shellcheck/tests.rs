@@ -59,7 +59,7 @@ fn libraries_get_the_dialect_of_their_sourcing_scripts() {
     let j = jobs(&fs, &c);
     let shown: Vec<String> = j.iter().map(argv_of).collect();
     assert_eq!(shown.len(), 5, "{shown:#?}");
-    let sev = "shellcheck --format=gcc --severity=info --exclude=SC1091";
+    let sev = "shellcheck --format=gcc --severity=warning --exclude=SC1091";
     assert!(shown.contains(&format!("{sev} bin/run")), "{shown:#?}");
     assert!(
         shown.contains(&format!("{sev} --shell=bash lib/util.sh")),
