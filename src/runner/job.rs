@@ -52,6 +52,14 @@ impl Invocation {
         let mut tools: Vec<Arc<Tool>> = Vec::new();
         let mut shown_tools: Vec<ToolInfo> = Vec::new();
         let mut missing = None;
+        // Only a tool the user installed (found in PATH's own folders) is asked its version;
+        // one from a folder the config names is the project's, and is not run to ask.
+        let user_dirs: Vec<PathBuf> = cx
+            .env
+            .path
+            .as_deref()
+            .map(|p| std::env::split_paths(p).collect())
+            .unwrap_or_default();
         for name in &required {
             match cx.toolbox.resolve(name, &search, &cwd) {
                 Some(t) => {
@@ -61,7 +69,15 @@ impl Invocation {
                         path: shown_path(root, &t.found),
                         runs: (t.real != t.found && t.real != found_real)
                             .then(|| shown_path(root, &t.real)),
-                        version: cx.toolbox.version(&t),
+                        version: if t
+                            .found
+                            .parent()
+                            .is_some_and(|d| user_dirs.iter().any(|u| u == d))
+                        {
+                            cx.toolbox.version(&t)
+                        } else {
+                            t.package.clone()
+                        },
                     });
                     tools.push(t);
                 }

@@ -261,8 +261,10 @@ impl<'a> Toolbox<'a> {
     }
 
     /// The tool's version, for reports: its package's version, else the first line of
-    /// `TOOL --version` that has a digit (asked once per identity, and only of tools installed outside the
-    /// project: a script of the project is never run just to ask).
+    /// `TOOL --version` that has a digit, asked once per identity and only of a tool found on
+    /// the search path by name and installed outside the project: a script of the project,
+    /// or a path the config names, is never run just to ask (`gates --explain` runs nothing
+    /// the project controls).
     pub fn version(&self, tool: &Tool) -> Option<String> {
         if let Some(p) = &tool.package {
             return Some(p.clone());
@@ -271,7 +273,10 @@ impl<'a> Toolbox<'a> {
         if let Some(v) = self.lock_store().versions.get(identity) {
             return Some(v.clone()).filter(|v| !v.is_empty());
         }
-        if tool.real.starts_with(self.root()) || tool.found.starts_with(self.root()) {
+        if tool.name.contains('/')
+            || tool.real.starts_with(self.root())
+            || tool.found.starts_with(self.root())
+        {
             return None;
         }
         let out = capture(

@@ -273,3 +273,31 @@ fn an_edited_hand_written_declaration_file_rechecks_its_users() {
         "{run:?}"
     );
 }
+
+#[test]
+fn explain_never_runs_a_tool_the_project_controls() {
+    let repo = Repo::git();
+    // Tools outside the repository, named by the project's config: by a relative path, and
+    // through an absolute `path` entry.
+    let outside = tempfile::tempdir().unwrap();
+    let ran = outside.path().join("ran");
+    let script = format!("#!/bin/sh\ntouch '{}'\necho 'lint 1.0'\n", ran.display());
+    write_exe(&outside.path().join("lint"), &script);
+    write_exe(&outside.path().join("bin/fmt"), &script);
+    repo.write("a.txt", "x\n");
+    let relative = format!(
+        "../{}/lint",
+        outside.path().file_name().unwrap().to_string_lossy()
+    );
+    assert!(repo.path().join(&relative).is_file(), "{relative}");
+    repo.config(&format!(
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrequires = [\"{relative}\", \"fmt\"]\npath = [\"{}\"]\nrun = 'fmt {{files}}'\n",
+        outside.path().join("bin").display()
+    ));
+    let run = repo.run(["gates", "--explain", "a.txt"]);
+    assert!(run.stdout.contains("tool:   fmt = "), "{run:?}");
+    assert!(
+        !ran.exists(),
+        "asking a version ran a script the config named: {run:?}"
+    );
+}
