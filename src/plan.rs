@@ -210,35 +210,47 @@ fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
             .collect(),
         Scope::Project => {
             let head = |p: &Path| cx.fs.head(p);
-            let mut by_root: BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> = BTreeMap::new();
             let mut cache: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-            for f in matched {
-                let root = project_root(f, &gate.root_markers, cx.fs, &mut cache);
-                let inside = f.strip_prefix(&root).unwrap_or(f);
-                by_root
-                    .entry(root)
-                    .or_default()
-                    .push((as_argument(inside), f.clone()));
-            }
-            by_root
-                .into_iter()
-                .flat_map(|(root, args)| {
-                    let inputs: Vec<PathBuf> = universe
-                        .iter()
-                        .filter(|f| f.starts_with(&root) && gate.matches_file(f, &head))
-                        .cloned()
-                        .collect();
-                    chunk(root.clone(), args.into_iter(), cx.arg_budget)
-                        .into_iter()
-                        .map(move |job| Job {
-                            inputs: inputs.clone(),
-                            tools_from: root.clone(),
-                            ..job
-                        })
-                })
-                .collect()
+            group_by_root(matched, |f| {
+                Some(project_root(f, &gate.root_markers, cx.fs, &mut cache))
+            })
+            .into_iter()
+            .flat_map(|(root, args)| {
+                let inputs: Vec<PathBuf> = universe
+                    .iter()
+                    .filter(|f| f.starts_with(&root) && gate.matches_file(f, &head))
+                    .cloned()
+                    .collect();
+                chunk(root.clone(), args.into_iter(), cx.arg_budget)
+                    .into_iter()
+                    .map(move |job| Job {
+                        inputs: inputs.clone(),
+                        tools_from: root.clone(),
+                        ..job
+                    })
+            })
+            .collect()
         }
     }
+}
+
+/// Files grouped by the root `root_of` gives each (files without one are left out), each with
+/// its argument relative to that root.
+pub fn group_by_root(
+    files: &[PathBuf],
+    mut root_of: impl FnMut(&PathBuf) -> Option<PathBuf>,
+) -> BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> {
+    let mut by_root: BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> = BTreeMap::new();
+    for f in files {
+        if let Some(root) = root_of(f) {
+            let inside = f.strip_prefix(&root).unwrap_or(f);
+            by_root
+                .entry(root)
+                .or_default()
+                .push((as_argument(inside), f.clone()));
+        }
+    }
+    by_root
 }
 
 /// Work (bytes, rounded up to powers of two) below which a batch is not split further: an

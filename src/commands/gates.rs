@@ -140,20 +140,7 @@ fn describe_run(gate: &Gate, job: &Job, inv: &Invocation) -> String {
         let _ = writeln!(s, "    checks: {label}");
     }
     for t in &inv.shown_tools {
-        let _ = writeln!(
-            s,
-            "    tool:   {} = {}{}{}",
-            t.name,
-            t.path,
-            t.runs
-                .as_ref()
-                .map(|r| format!(" -> {r}"))
-                .unwrap_or_default(),
-            t.version
-                .as_ref()
-                .map(|v| format!(" ({v})"))
-                .unwrap_or_default()
-        );
+        let _ = writeln!(s, "    tool:   {t}");
     }
     if let Some(tool) = &inv.missing {
         let _ = writeln!(

@@ -7,27 +7,19 @@
 
 use super::{join_inside, under};
 use crate::config::Gate;
-use crate::plan::{as_argument, chunk, Context, Job, ProjectFs};
+use crate::plan::{chunk, group_by_root, Context, Job, ProjectFs};
 use globset::Glob;
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 const MANIFEST: &str = "Cargo.toml";
 
 pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
     let mut manifests = Manifests::new(cx.fs);
-    let mut by_root: BTreeMap<PathBuf, Vec<(OsString, PathBuf)>> = BTreeMap::new();
-    for f in matched {
-        let Some(root) = manifests.workspace_root(f.parent().unwrap_or(Path::new(""))) else {
-            continue; // a Rust file outside every package: nothing cargo would build
-        };
-        let inside = f.strip_prefix(&root).unwrap_or(f);
-        by_root
-            .entry(root)
-            .or_default()
-            .push((as_argument(inside), f.clone()));
-    }
+    // A Rust file outside every package has no root: nothing cargo would build.
+    let by_root = group_by_root(matched, |f| {
+        manifests.workspace_root(f.parent().unwrap_or(Path::new("")))
+    });
     by_root
         .into_iter()
         .flat_map(|(root, args)| {

@@ -57,3 +57,54 @@ mod tests {
         assert_eq!(join_inside(Path::new("x"), "/etc"), None);
     }
 }
+
+/// What the drivers' tests share: a config from text, a driver's plan over a project held in
+/// memory, and a job shown as the command line it is.
+#[cfg(test)]
+pub mod testing {
+    use crate::config::{self, Config, Gate};
+    use crate::plan::{Context, Job, MemFs, ARG_BUDGET};
+    use std::path::{Path, PathBuf};
+
+    pub type DriverPlan = fn(&Gate, &[PathBuf], &[PathBuf], &Context<'_>) -> Vec<Job>;
+
+    pub fn config(text: &str) -> Config {
+        let file = config::parse(Path::new("ralph.toml"), text.to_string()).unwrap();
+        config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
+    }
+
+    /// The jobs `plan` makes for the config's first gate; `selected: None` selects every
+    /// file the gate matches.
+    pub fn jobs(plan: DriverPlan, c: &Config, fs: &MemFs, selected: Option<&[&str]>) -> Vec<Job> {
+        let universe = fs.paths();
+        let head = |p: &Path| crate::plan::ProjectFs::head(fs, p);
+        let files: Vec<PathBuf> = match selected {
+            Some(list) => list.iter().map(PathBuf::from).collect(),
+            None => universe
+                .iter()
+                .filter(|f| c.gates[0].matches_file(f, &head))
+                .cloned()
+                .collect(),
+        };
+        plan(
+            &c.gates[0],
+            &files,
+            &universe,
+            &Context {
+                fs,
+                arg_budget: ARG_BUDGET,
+                spread: 1,
+            },
+        )
+    }
+
+    pub fn shown(j: &Job) -> String {
+        j.argv
+            .iter()
+            .flatten()
+            .chain(j.args.iter())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -742,6 +742,8 @@ fn dependency_names(fs: &dyn ProjectFs, manifest: &Path) -> Vec<String> {
     .collect()
 }
 
+type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+
 /// tsconfig files are JSON with comments and trailing commas: both are removed (outside
 /// strings) before parsing.
 pub fn strip_jsonc(text: &str) -> String {
@@ -767,59 +769,47 @@ pub fn strip_jsonc(text: &str) -> String {
                 in_string = true;
                 out.push(c);
             }
-            '/' if chars.peek() == Some(&'/') => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                for n in chars.by_ref() {
-                    if prev == '*' && n == '/' {
-                        break;
-                    }
-                    prev = n;
-                }
-                out.push(' ');
-            }
-            ',' => {
-                // A comma followed only by blanks (and comments) before a closing bracket goes.
-                if !matches!(next_significant(chars.clone()), Some('}' | ']')) {
-                    out.push(c);
-                }
-            }
+            // A line comment keeps its newline, so error positions stay right.
+            '/' if skip_comment(&mut chars) => out.push(' '),
+            // A comma followed only by blanks (and comments) before a closing bracket goes.
+            ',' if matches!(next_significant(chars.clone()), Some('}' | ']')) => {}
             _ => out.push(c),
         }
     }
     out
 }
 
+/// After a `/`: skips a `//` comment up to (not including) its newline or a `/* */` one
+/// whole, and says whether there was one.
+fn skip_comment(it: &mut Chars<'_>) -> bool {
+    match it.peek() {
+        Some('/') => {
+            while it.peek().is_some_and(|c| *c != '\n') {
+                it.next();
+            }
+            true
+        }
+        Some('*') => {
+            it.next();
+            let mut prev = ' ';
+            for n in it.by_ref() {
+                if prev == '*' && n == '/' {
+                    break;
+                }
+                prev = n;
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
 /// The next character that is neither blank nor inside a comment.
-fn next_significant(mut it: std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
+fn next_significant(mut it: Chars<'_>) -> Option<char> {
     loop {
         match it.next()? {
             w if w.is_whitespace() => {}
-            '/' if it.peek() == Some(&'/') => {
-                for n in it.by_ref() {
-                    if n == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if it.peek() == Some(&'*') => {
-                it.next();
-                let mut prev = ' ';
-                for n in it.by_ref() {
-                    if prev == '*' && n == '/' {
-                        break;
-                    }
-                    prev = n;
-                }
-            }
+            '/' if skip_comment(&mut it) => {}
             other => return Some(other),
         }
     }

@@ -242,19 +242,7 @@ const LISTED_RUNS: usize = 8;
 fn tools_line(results: &[GateResult]) -> Option<String> {
     let mut seen: Vec<String> = Vec::new();
     for t in results.iter().flat_map(|r| r.tools.iter()) {
-        let text = format!(
-            "{} = {}{}{}",
-            t.name,
-            t.path,
-            t.runs
-                .as_ref()
-                .map(|r| format!(" -> {r}"))
-                .unwrap_or_default(),
-            t.version
-                .as_ref()
-                .map(|v| format!(" ({v})"))
-                .unwrap_or_default()
-        );
+        let text = t.to_string();
         if !seen.contains(&text) {
             seen.push(text);
         }

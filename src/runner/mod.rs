@@ -67,6 +67,20 @@ pub struct ToolInfo {
     pub version: Option<String>,
 }
 
+impl std::fmt::Display for ToolInfo {
+    /// `tsc = node_modules/.bin/tsc -> /usr/lib/node_modules/typescript/bin/tsc (typescript 5.9.3)`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} = {}", self.name, self.path)?;
+        if let Some(r) = &self.runs {
+            write!(f, " -> {r}")?;
+        }
+        if let Some(v) = &self.version {
+            write!(f, " ({v})")?;
+        }
+        Ok(())
+    }
+}
+
 /// One run of a gate.
 #[derive(Debug, Clone)]
 pub struct RunDetail {

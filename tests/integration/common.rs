@@ -277,6 +277,18 @@ pub fn require_typescript5() -> bool {
         )
 }
 
+/// A fresh git repository with TypeScript 5 installed as its own (`node_modules/`, which it
+/// ignores), or `None`, said loudly, when node or a TypeScript 5 package is not there.
+pub fn typescript_repo() -> Option<Repo> {
+    if !require_tool("node") || !require_typescript5() {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.install_typescript("");
+    Some(repo)
+}
+
 impl Repo {
     /// Installs TypeScript 5 as `DIR/node_modules/typescript` with its `.bin/tsc`, the way
     /// npm lays out a project's own dependency.
@@ -294,6 +306,20 @@ impl Repo {
         let path = self.path().join(name);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         std::os::unix::fs::symlink(target, path).expect("symlink");
+    }
+
+    /// `git ARGS` in the repository with this PATH (a commit runs the hooks with it); what
+    /// git said, stdout then stderr, and whether it succeeded.
+    pub fn git_with_path(&self, path: &std::ffi::OsStr, args: &[&str]) -> (bool, String) {
+        let out = Command::new("git")
+            .current_dir(self.path())
+            .env("PATH", path)
+            .args(args)
+            .output()
+            .expect("git runs");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), said)
     }
 
     /// `PATH` with `dir` in front of the test's own.

@@ -232,18 +232,8 @@ fn init_warns_when_the_hooks_cannot_find_ralph_gate_and_absolute_fixes_it() {
     // The hook works on a PATH without ralph-gate.
     repo.write("a.py", "def f(:\n");
     repo.git_cmd(&["add", "a.py"]);
-    let commit = std::process::Command::new("git")
-        .current_dir(repo.path())
-        .env("PATH", &path)
-        .args(["commit", "-q", "-m", "broken"])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&commit.stderr).into_owned()
-        + &String::from_utf8_lossy(&commit.stdout);
-    assert!(
-        !commit.status.success() && said.contains("SyntaxError"),
-        "{said}"
-    );
+    let (ok, said) = repo.git_with_path(path.as_ref(), &["commit", "-q", "-m", "broken"]);
+    assert!(!ok && said.contains("SyntaxError"), "{said}");
 }
 
 #[test]

@@ -2,17 +2,14 @@
 //! and a missing tool is never silent: SKIP with how to install it, a failure in strict
 //! mode, and the agent told once per session.
 
-use crate::common::{require_tool, require_typescript5, which, Repo, Run};
+use crate::common::{typescript_repo, which, Repo, Run};
 use serde_json::json;
 
 #[test]
 fn two_packages_with_the_same_broken_file_are_told_apart() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
-    repo.install_typescript("");
+    };
     for p in ["a", "b"] {
         repo.write(
             format!("packages/{p}/tsconfig.json"),

@@ -228,31 +228,12 @@ fn the_git_pre_commit_hook_refuses_what_is_staged_broken() {
         .unwrap();
     let path = Repo::path_with(bin);
     let before = snapshot(repo.path());
-    let commit = std::process::Command::new("git")
-        .current_dir(repo.path())
-        .env("PATH", &path)
-        .args(["commit", "-q", "-m", "broken"])
-        .output()
-        .unwrap();
-    assert!(
-        !commit.status.success(),
-        "the commit is refused: {}",
-        String::from_utf8_lossy(&commit.stdout)
-    );
+    let (ok, said) = repo.git_with_path(&path, &["commit", "-q", "-m", "broken"]);
+    assert!(!ok, "the commit is refused: {said}");
     assert_eq!(snapshot(repo.path()), before);
     repo.git_cmd(&["add", "broken.py"]);
-    let commit = std::process::Command::new("git")
-        .current_dir(repo.path())
-        .env("PATH", &path)
-        .args(["commit", "-q", "-m", "fixed"])
-        .output()
-        .unwrap();
-    assert!(
-        commit.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&commit.stdout),
-        String::from_utf8_lossy(&commit.stderr)
-    );
+    let (ok, said) = repo.git_with_path(&path, &["commit", "-q", "-m", "fixed"]);
+    assert!(ok, "{said}");
     assert_eq!(
         std::fs::read_to_string(repo.path().join("part.py")).unwrap(),
         "a = 10\n\n\nb = (\n",

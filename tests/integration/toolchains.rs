@@ -2,7 +2,7 @@
 //! root, project references, files under no tsconfig, a Cargo workspace whose members depend
 //! on each other.
 
-use crate::common::{require_tool, require_typescript5, write_exe, Repo, Run};
+use crate::common::{require_tool, typescript_repo, write_exe, Repo, Run};
 use serde_json::json;
 
 const COMPOSITE: &str = r#"{ "compilerOptions": { "strict": true, "composite": true, "target": "es2022", "module": "commonjs", "moduleResolution": "node", "rootDir": "src", "outDir": "dist" }, "include": ["src"] }"#;
@@ -17,16 +17,13 @@ fn json_check(repo: &Repo, args: &[&str]) -> Run {
 /// first on PATH: every package must run the root's.
 #[test]
 fn packages_use_the_workspace_roots_tsc_not_the_one_on_path() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
+    };
     repo.write(
         "package.json",
         r#"{"private": true, "workspaces": ["packages/*"]}"#,
     );
-    repo.install_typescript("");
     for p in ["a", "b"] {
         repo.write(
             format!("packages/{p}/tsconfig.json"),
@@ -74,10 +71,8 @@ fn packages_use_the_workspace_roots_tsc_not_the_one_on_path() {
     );
 }
 
-fn references_repo() -> Repo {
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
-    repo.install_typescript("");
+fn references_repo() -> Option<Repo> {
+    let repo = typescript_repo()?;
     repo.write("packages/x/tsconfig.json", COMPOSITE);
     repo.write(
         "packages/x/src/index.ts",
@@ -95,15 +90,14 @@ fn references_repo() -> Repo {
         "import { greet } from \"../../x/src/index\";\nexport const s: string = greet(\"a\");\n",
     );
     repo.commit_all();
-    repo
+    Some(repo)
 }
 
 #[test]
 fn project_references_are_built_with_tsc_b_without_touching_the_tree() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = references_repo() else {
         return;
-    }
-    let repo = references_repo();
+    };
     let run = json_check(&repo, &[]);
     let tsc = run.gate("tsc");
     assert_eq!(tsc["status"], "pass", "{run:?}");
@@ -150,13 +144,10 @@ fn project_references_are_built_with_tsc_b_without_touching_the_tree() {
 
 #[test]
 fn a_file_under_no_tsconfig_is_checked_on_its_own() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
+    };
     repo.write("package.json", r#"{"name": "tools"}"#);
-    repo.install_typescript("");
     repo.write(
         "scripts/build.ts",
         "const n: number = \"not a number\";\nexport {};\n",
@@ -175,12 +166,9 @@ fn a_file_under_no_tsconfig_is_checked_on_its_own() {
 
 #[test]
 fn the_second_run_after_an_edit_is_incremental_and_writes_only_under_ralph() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
-    repo.install_typescript("");
+    };
     repo.write(
         "tsconfig.json",
         r#"{ "compilerOptions": { "strict": true }, "include": ["src"] }"#,

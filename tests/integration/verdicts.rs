@@ -3,7 +3,7 @@
 //! hand-written declaration file, a lock file, a declared input) and checks that the old
 //! result is not served.
 
-use crate::common::{require_tool, require_typescript5, write_exe, Repo, Run};
+use crate::common::{typescript_repo, write_exe, Repo, Run};
 use serde_json::json;
 
 fn check(repo: &Repo, path: &std::ffi::OsStr) -> Run {
@@ -176,16 +176,13 @@ const STRICT: &str = r#"{ "compilerOptions": { "strict": true, "target": "es2022
 
 #[test]
 fn another_packages_exported_signature_change_reaches_the_cached_dependent() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
+    };
     repo.write(
         "package.json",
         r#"{"name": "mono", "private": true, "workspaces": ["packages/*"]}"#,
     );
-    repo.install_typescript("");
     repo.write(
         "packages/x/package.json",
         r#"{"name": "@m/x", "main": "src/index.ts", "types": "src/index.ts"}"#,
@@ -239,12 +236,9 @@ fn another_packages_exported_signature_change_reaches_the_cached_dependent() {
 
 #[test]
 fn an_edited_hand_written_declaration_file_rechecks_its_users() {
-    if !require_tool("node") || !require_typescript5() {
+    let Some(repo) = typescript_repo() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\n");
-    repo.install_typescript("");
+    };
     repo.write("tsconfig.json", STRICT);
     repo.write("src/env.d.ts", "declare const API_URL: string;\n");
     repo.write("src/main.ts", "export const url: string = API_URL;\n");

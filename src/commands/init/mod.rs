@@ -157,15 +157,7 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
                             .map(|i| format!(" (install: {i})"))
                             .unwrap_or_default()
                     ),
-                    (None, Some(t)) => format!(
-                        "; {} = {}{}",
-                        t.name,
-                        t.path,
-                        t.version
-                            .as_ref()
-                            .map(|v| format!(" ({v})"))
-                            .unwrap_or_default()
-                    ),
+                    (None, Some(t)) => format!("; {t}"),
                     (None, None) => String::new(),
                 };
                 format!(

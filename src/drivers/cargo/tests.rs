@@ -1,27 +1,10 @@
 use super::*;
-use crate::config::{self, Config};
-use crate::plan::{MemFs, ARG_BUDGET};
-
-fn gate() -> Config {
-    let text = "[[gate]]\nname = \"cargo\"\ndriver = \"cargo\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nrun = \"cargo check --workspace\"\n";
-    let file = config::parse(Path::new("ralph.toml"), text.to_string()).unwrap();
-    config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
-}
+use crate::drivers::testing;
+use crate::plan::MemFs;
 
 fn jobs(fs: &MemFs, selected: &[&str]) -> Vec<Job> {
-    let c = gate();
-    let files: Vec<PathBuf> = selected.iter().map(PathBuf::from).collect();
-    let universe = fs.paths();
-    plan(
-        &c.gates[0],
-        &files,
-        &universe,
-        &Context {
-            fs,
-            arg_budget: ARG_BUDGET,
-            spread: 1,
-        },
-    )
+    let c = testing::config("[[gate]]\nname = \"cargo\"\ndriver = \"cargo\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nrun = \"cargo check --workspace\"\n");
+    testing::jobs(plan, &c, fs, Some(selected))
 }
 
 const WORKSPACE: &[(&str, &str)] = &[

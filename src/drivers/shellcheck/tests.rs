@@ -1,44 +1,18 @@
 use super::*;
-use crate::config::{self, Config};
-use crate::plan::{MemFs, ARG_BUDGET};
+use crate::config::Config;
+use crate::drivers::testing;
+use crate::plan::MemFs;
 
 fn preset() -> Config {
-    let file = config::parse(
-        Path::new("ralph.toml"),
-        "presets = [\"shell\"]\n".to_string(),
-    )
-    .unwrap();
-    config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
+    testing::config("presets = [\"shell\"]\n")
 }
 
 fn argv_of(j: &Job) -> String {
-    j.argv
-        .iter()
-        .flatten()
-        .chain(j.args.iter())
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+    testing::shown(j)
 }
 
 fn jobs(fs: &MemFs, config: &Config) -> Vec<Job> {
-    let universe = fs.paths();
-    let head = |p: &Path| fs.head(p);
-    let matched: Vec<PathBuf> = universe
-        .iter()
-        .filter(|f| config.gates[0].matches_file(f, &head))
-        .cloned()
-        .collect();
-    plan(
-        &config.gates[0],
-        &matched,
-        &universe,
-        &Context {
-            fs,
-            arg_budget: ARG_BUDGET,
-            spread: 1,
-        },
-    )
+    testing::jobs(plan, config, fs, None)
 }
 
 #[test]
@@ -78,9 +52,7 @@ fn libraries_get_the_dialect_of_their_sourcing_scripts() {
 
 #[test]
 fn severity_comes_from_fail_on() {
-    let text = "presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n";
-    let file = config::parse(Path::new("ralph.toml"), text.to_string()).unwrap();
-    let c = config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap();
+    let c = testing::config("presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n");
     let fs = MemFs::new(&[("a.sh", "#!/bin/sh\n")]);
     let j = jobs(&fs, &c);
     assert!(

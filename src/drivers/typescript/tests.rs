@@ -1,40 +1,14 @@
 use super::*;
-use crate::config::{self, Config};
-use crate::plan::{MemFs, ARG_BUDGET};
-
-fn preset() -> Config {
-    let file = config::parse(
-        Path::new("ralph.toml"),
-        "presets = [\"typescript\"]\n".to_string(),
-    )
-    .unwrap();
-    config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
-}
+use crate::drivers::testing;
+use crate::plan::MemFs;
 
 fn jobs(fs: &MemFs, selected: &[&str]) -> Vec<Job> {
-    let c = preset();
-    let files: Vec<PathBuf> = selected.iter().map(PathBuf::from).collect();
-    let universe = fs.paths();
-    plan(
-        &c.gates[0],
-        &files,
-        &universe,
-        &Context {
-            fs,
-            arg_budget: ARG_BUDGET,
-            spread: 1,
-        },
-    )
+    let c = testing::config("presets = [\"typescript\"]\n");
+    testing::jobs(plan, &c, fs, Some(selected))
 }
 
 fn argv(j: &Job) -> String {
-    j.argv
-        .iter()
-        .flatten()
-        .chain(j.args.iter())
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ")
+    testing::shown(j)
 }
 
 #[test]
