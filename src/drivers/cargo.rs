@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const MANIFEST: &str = "Cargo.toml";
 
 pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
-    let mut manifests = Manifests::new(cx.fs);
+    let mut manifests = Manifests::new(cx.fs, universe);
     // A Rust file outside every package has no root: nothing cargo would build.
     let by_root = group_by_root(matched, |f| {
         manifests.workspace_root(f.parent().unwrap_or(Path::new("")))
@@ -103,13 +103,20 @@ fn inputs_of(
 struct Manifests<'a> {
     fs: &'a dyn ProjectFs,
     parsed: BTreeMap<PathBuf, Option<toml::Table>>,
+    /// Every Cargo.toml of the project.
+    known: Vec<PathBuf>,
 }
 
 impl<'a> Manifests<'a> {
-    fn new(fs: &'a dyn ProjectFs) -> Self {
+    fn new(fs: &'a dyn ProjectFs, universe: &[PathBuf]) -> Self {
         Self {
             fs,
             parsed: BTreeMap::new(),
+            known: universe
+                .iter()
+                .filter(|f| f.file_name().is_some_and(|n| n == MANIFEST))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -197,21 +204,38 @@ impl<'a> Manifests<'a> {
         if members.iter().any(|m| names(m, rel)) {
             return true;
         }
-        // Path dependencies of the root package and of the members are members too.
+        // Path dependencies of the root package and of the members, transitively, are
+        // members too, when they lie inside the workspace.
         let mut member_dirs: Vec<PathBuf> = vec![root.to_path_buf()];
         member_dirs.extend(
-            members
+            self.known
                 .iter()
-                .filter(|m| !m.contains(['*', '?', '[']))
-                .filter_map(|m| join_inside(root, m)),
+                .filter_map(|m| m.parent())
+                .filter(|d| {
+                    d.strip_prefix(root).is_ok_and(|r| {
+                        members.iter().any(|m| names(m, r))
+                            && !list("exclude").iter().any(|e| r.starts_with(e))
+                    })
+                })
+                .map(Path::to_path_buf),
         );
-        member_dirs.into_iter().any(|m| {
-            let manifest = m.join(MANIFEST);
-            self.path_deps(&manifest)
-                .iter()
-                .filter_map(|d| join_inside(&m, d))
-                .any(|d| d == package)
-        })
+        let mut i = 0;
+        while i < member_dirs.len() {
+            let dir = member_dirs[i].clone();
+            i += 1;
+            for dep in self.path_deps(&dir.join(MANIFEST)) {
+                let Some(d) = join_inside(&dir, &dep) else {
+                    continue;
+                };
+                if d == package {
+                    return true;
+                }
+                if d.starts_with(root) && !member_dirs.contains(&d) {
+                    member_dirs.push(d);
+                }
+            }
+        }
+        false
     }
 
     /// Every `path = "..."` of the manifest's dependency tables (also target-specific ones,

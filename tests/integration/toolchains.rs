@@ -254,3 +254,76 @@ fn a_cargo_workspace_is_one_project_and_an_edit_reaches_its_dependents() {
         "the edit hook on a member checks the workspace: {hook:?}"
     );
 }
+
+/// The workspace ralph-gate runs cargo in is the one Cargo itself finds, for a member, a
+/// member by path dependency only, an excluded package and a nested workspace.
+#[test]
+fn the_workspace_root_is_the_one_cargo_locate_project_names() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = Repo::git();
+    let package = |dir: &str, name: &str, deps: &str| {
+        repo.write(
+            format!("{dir}/Cargo.toml"),
+            &format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{deps}"
+            ),
+        );
+        repo.write(format!("{dir}/src/lib.rs"), "");
+    };
+    repo.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/skip\", \"fuzz\"]\nresolver = \"2\"\n",
+    );
+    package(
+        "crates/a",
+        "a",
+        "[dependencies]\nhelper = { path = \"../../helper\" }\n",
+    );
+    package("helper", "helper", "");
+    package("crates/skip", "skip", "[workspace]\n");
+    package(
+        "fuzz",
+        "fuzz",
+        "[dependencies]\na = { path = \"../crates/a\" }\n[workspace]\nmembers = [\".\"]\n",
+    );
+    for dir in ["crates/a", "helper", "crates/skip", "fuzz"] {
+        let out = std::process::Command::new("cargo")
+            .current_dir(repo.path().join(dir))
+            .args([
+                "locate-project",
+                "--workspace",
+                "--message-format",
+                "plain",
+                "--offline",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let manifest = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let cargo_root = manifest.parent().unwrap().canonicalize().unwrap();
+        let explain = repo.run([
+            "gates",
+            "--explain",
+            &format!("{dir}/src/lib.rs"),
+            "--phase",
+            "check",
+        ]);
+        let ours = match cargo_root.strip_prefix(repo.path().canonicalize().unwrap()) {
+            Ok(rel) if rel.as_os_str().is_empty() => {
+                "checks: the workspace at the project root".to_string()
+            }
+            Ok(rel) => format!("checks: the workspace in {}", rel.display()),
+            Err(_) => panic!("cargo found a workspace outside the repository"),
+        };
+        assert!(
+            explain.stdout.contains(&ours),
+            "{dir}: cargo says {ours}: {explain:?}"
+        );
+    }
+}
