@@ -176,7 +176,7 @@ impl<'a> Workspace<'a> {
             loose: BTreeMap::new(),
             packages,
             imports: regex::Regex::new(
-                r#"(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*["'](\.{1,2}/[^"'\n]*)["']|<reference\s+path\s*=\s*["']([^"'\n]+)["']"#,
+                r#"(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*["']([^"'\n]+)["']|<reference\s+path\s*=\s*["']([^"'\n]+)["']"#,
             )
             .expect("valid regex"),
         }
@@ -216,7 +216,7 @@ impl<'a> Workspace<'a> {
             return hit.clone();
         }
         let mut set: BTreeSet<PathBuf> = BTreeSet::from([file.to_path_buf()]);
-        self.follow_imports(&mut set, &[]);
+        self.follow_imports(&mut set, &mut Vec::new());
         let set = Arc::new(set);
         self.loose.insert(file.to_path_buf(), set.clone());
         set
@@ -237,7 +237,19 @@ impl<'a> Workspace<'a> {
     fn compute_inputs(&mut self, config: &Path) -> Inputs {
         let mut out = Inputs::default();
         let Some(loaded) = self.load(config) else {
+            // tsc will say what is wrong with it; until then, whatever it could read under
+            // its folder counts, and no key is made on a guess.
+            let dir = config.parent().unwrap_or(Path::new(""));
             out.files.insert(config.to_path_buf());
+            out.files.extend(
+                under(self.universe, dir)
+                    .filter(|f| !in_node_modules(f) && is_scannable(f))
+                    .cloned(),
+            );
+            out.no_cache = Some(format!(
+                "ralph-gate cannot read {} as a tsconfig, so it cannot tell what tsc reads",
+                config.display()
+            ));
             return out;
         };
         out.no_cache = loaded.no_cache.clone();
@@ -296,13 +308,15 @@ impl<'a> Workspace<'a> {
             );
         }
         out.files.extend(loaded.files.iter().cloned());
-        self.follow_imports(&mut out.files, &dirs);
+        self.follow_imports(&mut out.files, &mut dirs);
         out
     }
 
-    /// Adds what relative imports of the files reach outside `dirs`, transitively; a target
-    /// that does not exist is added too, so its creation changes the key.
-    fn follow_imports(&self, files: &mut BTreeSet<PathBuf>, dirs: &[PathBuf]) {
+    /// Adds what the files' imports reach outside `dirs`, transitively: relative imports
+    /// (a target that does not exist is added too, so its creation changes the key), and
+    /// local packages imported by name, declared in package.json or not (hoisted
+    /// node_modules make an undeclared one work), whose folders join `dirs`.
+    fn follow_imports(&self, files: &mut BTreeSet<PathBuf>, dirs: &mut Vec<PathBuf>) {
         let mut queue: Vec<PathBuf> = files.iter().filter(|f| is_scannable(f)).cloned().collect();
         let mut scanned: BTreeSet<PathBuf> = BTreeSet::new();
         while let Some(file) = queue.pop() {
@@ -315,10 +329,27 @@ impl<'a> Workspace<'a> {
             let text = String::from_utf8_lossy(&text);
             let base = file.parent().unwrap_or(Path::new(""));
             for cap in self.imports.captures_iter(&text) {
-                let Some(spec) = cap.get(1).or_else(|| cap.get(2)) else {
-                    continue;
+                let relative = match (cap.get(1), cap.get(2)) {
+                    (Some(s), _) if s.as_str().starts_with('.') => s.as_str(),
+                    (_, Some(reference)) => reference.as_str(),
+                    (Some(bare), _) => {
+                        if let Some(pkg) = self.local_package(bare.as_str()) {
+                            if !dirs.iter().any(|d| pkg.starts_with(d)) {
+                                for f in under(self.universe, &pkg)
+                                    .filter(|f| !in_node_modules(f) && is_scannable(f))
+                                {
+                                    if files.insert(f.clone()) {
+                                        queue.push(f.clone());
+                                    }
+                                }
+                                dirs.push(pkg);
+                            }
+                        }
+                        continue;
+                    }
+                    (None, None) => continue,
                 };
-                let Some(target) = join_inside(base, spec.as_str()) else {
+                let Some(target) = join_inside(base, relative) else {
                     continue;
                 };
                 if dirs.iter().any(|d| target.starts_with(d)) {
@@ -332,6 +363,19 @@ impl<'a> Workspace<'a> {
                 }
             }
         }
+    }
+
+    /// The folder of the project's own package a bare specifier (`@m/x/src/index`, `lib`)
+    /// names, if it names one.
+    fn local_package(&self, spec: &str) -> Option<PathBuf> {
+        let mut parts = spec.split('/');
+        let first = parts.next()?;
+        let name = if first.starts_with('@') {
+            format!("{first}/{}", parts.next()?)
+        } else {
+            first.to_string()
+        };
+        self.packages.get(&name).cloned()
     }
 
     fn job(&mut self, config: &Path) -> Job {
@@ -397,7 +441,7 @@ impl<'a> Workspace<'a> {
     /// Files under no tsconfig: checked together, strictly, with modern defaults.
     fn loose_job(&self, package: &Path, files: &[PathBuf]) -> Job {
         let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
-        self.follow_imports(&mut inputs, &[]);
+        self.follow_imports(&mut inputs, &mut Vec::new());
         let id = short_hash(package);
         let mut argv: Vec<OsString> = [
             "tsc",
@@ -722,7 +766,10 @@ fn resolve_extends(fs: &dyn ProjectFs, dir: &Path, spec: &str) -> Option<PathBuf
 
 fn read_json(fs: &dyn ProjectFs, path: &Path) -> Option<Value> {
     let bytes = fs.read(path)?;
-    serde_json::from_str(&strip_jsonc(&String::from_utf8_lossy(&bytes))).ok()
+    let text = String::from_utf8_lossy(&bytes);
+    // tsc and npm read a file that starts with a byte order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    serde_json::from_str(&strip_jsonc(text)).ok()
 }
 
 /// Names a package.json depends on, in every dependency field.

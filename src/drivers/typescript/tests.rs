@@ -161,3 +161,58 @@ fn mirrors_keep_outputs_under_ralph_and_point_at_the_real_configs() {
         j[0].setup[1].0.parent().unwrap().file_name()
     );
 }
+
+#[test]
+fn a_config_with_a_byte_order_mark_is_read_and_its_files_are_inputs() {
+    let mut files = MONOREPO.to_vec();
+    files.retain(|(p, _)| *p != "packages/z/tsconfig.json");
+    files.push((
+        "packages/z/tsconfig.json",
+        "\u{feff}{\"compilerOptions\": {\"strict\": true}}",
+    ));
+    let fs = MemFs::new(&files);
+    let j = jobs(&fs, &["packages/z/src/z.ts"]);
+    assert_eq!(j.len(), 1, "tsc reads a BOM; so must the planner: {j:#?}");
+    assert!(j[0].inputs.contains(&PathBuf::from("packages/z/src/z.ts")));
+}
+
+#[test]
+fn a_config_ralph_gate_cannot_read_still_covers_its_folder_and_is_not_cached() {
+    let mut files = MONOREPO.to_vec();
+    files.retain(|(p, _)| *p != "packages/z/tsconfig.json");
+    files.push((
+        "packages/z/tsconfig.json",
+        "{ this is not JSON tsc reads either",
+    ));
+    let fs = MemFs::new(&files);
+    let j = jobs(&fs, &["packages/z/src/z.ts"]);
+    assert_eq!(j.len(), 1, "{j:#?}");
+    assert!(j[0].inputs.contains(&PathBuf::from("packages/z/src/z.ts")));
+    let why = j[0].no_cache.clone().unwrap_or_default();
+    assert!(why.contains("packages/z/tsconfig.json"), "{why}");
+}
+
+#[test]
+fn an_import_of_a_local_package_counts_even_when_package_json_does_not_declare_it() {
+    let mut files = MONOREPO.to_vec();
+    // Hoisted node_modules make an undeclared workspace import work; it must count.
+    files.push(("packages/w/package.json", "{\"name\": \"@m/w\"}"));
+    files.push((
+        "packages/w/tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true}}",
+    ));
+    files.push((
+        "packages/w/src/w.ts",
+        "import { x } from '@m/x/src/index';\nexport const w = x;\n",
+    ));
+    let fs = MemFs::new(&files);
+    let j = jobs(&fs, &["packages/x/src/index.ts"]);
+    let labels: Vec<_> = j
+        .iter()
+        .map(|j| j.label.clone().unwrap_or_default())
+        .collect();
+    assert!(
+        labels.contains(&"packages/w/tsconfig.json".to_string()),
+        "{labels:?}"
+    );
+}
