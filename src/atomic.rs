@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let dir = path
@@ -59,6 +60,20 @@ pub fn try_lock(path: &Path) -> std::io::Result<Option<Lock>> {
         Ok(()) => Ok(Some(Lock { _file: Some(file) })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Waits for the lock, until `deadline` at the latest: `Ok(None)` when it is still held
+/// then by someone else.
+pub fn lock_until(path: &Path, deadline: Option<Instant>) -> std::io::Result<Option<Lock>> {
+    loop {
+        match try_lock(path)? {
+            Some(lock) => return Ok(Some(lock)),
+            None if deadline.is_none_or(|d| Instant::now() < d) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            None => return Ok(None),
+        }
     }
 }
 

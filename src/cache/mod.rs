@@ -12,7 +12,7 @@ pub mod key;
 use crate::atomic;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 /// Bumped whenever the key's make-up or the entry format changes.
 const FORMAT: &str = "ralph-gate-cache-v2";
@@ -86,15 +86,7 @@ impl Cache {
     /// process or thread runs the same key, its result is awaited rather than computed twice.
     pub fn claim(&self, key: &str, deadline: Option<Instant>) -> Option<atomic::Lock> {
         let path = self.dir.join("locks").join(format!("{key}.lock"));
-        loop {
-            match atomic::try_lock(&path) {
-                Ok(Some(lock)) => return Some(lock),
-                Ok(None) if deadline.is_none_or(|d| Instant::now() < d) => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                _ => return None,
-            }
-        }
+        atomic::lock_until(&path, deadline).ok().flatten()
     }
 
     fn entry_path(&self, key: &str) -> PathBuf {

@@ -52,8 +52,9 @@ impl Invocation {
         let mut tools: Vec<Arc<Tool>> = Vec::new();
         let mut shown_tools: Vec<ToolInfo> = Vec::new();
         let mut missing = None;
-        // Only a tool the user installed (found in PATH's own folders) is asked its version;
-        // one from a folder the config names is the project's, and is not run to ask.
+        // PATH's own folders. Only a tool the user installed (found in one) is asked its
+        // version: one from a folder the config names is the project's, and is not run to
+        // ask. Shims' targets go in front of them on the gate's PATH.
         let user_dirs: Vec<PathBuf> = cx
             .env
             .path
@@ -117,13 +118,8 @@ impl Invocation {
             }
             (None, None) => (String::from("exit 0"), Vec::new(), String::new()),
         };
-        let env_dirs = cx
-            .env
-            .path
-            .as_deref()
-            .map_or(0, |p| std::env::split_paths(p).count());
         let mut process_path = search.clone();
-        let at = process_path.len().saturating_sub(env_dirs);
+        let at = process_path.len().saturating_sub(user_dirs.len());
         for dir in tools.iter().filter_map(|t| t.bypass.clone()).rev() {
             if !process_path[..at].contains(&dir) {
                 process_path.insert(at, dir);
@@ -342,15 +338,6 @@ fn wait_lock(root: &Path, name: &str, deadline: Option<Instant>) -> Option<atomi
         .join(crate::files::STATE_DIR)
         .join("locks")
         .join(format!("{name}.lock"));
-    loop {
-        match atomic::try_lock(&path) {
-            Ok(Some(lock)) => return Some(lock),
-            Ok(None) if deadline.is_none_or(|d| Instant::now() < d) => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Ok(None) => return None,
-            // A lock that cannot be made must not stop the gate: it only avoids double work.
-            Err(_) => return Some(atomic::Lock::none()),
-        }
-    }
+    // A lock that cannot be made must not stop the gate: it only avoids double work.
+    atomic::lock_until(&path, deadline).unwrap_or_else(|_| Some(atomic::Lock::none()))
 }
