@@ -37,6 +37,9 @@ pub struct Job {
     pub no_cache: Option<String>,
     /// Files a driver writes under `.ralph/` before the run (relative path, content).
     pub setup: Vec<(PathBuf, String)>,
+    /// Files and folders under `.ralph/` removed before the run (build state it must not
+    /// read), before `setup` is written.
+    pub clear: Vec<PathBuf>,
     /// Runs with the same name never overlap (they share a build-info file).
     pub exclusive: Option<String>,
 }
@@ -75,6 +78,11 @@ pub struct Context<'a> {
     pub arg_budget: usize,
     /// A batch is spread over this many runs (the cores), unless the gate is `serial`.
     pub spread: usize,
+    /// A tool may read the build state its earlier runs left under `.ralph/` (tsc's build
+    /// info). Only for edit feedback: a verdict that can end a loop or pass a commit (stop,
+    /// check) never rests on a file the agent could have written, so those runs start from
+    /// nothing.
+    pub reuse_build_state: bool,
 }
 
 /// The project's files as the planner and the drivers read them. Paths are relative to the

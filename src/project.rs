@@ -96,6 +96,7 @@ impl Project {
                 fs: &fs,
                 arg_budget: plan::ARG_BUDGET,
                 spread: self.config.settings.jobs,
+                reuse_build_state: phase == Phase::Edit,
             },
         )
     }

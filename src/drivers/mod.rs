@@ -73,9 +73,19 @@ pub mod testing {
         config::resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
     }
 
-    /// The jobs `plan` makes for the config's first gate; `selected: None` selects every
-    /// file the gate matches.
+    /// The jobs `plan` makes for the config's first gate, for edit feedback (build state
+    /// reused); `selected: None` selects every file the gate matches.
     pub fn jobs(plan: DriverPlan, c: &Config, fs: &MemFs, selected: Option<&[&str]>) -> Vec<Job> {
+        jobs_reusing(plan, c, fs, selected, true)
+    }
+
+    pub fn jobs_reusing(
+        plan: DriverPlan,
+        c: &Config,
+        fs: &MemFs,
+        selected: Option<&[&str]>,
+        reuse_build_state: bool,
+    ) -> Vec<Job> {
         let universe = fs.paths();
         let head = |p: &Path| crate::plan::ProjectFs::head(fs, p);
         let files: Vec<PathBuf> = match selected {
@@ -94,6 +104,7 @@ pub mod testing {
                 fs,
                 arg_budget: ARG_BUDGET,
                 spread: 1,
+                reuse_build_state,
             },
         )
     }

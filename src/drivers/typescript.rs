@@ -5,7 +5,9 @@
 //!   `tsc -b --noEmit` is refused), through mirror configs under `.ralph/tsc/` that extend the
 //!   real ones and send every output and build-info file there: the project's own tree is
 //!   never written to. Others run `tsc -p CONFIG --noEmit --incremental` with their build-info
-//!   file under `.ralph/tsc/`, so the second run after an edit is fast.
+//!   file under `.ralph/tsc/`, so the second run after an edit is fast. That build state is
+//!   read only for edit feedback: a forged build-info file makes tsc report a broken file
+//!   clean, so stop and check runs start from an emptied build folder.
 //! - A project's inputs are an over-approximation of what tsc can read: its tsconfig chain
 //!   (`extends`), every TypeScript file under its folder and under the folders its `include`,
 //!   `paths`, `typeRoots` and `rootDirs` point at, its referenced projects' inputs, the local
@@ -84,7 +86,7 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
     let mut jobs: Vec<Job> = affected
         .iter()
         .filter(|p| !built_by_others.contains(*p))
-        .map(|p| ts.job(p))
+        .map(|p| ts.job(p, cx.reuse_build_state))
         .collect();
     let mut groups: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for f in loose {
@@ -97,7 +99,7 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
         groups.entry(package).or_default().push(f);
     }
     for (package, files) in groups {
-        jobs.push(ts.loose_job(&package, &files));
+        jobs.push(ts.loose_job(&package, &files, cx.reuse_build_state));
     }
     jobs
 }
@@ -378,7 +380,8 @@ impl<'a> Workspace<'a> {
         self.packages.get(&name).cloned()
     }
 
-    fn job(&mut self, config: &Path) -> Job {
+    /// `reuse`: the build state of earlier runs may be read (see [`Context::reuse_build_state`]).
+    fn job(&mut self, config: &Path, reuse: bool) -> Job {
         let loaded = self.load(config).unwrap_or_default();
         let closure = self.reference_closure(config);
         let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
@@ -392,7 +395,8 @@ impl<'a> Workspace<'a> {
         }
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let id = short_hash(config);
-        let (argv, setup, exclusive) = if loaded.references.is_empty() {
+        let (argv, setup, clear, exclusive) = if loaded.references.is_empty() {
+            let info = build_info(&format!("p-{id}"), reuse);
             let mut argv: Vec<OsString> = vec![
                 "tsc".into(),
                 "-p".into(),
@@ -402,28 +406,31 @@ impl<'a> Workspace<'a> {
                 "false".into(),
                 "--incremental".into(),
                 "--tsBuildInfoFile".into(),
-                format!("{WORK}/p-{id}.tsbuildinfo").into(),
+                info.clone().into_os_string(),
             ];
             if flag(&loaded.options, "emitDeclarationOnly") {
                 argv.extend(["--emitDeclarationOnly".into(), "false".into()]);
             }
-            (argv, Vec::new(), format!("tsc-p-{id}"))
+            let clear = if reuse { Vec::new() } else { vec![info] };
+            (argv, Vec::new(), clear, format!("tsc-p-{id}"))
         } else {
+            let build = build_dir(config, reuse);
             let setup: Vec<(PathBuf, String)> = closure
                 .iter()
                 .map(|c| {
                     let l = self.load(c).unwrap_or_default();
-                    (mirror(config, c), mirror_text(config, c, &l))
+                    (mirror(&build, c), mirror_text(config, c, &l))
                 })
                 .collect();
             let argv: Vec<OsString> = vec![
                 "tsc".into(),
                 "-b".into(),
-                mirror(config, config).into_os_string(),
+                mirror(&build, config).into_os_string(),
                 "--pretty".into(),
                 "false".into(),
             ];
-            (argv, setup, format!("tsc-b-{id}"))
+            let clear = if reuse { Vec::new() } else { vec![build] };
+            (argv, setup, clear, format!("tsc-b-{id}"))
         };
         Job {
             dir: PathBuf::new(),
@@ -434,15 +441,17 @@ impl<'a> Workspace<'a> {
             label: Some(config.display().to_string()),
             no_cache,
             setup,
+            clear,
             exclusive: Some(exclusive),
         }
     }
 
     /// Files under no tsconfig: checked together, strictly, with modern defaults.
-    fn loose_job(&self, package: &Path, files: &[PathBuf]) -> Job {
+    fn loose_job(&self, package: &Path, files: &[PathBuf], reuse: bool) -> Job {
         let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
         self.follow_imports(&mut inputs, &mut Vec::new());
         let id = short_hash(package);
+        let info = build_info(&format!("loose-{id}"), reuse);
         let mut argv: Vec<OsString> = [
             "tsc",
             "--noEmit",
@@ -462,7 +471,7 @@ impl<'a> Workspace<'a> {
         .iter()
         .map(OsString::from)
         .collect();
-        argv.push(format!("{WORK}/loose-{id}.tsbuildinfo").into());
+        argv.push(info.clone().into_os_string());
         Job {
             dir: PathBuf::new(),
             argv: Some(argv),
@@ -472,6 +481,7 @@ impl<'a> Workspace<'a> {
             label: Some("files under no tsconfig.json".into()),
             no_cache: None,
             setup: Vec::new(),
+            clear: if reuse { Vec::new() } else { vec![info] },
             exclusive: Some(format!("tsc-loose-{id}")),
         }
     }
@@ -533,11 +543,28 @@ fn short_hash(p: &Path) -> String {
 }
 
 /// Where the mirror of `config` lives in the build of `top`.
-fn mirror(top: &Path, config: &Path) -> PathBuf {
-    PathBuf::from(WORK)
-        .join(format!("b-{}", short_hash(top)))
-        .join(short_hash(config))
-        .join(CONFIG)
+/// A build-info file: kept between runs, or (`-fresh`) deleted before each run.
+fn build_info(name: &str, reuse: bool) -> PathBuf {
+    PathBuf::from(WORK).join(if reuse {
+        format!("{name}.tsbuildinfo")
+    } else {
+        format!("{name}-fresh.tsbuildinfo")
+    })
+}
+
+/// The folder a `tsc -b` of `top` builds in: one kept between runs (`b-`, for the edit
+/// hook's incremental builds), or one emptied before each run (`f-`).
+fn build_dir(top: &Path, reuse: bool) -> PathBuf {
+    PathBuf::from(WORK).join(format!(
+        "{}-{}",
+        if reuse { "b" } else { "f" },
+        short_hash(top)
+    ))
+}
+
+/// Where the mirror of `config` lives in a build folder.
+fn mirror(build: &Path, config: &Path) -> PathBuf {
+    build.join(short_hash(config)).join(CONFIG)
 }
 
 /// A mirror config: extends the real one, sends outputs under `.ralph/tsc/`, references the
@@ -586,10 +613,7 @@ fn mirror_text(top: &Path, config: &Path, loaded: &Loaded) -> String {
     let refs: Vec<Value> = loaded
         .references
         .iter()
-        .map(|r| {
-            let m = mirror(top, r);
-            json!({ "path": format!("../{}/{CONFIG}", m.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()) })
-        })
+        .map(|r| json!({ "path": format!("../{}/{CONFIG}", short_hash(r)) }))
         .collect();
     obj.insert("references".into(), Value::Array(refs));
     serde_json::to_string_pretty(&Value::Object(obj)).expect("serialises") + "\n"

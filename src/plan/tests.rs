@@ -32,6 +32,7 @@ fn plan_with(
             fs: &fs,
             arg_budget: budget,
             spread: 1,
+            reuse_build_state: true,
         },
     )
 }
@@ -225,6 +226,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
                 fs: &fs,
                 arg_budget: ARG_BUDGET,
                 spread,
+                reuse_build_state: true,
             },
         )
     };
@@ -275,6 +277,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
             fs: &fs,
             arg_budget: ARG_BUDGET,
             spread: 4,
+            reuse_build_state: true,
         },
     );
     assert_eq!(one.gates[0].jobs.len(), 1, "serial = true keeps one run");
@@ -305,6 +308,7 @@ fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
             fs: &fs,
             arg_budget: ARG_BUDGET,
             spread: 1,
+            reuse_build_state: true,
         },
     );
     assert_eq!(p.gates[0].files, paths(&["a.sh", "bin/tool"]));

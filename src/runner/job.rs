@@ -263,6 +263,25 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
         },
         None => None,
     };
+    for rel in &job.clear {
+        let path = cx.config.root.join(rel);
+        let removed = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        // A tool must not read the state it was meant to start without.
+        if let Err(e) = removed {
+            return outcome(
+                Some(Exit::SpawnFailed(format!(
+                    "cannot remove {} before the run: {e}",
+                    path.display()
+                ))),
+                String::new(),
+            );
+        }
+    }
     for (rel, text) in &job.setup {
         let path = cx.config.root.join(rel);
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {

@@ -236,8 +236,11 @@ impl<'a> Toolbox<'a> {
             )
         };
         let memo = shims::memo_key(shim, name, cwd, &self.vars);
+        // The remembered answer lives in `.ralph/`, which the agent can write: it is used
+        // only where the manager itself keeps its tools, so it can never point a gate at a
+        // program of the agent's choosing (which would then run, and pass).
         if let Some(hit) = self.lock_store().shims.get(&memo) {
-            if hit.is_file() {
+            if hit.is_file() && shim.keeps(hit) {
                 return Ok(hit.clone());
             }
         }
@@ -394,10 +397,7 @@ fn package_version(manifest: &Path) -> Option<String> {
 /// The interpreter a `#!` line names: the program itself, or for `/usr/bin/env [-S] NAME` the
 /// name to look up.
 pub fn shebang_interpreter(path: &Path) -> Option<String> {
-    let mut head = [0u8; 256];
-    let mut f = std::fs::File::open(path).ok()?;
-    let n = f.read(&mut head).ok()?;
-    parse_shebang(&head[..n])
+    parse_shebang(&crate::files::head(path)?)
 }
 
 /// Pure: see [`shebang_interpreter`].

@@ -23,6 +23,15 @@ impl Shim {
         vec!["which".into(), name.into()]
     }
 
+    /// True when `target` lies where this manager keeps what its shims run (its own
+    /// folder: `~/.pyenv` for pyenv's shims). A manager without a known folder (rustup,
+    /// mise) is not bypassed, so its answer only names the tool in a key.
+    pub fn keeps(&self, target: &Path) -> bool {
+        self.home
+            .as_ref()
+            .is_none_or(|home| target.starts_with(home))
+    }
+
     /// pyenv, rbenv and nodenv shims end in `<manager> exec NAME`, which puts the chosen
     /// version's bin folder in front of PATH and runs NAME from it: doing the same directly
     /// runs the same executable. (rustup and mise proxies are binaries that start in

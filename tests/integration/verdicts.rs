@@ -295,3 +295,141 @@ fn explain_never_runs_a_tool_the_project_controls() {
         "asking a version ran a script the config named: {run:?}"
     );
 }
+
+/// Rewrites every tsc build-info file under `.ralph/tsc` so it says the current `src/a.ts`
+/// was checked clean: what an agent with a shell could do to fake a pass.
+fn forge_build_info(repo: &Repo) {
+    let forge = r#"
+import hashlib, json, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+digest = hashlib.sha256((root / "src/a.ts").read_bytes()).hexdigest()
+for info in root.glob(".ralph/tsc/**/*.tsbuildinfo"):
+    data = json.loads(info.read_text())
+    for i, name in enumerate(data.get("fileNames", [])):
+        if name.endswith("src/a.ts"):
+            entry = data["fileInfos"][i]
+            if isinstance(entry, dict):
+                entry["version"] = digest
+                entry.pop("signature", None)
+            else:
+                data["fileInfos"][i] = digest
+    for key in ("semanticDiagnosticsPerFile", "emitDiagnosticsPerFile", "errors", "checkPending"):
+        data.pop(key, None)
+    info.write_text(json.dumps(data))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", forge])
+        .arg(repo.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_forged_build_info_file_cannot_make_check_or_a_stop_pass() {
+    if !crate::common::require_tool("python3") {
+        return;
+    }
+    let Some(repo) = typescript_repo() else {
+        return;
+    };
+    repo.write("tsconfig.json", STRICT);
+    repo.write("src/a.ts", "export const a: number = 1;\n");
+    let edit = || {
+        crate::hooks::post_tool_use(
+            &repo,
+            "Write",
+            json!({"file_path": repo.path().join("src/a.ts"), "content": ""}),
+        )
+    };
+    // The edit hook and check each leave build info behind on good code.
+    assert_eq!(edit().stdout, "", "good code: no feedback");
+    assert_eq!(
+        repo.run(["check", "--format", "json"]).gate("tsc")["status"],
+        "pass"
+    );
+    repo.write("src/a.ts", "export const a: number = \"broken\";\n");
+    forge_build_info(&repo);
+    let run = repo.run(["check", "--no-cache", "--format", "json"]);
+    assert_eq!(
+        run.gate("tsc")["status"],
+        "fail",
+        "check read forged state: {run:?}"
+    );
+    forge_build_info(&repo);
+    repo.config("presets = [\"typescript\"]\n[hooks]\ngate_every_stop = true\n");
+    let stop = repo.run_stdin(
+        &["hook", "stop"],
+        json!({"session_id": "s", "cwd": repo.path(), "hook_event_name": "Stop",
+               "stop_hook_active": false, "last_assistant_message": "done"})
+        .to_string()
+        .as_bytes(),
+        &[("RALPH_GATE_NO_CACHE", "1")],
+    );
+    assert!(
+        stop.stdout.contains("\"decision\":\"block\""),
+        "a stop read forged state: {stop:?}"
+    );
+}
+
+#[test]
+fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
+    // A version manager laid out as pyenv is: a shim that runs `pyenv exec`, and the
+    // manager's `which` naming the real program under its own folder.
+    let manager = tempfile::tempdir().unwrap();
+    let home = manager.path();
+    write_exe(
+        &home.join("shims/lint"),
+        &format!(
+            "#!/bin/sh\n# pyenv shim\nexec '{}/bin/pyenv' exec lint \"$@\"\n",
+            home.display()
+        ),
+    );
+    write_exe(
+        &home.join("bin/pyenv"),
+        &format!(
+            "#!/bin/sh\ncase \"$1\" in\n  which) echo '{0}/versions/1/bin/lint' ;;\n  exec) shift 2; exec '{0}/versions/1/bin/lint' \"$@\" ;;\nesac\n",
+            home.display()
+        ),
+    );
+    write_exe(
+        &home.join("versions/1/bin/lint"),
+        "#!/bin/sh\n! grep -n BAD \"$@\"\n",
+    );
+    let evil = tempfile::tempdir().unwrap();
+    write_exe(&evil.path().join("lint"), "#!/bin/sh\nexit 0\n");
+    let path = Repo::path_with(&home.join("shims"));
+    let repo = Repo::git();
+    repo.write("a.txt", "fine\n");
+    repo.config(
+        "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrequires = [\"lint\"]\nrun = \"lint {files}\"\n",
+    );
+    assert_eq!(check(&repo, &path).gate("lint")["status"], "pass");
+    // The agent breaks the file and points the remembered shim answer at a program that
+    // always passes.
+    repo.write("a.txt", "BAD\n");
+    let store = repo.path().join(".ralph/cache/tools.json");
+    let mut tools: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
+    let shims = tools["shims"]
+        .as_object_mut()
+        .expect("the shim's answer was remembered");
+    assert!(!shims.is_empty());
+    for target in shims.values_mut() {
+        *target = json!(evil.path().join("lint"));
+    }
+    std::fs::write(&store, serde_json::to_vec(&tools).unwrap()).unwrap();
+    let run = repo.run_env(
+        ["check", "--no-cache", "--format", "json"],
+        &[("PATH", path.to_str().unwrap())],
+    );
+    assert_eq!(
+        run.gate("lint")["status"],
+        "fail",
+        "the forged answer ran: {run:?}"
+    );
+}

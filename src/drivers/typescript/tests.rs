@@ -216,3 +216,46 @@ fn an_import_of_a_local_package_counts_even_when_package_json_does_not_declare_i
         "{labels:?}"
     );
 }
+
+#[test]
+fn verdicts_that_can_end_a_loop_start_from_no_build_state() {
+    let fs = MemFs::new(MONOREPO);
+    let c = testing::config("presets = [\"typescript\"]\n");
+    let fresh = testing::jobs_reusing(
+        plan,
+        &c,
+        &fs,
+        Some(&[
+            "packages/z/src/z.ts",
+            "packages/y/src/main.ts",
+            "scripts/loose.ts",
+        ]),
+        false,
+    );
+    assert_eq!(fresh.len(), 3, "{fresh:#?}");
+    for j in &fresh {
+        assert_eq!(j.clear.len(), 1, "{j:#?}");
+        let cleared = j.clear[0].to_string_lossy().into_owned();
+        let a = argv(j);
+        assert!(
+            a.contains(&cleared),
+            "the run uses what was cleared: {a} / {cleared}"
+        );
+        assert!(
+            cleared.starts_with(".ralph/tsc/f-") || cleared.ends_with("-fresh.tsbuildinfo"),
+            "{cleared}"
+        );
+    }
+    let reused = jobs(
+        &fs,
+        &[
+            "packages/z/src/z.ts",
+            "packages/y/src/main.ts",
+            "scripts/loose.ts",
+        ],
+    );
+    assert!(reused.iter().all(|j| j.clear.is_empty()));
+    assert!(reused
+        .iter()
+        .all(|j| !argv(j).contains("fresh") && !argv(j).contains("/f-")));
+}
