@@ -29,7 +29,7 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         }
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args, &env),
         Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
-        Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd),
+        Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd, config),
         Command::Dash => {
             crate::dash::run(&cwd, config, &env)?;
             Ok(crate::exit::SUCCESS)

@@ -95,6 +95,12 @@ pub enum LoopCommand {
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+    /// Accept the stop gates as they are now for a running loop whose gates changed since it
+    /// started. For a person at a terminal: agents are told never to run it.
+    Approve {
+        #[arg(value_name = "ID")]
+        id: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -103,8 +109,9 @@ pub struct LoopStartArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub max_iterations: u64,
 
-    /// The text the agent must output as <promise>TEXT</promise> to finish.
-    #[arg(long, value_name = "TEXT")]
+    /// The text the agent must output as <promise>TEXT</promise> to finish
+    /// (`--completion-promise` as in the official ralph-loop plugin).
+    #[arg(long, value_name = "TEXT", visible_alias = "completion-promise")]
     pub promise: Option<String>,
 
     /// Read the prompt from this file.
@@ -116,8 +123,9 @@ pub struct LoopStartArgs {
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
 
-    /// The prompt (words are joined with spaces).
-    #[arg(value_name = "PROMPT", required_unless_present = "prompt_file", num_args = 1.., trailing_var_arg = true)]
+    /// The prompt (words are joined with spaces). Options may come before or after it, as
+    /// with the official plugin's command; put `--` before a prompt that starts with `-`.
+    #[arg(value_name = "PROMPT", required_unless_present = "prompt_file", num_args = 1..)]
     pub prompt: Vec<String>,
 }
 

@@ -2,6 +2,9 @@
 
 use std::ffi::OsString;
 
+/// Claude Code's default cap on Stop refusals in a row (claude-code-hooks.md).
+pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
+
 #[derive(Debug, Clone, Default)]
 pub struct Environment {
     pub path: Option<OsString>,
@@ -13,10 +16,16 @@ pub struct Environment {
     pub claude_project_dir: Option<std::path::PathBuf>,
     /// `CLAUDE_CODE_SESSION_ID`: the session a hook (or a command it runs) belongs to.
     pub claude_session_id: Option<String>,
+    /// Running under an agent (`CLAUDECODE`, or another agent's marker): commands meant for
+    /// a person refuse to run.
+    pub in_agent: bool,
     /// `RALPH_GATE_NO_CACHE` set and non-empty: never reuse stored results (hooks have no flags).
     pub no_cache: bool,
     /// `RALPH_GATE_STRICT` set and non-empty: a missing tool fails, as under CI.
     pub strict: bool,
+    /// Claude Code ends a turn after this many Stop refusals in a row
+    /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, default 8; 0 = no cap).
+    pub stop_block_cap: u32,
     /// The variables that decide which executable a version manager's shim runs (`HOME`,
     /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
     pub tool_vars: std::collections::BTreeMap<String, OsString>,
@@ -45,6 +54,13 @@ impl Environment {
                 .ok()
                 .filter(|v| !v.is_empty()),
             strict: truthy("RALPH_GATE_STRICT"),
+            in_agent: ["CLAUDECODE", "CODEX_SANDBOX", "GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI"]
+                .iter()
+                .any(|k| truthy(k)),
+            stop_block_cap: std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_STOP_BLOCK_CAP),
             tool_vars: std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
                 .filter(|(k, _)| {

@@ -151,18 +151,26 @@ pub fn stop_decision(bytes: &[u8]) {
         ci: flags & 1 == 1,
         unchanged_stops: u32::from(*unchanged),
         stuck_after: u32::from(*stuck_after),
+        hold: (flags & 2 == 2).then(|| "gates changed".to_string()),
+        promise_misplaced: flags & 4 == 4,
+        blocks_in_a_row: u32::from(*unchanged),
+        block_cap: 8,
     };
     let d = decide(&facts);
 
+    // Anything that keeps a promise from counting: a failing gate, a gate that verified
+    // nothing, a hold on the pinned gates.
     let failing = results
         .iter()
-        .any(|r| crate::report::counts_as_failure(r, facts.ci));
+        .any(|r| crate::report::counts_as_failure(r, facts.ci))
+        || !crate::hook::decide::unverified(&results, facts.ci).is_empty()
+        || facts.hold.is_some();
     let promised = expected.is_some() && seen == expected;
     let stuck = facts.stuck_after > 0 && facts.unchanged_stops >= facts.stuck_after;
     match d.outcome {
         Outcome::Completed => assert!(
             promised && !failing,
-            "completed without the promise or with a failing gate"
+            "completed without the promise, with a failing or unverified gate, or on hold"
         ),
         Outcome::LimitReached => assert!(state.limit_reached(), "ended at a limit not reached"),
         Outcome::Stuck => assert!(stuck, "ended as stuck when not stuck"),

@@ -48,6 +48,10 @@ pub struct LoopState {
     pub completion_promise: Option<String>,
     pub started_at: Option<String>,
     pub loop_id: Option<String>,
+    /// The digest of the stop gates pinned at loop start (see [`crate::pin`]).
+    pub gates_pin: Option<String>,
+    /// The file's front matter ends its lines with CRLF: updates keep it so.
+    crlf: bool,
 }
 
 impl LoopState {
@@ -75,6 +79,7 @@ impl LoopState {
     }
 
     pub fn parse(text: &str) -> Result<Self, StateError> {
+        let crlf = text.starts_with("---\r\n");
         let mut rest = text
             .strip_prefix("---\n")
             .or_else(|| text.strip_prefix("---\r\n"))
@@ -128,18 +133,22 @@ impl LoopState {
                 .map(unquote),
             started_at: field("started_at").map(unquote),
             loop_id: field("loop_id").map(unquote),
+            gates_pin: field("gates_pin").map(unquote).filter(|v| !v.is_empty()),
+            crlf,
             lines,
             body,
         })
     }
 
     pub fn render(&self) -> String {
-        let mut out = String::from("---\n");
+        let eol = if self.crlf { "\r\n" } else { "\n" };
+        let mut out = format!("---{eol}");
         for l in &self.lines {
             out.push_str(l);
-            out.push('\n');
+            out.push_str(eol);
         }
-        out.push_str("---\n");
+        out.push_str("---");
+        out.push_str(eol);
         out.push_str(&self.body);
         out
     }
@@ -159,6 +168,11 @@ impl LoopState {
         self.set_line("session_id", &self.session_id.clone());
     }
 
+    pub fn set_pin(&mut self, digest: &str) {
+        self.gates_pin = Some(digest.to_string());
+        self.set_line("gates_pin", digest);
+    }
+
     pub fn limit_reached(&self) -> bool {
         self.max_iterations > 0 && self.iteration >= self.max_iterations
     }
@@ -172,12 +186,16 @@ impl LoopState {
         {
             Some(line) => *line = new,
             None => {
-                // Keep the plugin's field order: session_id goes after iteration.
-                let at = self
-                    .lines
-                    .iter()
-                    .position(|l| l.starts_with("iteration:"))
-                    .map_or(self.lines.len(), |i| i + 1);
+                // Keep the plugin's field order: session_id goes after iteration; fields of
+                // ralph-gate's own go last.
+                let at = if key == "session_id" {
+                    self.lines
+                        .iter()
+                        .position(|l| l.starts_with("iteration:"))
+                        .map_or(self.lines.len(), |i| i + 1)
+                } else {
+                    self.lines.len()
+                };
                 self.lines.insert(at, new);
             }
         }
@@ -334,6 +352,23 @@ mod tests {
         assert_eq!(s.session_id, "");
         s.claim("s2");
         assert_eq!(s.render(), PLUGIN.replace("abc123", "s2"));
+    }
+
+    #[test]
+    fn crlf_files_stay_crlf_and_the_pin_goes_last() {
+        let dos = PLUGIN.replace('\n', "\r\n");
+        let mut s = LoopState::parse(&dos).unwrap();
+        assert_eq!(s.render(), dos);
+        s.set_iteration(3);
+        s.set_pin("abc");
+        let text = s.render();
+        assert!(text.contains("iteration: 3\r\n"), "{text:?}");
+        assert!(
+            text.contains("started_at: \"2026-11-21T10:00:00Z\"\r\ngates_pin: abc\r\n---\r\n"),
+            "{text:?}"
+        );
+        assert!(!text.replace("\r\n", "").contains('\n'), "no bare LF: {text:?}");
+        assert_eq!(LoopState::parse(&text).unwrap().gates_pin.as_deref(), Some("abc"));
     }
 
     #[test]

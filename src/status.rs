@@ -45,9 +45,15 @@ pub struct GateView {
     pub last: Option<Record>,
 }
 
+/// A line of the journal: a stop decision, or a loop event (start, cancel, approve, a state
+/// file deleted or unreadable).
 #[derive(Debug, Clone, Serialize)]
 pub struct StopView {
     pub time: String,
+    /// `stop`, or the event's name.
+    pub event: String,
+    /// For events: who caused it (`terminal`, `session <id>`, ...).
+    pub who: String,
     pub session: String,
     pub loop_file: String,
     pub iteration: u64,
@@ -55,6 +61,8 @@ pub struct StopView {
     pub outcome: String,
     pub failing: usize,
     pub why: String,
+    /// Tampering and other things noticed at a stop.
+    pub notes: Vec<String>,
 }
 
 /// Reads the loops of `workspace`, the records of `config`'s gates and the journal.
@@ -107,7 +115,8 @@ fn loop_view(f: &LoopFile) -> LoopView {
     }
 }
 
-/// The last `n` stop decisions, oldest first; malformed journal lines are skipped.
+/// The last `n` journal lines (stop decisions and loop events), oldest first; malformed lines
+/// are skipped.
 pub fn recent_stops(workspace: &Path, n: usize) -> Vec<StopView> {
     let path = workspace
         .join(crate::files::STATE_DIR)
@@ -127,6 +136,21 @@ pub fn recent_stops(workspace: &Path, n: usize) -> Vec<StopView> {
             };
             StopView {
                 time: s("time"),
+                event: v
+                    .get("event")
+                    .and_then(|x| x.as_str())
+                    .unwrap_or("stop")
+                    .to_string(),
+                who: s("who"),
+                notes: v
+                    .get("notes")
+                    .and_then(|n| n.as_array())
+                    .map(|n| {
+                        n.iter()
+                            .filter_map(|x| x.as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 session: s("session"),
                 loop_file: s("loop_file"),
                 iteration: v.get("iteration").and_then(|x| x.as_u64()).unwrap_or(0),
@@ -212,10 +236,24 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
         out.push_str("  none\n");
     }
     for s in &st.stops {
+        if s.event != "stop" {
+            out.push_str(&format!(
+                "  {}  {} {} by {}: {}\n",
+                s.time,
+                s.event.replace('_', " "),
+                if s.loop_file.is_empty() { "-" } else { &s.loop_file },
+                s.who,
+                s.why
+            ));
+            continue;
+        }
         out.push_str(&format!(
             "  {}  iteration {:<4} {:<5} {:<16} {} failing  ({})\n",
             s.time, s.iteration, s.decision, s.outcome, s.failing, s.why
         ));
+        for n in &s.notes {
+            out.push_str(&format!("    ! {n}\n"));
+        }
     }
     out
 }

@@ -92,7 +92,11 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         &plan,
         &limits,
         env,
-        args.no_cache,
+        if args.no_cache {
+            runner::Reuse::Nothing
+        } else {
+            runner::Reuse::Everything
+        },
         args.phase,
         &on_gate,
     );

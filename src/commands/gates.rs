@@ -99,7 +99,7 @@ fn explain(
     let phases: Vec<Phase> = phase.map_or_else(|| Phase::ALL.to_vec(), |p| vec![p]);
     let universe = files::all(&root)?;
     let mut out = String::new();
-    runner::with_context(config, env, false, |cx| -> Result<(), AppError> {
+    runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| -> Result<(), AppError> {
         for path in paths {
             let rel = files::relative_to_root(&root, &project.cwd, path)?;
             let _ = writeln!(out, "{}", rel.display());

@@ -4,24 +4,40 @@ use crate::app::AppError;
 use crate::cli::{LoopCommand, LoopStartArgs};
 use crate::env::Environment;
 use crate::exit;
-use crate::hook::stop::{now, workspace};
+use crate::hook::stop::workspace;
+use crate::journal::now;
+use crate::journal;
 use crate::loop_state::{self, LoopFile, LoopState};
+use crate::pin::store::Store;
+use crate::project::Project;
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(cmd: &LoopCommand, env: &Environment, cwd: &Path) -> Result<u8, AppError> {
+pub fn run(
+    cmd: &LoopCommand,
+    env: &Environment,
+    cwd: &Path,
+    config: Option<&Path>,
+) -> Result<u8, AppError> {
     let ws = workspace(env, cwd);
     let text = match cmd {
-        LoopCommand::Start(args) => start(&ws, args, env)?,
+        LoopCommand::Start(args) => start(&ws, args, env, cwd, config)?,
         LoopCommand::Status => status(&loop_state::list(&ws)),
         LoopCommand::List => list(&loop_state::list(&ws)),
-        LoopCommand::Cancel { id } => cancel(&ws, id.as_deref())?,
+        LoopCommand::Cancel { id } => cancel(&ws, id.as_deref(), env)?,
+        LoopCommand::Approve { id } => approve(&ws, id.as_deref(), env, cwd, config)?,
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(exit::SUCCESS)
 }
 
-fn start(ws: &Path, args: &LoopStartArgs, env: &Environment) -> Result<String, AppError> {
+fn start(
+    ws: &Path,
+    args: &LoopStartArgs,
+    env: &Environment,
+    cwd: &Path,
+    config: Option<&Path>,
+) -> Result<String, AppError> {
     let prompt = match &args.prompt_file {
         Some(f) => std::fs::read_to_string(f).map_err(|e| {
             AppError::Usage(format!("cannot read --prompt-file {}: {e}", f.display()))
@@ -63,8 +79,49 @@ fn start(ws: &Path, args: &LoopStartArgs, env: &Environment) -> Result<String, A
         id.as_deref(),
         &now(),
     );
+    let loop_file = file_name(&path);
+    // A progress record left by an earlier loop of this file name must not count here.
+    let _ = std::fs::remove_file(crate::hook::stop::progress_path(ws, &loop_file));
+    let mut state = state;
+    let pinned = match Project::open(cwd, config) {
+        Ok(project) => {
+            let pin = crate::pin::of(&project.config);
+            state.set_pin(&pin.digest);
+            Store::for_workspace(ws).write(
+                &loop_file,
+                &crate::pin::Record {
+                    pin: pin.clone(),
+                    started_at: state.started_at.clone(),
+                    session: state.session_id.clone(),
+                },
+            )?;
+            Some(pin)
+        }
+        // The loop still starts: its first stop pins the gates, once the config loads.
+        Err(_) => None,
+    };
     crate::atomic::write(&path, state.render().as_bytes())?;
+    let _ = journal::append(
+        ws,
+        &journal::Event::new("start", journal::who(env), &loop_file, prompt_line(&prompt)),
+    );
     let mut out = format!("ralph-gate: loop started in {}\n", path.display());
+    match &pinned {
+        Some(pin) => out.push_str(&format!(
+            "  stop gates pinned ({}): {}\n",
+            pin.source,
+            if pin.gates.is_empty() {
+                "none".to_string()
+            } else {
+                pin.gates
+                    .iter()
+                    .map(|g| g.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )),
+        None => out.push_str("  the config does not load yet: the first stop pins the stop gates\n"),
+    }
     out.push_str(&format!(
         "  iterations: {}\n",
         if args.max_iterations == 0 {
@@ -149,8 +206,8 @@ fn list(files: &[LoopFile]) -> String {
         .collect()
 }
 
-fn cancel(ws: &Path, id: Option<&str>) -> Result<String, AppError> {
-    let files = loop_state::list(ws);
+/// The loop `id` names (by `loop_id` or file name), else the only one, else the main one.
+fn pick<'a>(files: &'a [LoopFile], id: Option<&str>) -> Result<&'a LoopFile, AppError> {
     let target = match id {
         Some(id) => files.iter().find(|f| {
             f.state
@@ -161,13 +218,104 @@ fn cancel(ws: &Path, id: Option<&str>) -> Result<String, AppError> {
         None if files.len() <= 1 => files.first(),
         None => files.iter().find(|f| f.name() == loop_state::MAIN_FILE),
     };
-    let Some(f) = target else {
-        return Err(AppError::Usage(match id {
+    target.ok_or_else(|| {
+        AppError::Usage(match id {
             Some(id) => format!("no loop with id `{id}` (see `ralph-gate loop list`)"),
-            None if files.is_empty() => "no loop to cancel".into(),
+            None if files.is_empty() => "no loop".into(),
             None => "several loops: name one (see `ralph-gate loop list`)".into(),
-        }));
-    };
-    std::fs::remove_file(&f.path)?;
+        })
+    })
+}
+
+fn cancel(ws: &Path, id: Option<&str>, env: &Environment) -> Result<String, AppError> {
+    let files = loop_state::list(ws);
+    let f = pick(&files, id)?;
+    end_by_hand(ws, &f.path, &journal::who(env))?;
     Ok(format!("ralph-gate: cancelled {}\n", f.path.display()))
+}
+
+/// Ends a loop outside a stop (`loop cancel`, the dashboard): the state file, its progress
+/// record and its pin go, and the journal says who did it, so an agent that cancels its own
+/// loop is seen.
+pub fn end_by_hand(ws: &Path, path: &Path, who: &str) -> std::io::Result<()> {
+    std::fs::remove_file(path)?;
+    let loop_file = file_name(path);
+    let _ = std::fs::remove_file(crate::hook::stop::progress_path(ws, &loop_file));
+    Store::for_workspace(ws).remove(&loop_file);
+    let _ = journal::append(
+        ws,
+        &journal::Event::new("cancel", who.to_string(), &loop_file, "cancelled".into()),
+    );
+    Ok(())
+}
+
+/// `loop approve`: a person accepts the stop gates in force as the loop's new pin.
+fn approve(
+    ws: &Path,
+    id: Option<&str>,
+    env: &Environment,
+    cwd: &Path,
+    config: Option<&Path>,
+) -> Result<String, AppError> {
+    if env.claude_session_id.is_some() || env.in_agent {
+        return Err(AppError::Usage(
+            "`loop approve` is for a person: it runs inside an agent's session here. Run it from your own terminal.".into(),
+        ));
+    }
+    let files = loop_state::list(ws);
+    let f = pick(&files, id)?;
+    let mut state = f
+        .state
+        .clone()
+        .map_err(|e| AppError::Usage(format!("{}: {e}", f.path.display())))?;
+    let project = Project::open(cwd, config)?;
+    let now = crate::pin::of(&project.config);
+    let store = Store::for_workspace(ws);
+    let loop_file = f.name();
+    let before = store
+        .read(&loop_file)
+        .ok()
+        .flatten()
+        .filter(|c| c.started_at == state.started_at);
+    let changes = match &before {
+        Some(b) => crate::pin::compare(&b.pin, &now)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        None => vec!["(no earlier pin could be read)".to_string()],
+    };
+    store.write(
+        &loop_file,
+        &crate::pin::Record {
+            pin: now.clone(),
+            started_at: state.started_at.clone(),
+            session: state.session_id.clone(),
+        },
+    )?;
+    state.set_pin(&now.digest);
+    crate::atomic::write(&f.path, state.render().as_bytes())?;
+    let summary = if changes.is_empty() {
+        "no change".to_string()
+    } else {
+        changes.join("; ")
+    };
+    let _ = journal::append(
+        ws,
+        &journal::Event::new("approve", journal::who(env), &loop_file, summary.clone()),
+    );
+    Ok(format!(
+        "ralph-gate: the loop in {} is now held to the stop gates in force ({}): {summary}\n",
+        f.path.display(),
+        now.source
+    ))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn prompt_line(prompt: &str) -> String {
+    prompt.lines().next().unwrap_or_default().chars().take(120).collect()
 }

@@ -63,7 +63,13 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                             ))
                         }
                         Action::CancelLoop(file) => {
-                            app.message = Some(match std::fs::remove_file(&file) {
+                            let ws = crate::hook::stop::workspace(&env, cwd);
+                            let who = crate::journal::who(&env);
+                            app.message = Some(match crate::commands::loops::end_by_hand(
+                                &ws,
+                                Path::new(&file),
+                                &format!("{who}, from the dashboard"),
+                            ) {
                                 Ok(()) => format!("cancelled the loop in {file}"),
                                 Err(e) => format!("cannot cancel {file}: {e}"),
                             })
@@ -107,7 +113,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             jobs: cfg.settings.jobs,
             deadline: None,
         };
-        crate::runner::run_recorded(cfg, &plan, &limits, &env, false, Phase::Check, &|r| {
+        crate::runner::run_recorded(cfg, &plan, &limits, &env, crate::runner::Reuse::Everything, Phase::Check, &|r| {
             let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
             p.done += 1;
             if crate::report::counts_as_failure(r, env.strict()) {

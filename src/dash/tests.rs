@@ -65,6 +65,9 @@ fn status() -> Status {
         stops: (1..=3)
             .map(|i| StopView {
                 time: format!("t{i}"),
+                event: "stop".into(),
+                who: String::new(),
+                notes: Vec::new(),
                 session: "sess-1".into(),
                 loop_file: "ralph-loop.local.md".into(),
                 iteration: i,

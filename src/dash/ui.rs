@@ -215,6 +215,16 @@ fn draw_output(f: &mut Frame, app: &App, area: Rect) {
 fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
     let mut spans = Vec::new();
     for s in &app.status.stops {
+        if s.event != "stop" {
+            spans.push(Span::styled(
+                format!("[{}] ", s.event.replace('_', " ")),
+                style(app, Style::default().fg(Color::Magenta)),
+            ));
+            continue;
+        }
+        if !s.notes.is_empty() {
+            spans.push(Span::styled("!", style(app, Style::default().fg(Color::Magenta))));
+        }
         let (mark, st) = match (s.decision.as_str(), s.failing) {
             ("allow", _) => ("✓", Style::default().fg(Color::Green)),
             (_, 0) => ("·", Style::default().fg(Color::Yellow)),
@@ -228,7 +238,7 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
     if spans.is_empty() {
         spans.push(Span::raw("no stop decision yet"));
     }
-    let title = " Stops: iteration, ✓ allowed / ✗ blocked, failing gates ";
+    let title = " Stops: iteration, ✓ allowed / ✗ blocked, failing gates; ! noted, [events] ";
     f.render_widget(
         Paragraph::new(Line::from(spans)).block(block(app, title, false)),
         area,

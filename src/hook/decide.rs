@@ -20,6 +20,32 @@ pub struct StopFacts<'a> {
     pub unchanged_stops: u32,
     /// 0 = never stop a loop as stuck.
     pub stuck_after: u32,
+    /// Why this loop may not complete whatever the gates say (its pinned gates were weakened
+    /// or the pin was edited), in words the agent can act on.
+    pub hold: Option<String>,
+    /// A `<promise>` tag is in the final message but does not end it.
+    pub promise_misplaced: bool,
+    /// Stops blocked in a row with nothing changed, this one included, and the agent's cap on
+    /// them (0 = none): near the cap the reason says plainly what work is needed.
+    pub blocks_in_a_row: u32,
+    pub block_cap: u32,
+}
+
+/// Stop gates that verified nothing: they matched no file, or their tool is missing. Such a
+/// gate cannot grant completion unless the config marks it `optional`, or a loop could end
+/// on gates that looked at nothing.
+pub fn unverified<'r>(results: &'r [GateResult], ci: bool) -> Vec<&'r GateResult> {
+    results
+        .iter()
+        .filter(|r| {
+            !r.optional
+                && !counts_as_failure(r, ci)
+                && matches!(
+                    r.status,
+                    crate::runner::GateStatus::NoFiles | crate::runner::GateStatus::Skipped
+                )
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -80,24 +106,11 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         .collect::<Vec<_>>()
         .join(", ");
 
-    if promised && failing.is_empty() {
-        // Passing because nothing was checked is worth saying out loud.
-        let unchecked: Vec<&str> = f
-            .results
-            .iter()
-            .filter(|r| r.status == crate::runner::GateStatus::NoFiles)
-            .map(|r| r.name.as_str())
-            .collect();
-        let note = (!unchecked.is_empty()).then(|| {
-            format!(
-                "ralph-gate: loop complete. Note: {} checked 0 files: {}.",
-                crate::report::text::plural(unchecked.len(), "stop gate", "stop gates"),
-                unchecked.join(", ")
-            )
-        });
+    let unverified = unverified(f.results, f.ci);
+    if promised && failing.is_empty() && unverified.is_empty() && f.hold.is_none() {
         return allow(
             Outcome::Completed,
-            note,
+            None,
             "promise made and every stop gate passes".into(),
         );
     }
@@ -133,24 +146,79 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         None => "This loop has no completion promise; it ends at its iteration limit or when cancelled.".into(),
     };
     let prompt = cap(f.state.prompt(), PROMPT_CAP);
-    let (outcome, head, why) = if promised {
-        (
-            Outcome::PromiseRefused,
-            format!(
-                "ralph-gate refused your promise <promise>{}</promise>: {} still failing ({names}). The loop goes on until they pass.\n",
-                expected.as_deref().unwrap_or_default(),
-                crate::report::text::plural(failing.len(), "gate is", "gates are")
-            ),
-            format!("promise refused: failing {names}"),
-        )
+    let mut blockers: Vec<String> = Vec::new();
+    if !failing.is_empty() {
+        blockers.push(format!(
+            "{} still failing ({names})",
+            crate::report::text::plural(failing.len(), "gate is", "gates are")
+        ));
+    }
+    let mut checks = String::new();
+    if !unverified.is_empty() {
+        let list: Vec<String> = unverified
+            .iter()
+            .map(|r| match (&r.missing, r.status) {
+                (Some(tool), _) => format!(
+                    "{} (its tool `{tool}` is not installed{})",
+                    r.name,
+                    r.install
+                        .as_deref()
+                        .map(|i| format!("; install it: {i}"))
+                        .unwrap_or_default()
+                ),
+                _ => format!("{} (it matched no file)", r.name),
+            })
+            .collect();
+        blockers.push(format!(
+            "{} verified nothing: {}",
+            crate::report::text::plural(unverified.len(), "stop gate", "stop gates"),
+            list.join(", ")
+        ));
+        checks.push_str("\nA stop gate that checked nothing cannot grant completion. If that is expected, a person marks it `optional = true` in the config; do not change the config yourself.\n");
+    }
+    if let Some(hold) = &f.hold {
+        blockers.push("the stop gates are not the ones this loop started with".into());
+        checks.push_str(&format!("\n{hold}\n"));
+    }
+    let mut head = String::new();
+    if f.promise_misplaced {
+        head.push_str("ralph-gate: your final message contains a <promise> tag, but the tag must END the final message; nothing may follow it.\n");
+    }
+    let (outcome, why) = if promised {
+        head.push_str(&format!(
+            "ralph-gate refused your promise <promise>{}</promise>: {}. The loop goes on.\n",
+            expected.as_deref().unwrap_or_default(),
+            blockers.join("; ")
+        ));
+        (Outcome::PromiseRefused, format!("promise refused: {}", blockers.join("; ")))
     } else {
-        let why = if failing.is_empty() {
+        let why = if blockers.is_empty() {
             "no promise".to_string()
         } else {
-            format!("no promise; failing {names}")
+            format!("no promise; {}", blockers.join("; "))
         };
-        (Outcome::Continue, String::new(), why)
+        (Outcome::Continue, why)
     };
+    if f.blocks_in_a_row >= 2 {
+        let work = if blockers.is_empty() {
+            match &expected {
+                Some(p) => format!("every gate passes: if the task is done, end your final message with <promise>{p}</promise>"),
+                None => "finish the task".into(),
+            }
+        } else {
+            blockers.join("; ")
+        };
+        let cap_note = if f.block_cap > 0 {
+            format!(" Your session ends its turn after {} refused stops in a row, and the loop would then stall unfinished.", f.block_cap)
+        } else {
+            String::new()
+        };
+        head.push_str(&format!(
+            "ralph-gate: {} stops in a row with nothing changed.{cap_note} Stopping again does not help; do the work: {work}.\n",
+            f.blocks_in_a_row
+        ));
+    }
+    let head = if checks.is_empty() { head } else { format!("{head}{checks}") };
     let room = TEXT_CAP.saturating_sub(head.len() + prompt.len() + finish.len() + 200);
     let mut gates = String::new();
     if !failing.is_empty() {
@@ -160,7 +228,9 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
             gates.push_str(&gate_section(r, per));
         }
     }
-    let reason = if promised {
+    // Something to say beyond "go on" comes first; otherwise the task leads, as in the
+    // official plugin.
+    let reason = if !head.is_empty() {
         format!("{head}{gates}\nThe task, again:\n{prompt}\n\n{finish}")
     } else {
         format!("{prompt}\n{gates}\n{finish}")

@@ -115,7 +115,7 @@ pub fn run(
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
     let results: Vec<GateResult> =
-        runner::run_recorded(config, &plan, &limits, env, false, Phase::Edit, &|_| {})
+        runner::run_recorded(config, &plan, &limits, env, runner::Reuse::Everything, Phase::Edit, &|_| {})
             .into_iter()
             .filter(|r| r.runs > 0)
             .collect();

@@ -20,6 +20,13 @@ pub fn extract(text: &str) -> Option<String> {
     (!promise.is_empty() && !promise.contains("</promise>")).then_some(promise)
 }
 
+/// True when `text` holds a complete `<promise>...</promise>` tag anywhere: with [`extract`]
+/// finding none, the tag is misplaced (something follows it) and the agent is told so.
+pub fn has_tag(text: &str) -> bool {
+    text.find("<promise>")
+        .is_some_and(|i| text[i..].contains("</promise>"))
+}
+
 pub fn normalize(promise: &str) -> String {
     promise.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -1,20 +1,23 @@
-//! `ralph-gate hook stop`: gathers the facts (loop, promise, gate results, progress), asks
-//! `decide`, and carries the decision out: state file, journal, output.
+//! `ralph-gate hook stop`: gathers the facts (loop, promise, pin, gate results, progress),
+//! asks `decide`, and carries the decision out: state file, pin, journal, output.
+
+mod progress;
+mod verify;
 
 use super::decide::{self, Outcome, StateChange, StopFacts};
 use super::promise::{self, TextSource};
 use super::protocol::{cap, HookInput, HookOutput, TEXT_CAP};
 use crate::atomic;
-use crate::config::Phase;
 use crate::env::Environment;
 use crate::files;
-use crate::loop_state;
+use crate::journal;
+use crate::loop_state::{self, LoopState};
+use crate::pin::{self, store::Store, Verdict};
 use crate::project::Project;
 use crate::report::counts_as_failure;
-use crate::runner::{self, GateResult, Limits};
-use serde::{Deserialize, Serialize};
+use crate::runner::{GateResult, Reuse};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
@@ -44,8 +47,51 @@ pub fn workspace(env: &Environment, base: &Path) -> PathBuf {
         .unwrap_or_else(|| base.to_path_buf())
 }
 
+/// Where a loop's "has anything changed" record lives.
+pub fn progress_path(ws: &Path, loop_file: &str) -> PathBuf {
+    progress::path(ws, loop_file)
+}
+
 pub fn ralph_dir(ws: &Path) -> PathBuf {
     ws.join(files::STATE_DIR)
+}
+
+/// The loop this stop belongs to, claimed for the session if it was unclaimed, and the state
+/// files that could not be read.
+fn find_loop(
+    ws: &Path,
+    session: &str,
+) -> Result<(Option<(PathBuf, LoopState)>, Vec<String>), StopError> {
+    if !loop_state::maybe_any(ws) {
+        return Ok((None, Vec::new()));
+    }
+    // Listing, claiming and selecting happen under the lock: a listing made without it can
+    // miss a state file that another stop is renaming into place at that moment.
+    let lock_path = ralph_dir(ws).join("locks/stop.lock");
+    let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
+    let files = loop_state::list(ws);
+    let unreadable: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            f.state
+                .as_ref()
+                .err()
+                .map(|e| format!("{}: {e}", f.path.display()))
+        })
+        .collect();
+    let ours = match loop_state::select(&files, session) {
+        Some(f) => {
+            let mut state = f.state.clone().expect("select returns readable states");
+            if state.session_id.is_empty() && !session.is_empty() {
+                state.claim(session);
+                atomic::write(&f.path, state.render().as_bytes())
+                    .map_err(io("claim the loop in", &f.path))?;
+            }
+            Some((f.path.clone(), state))
+        }
+        None => None,
+    };
+    Ok((ours, unreadable))
 }
 
 pub fn run(
@@ -58,66 +104,34 @@ pub fn run(
     let session = input.session_id.clone().unwrap_or_default();
     let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
     let ws = workspace(env, &base);
-    let lock_path = ralph_dir(&ws).join("locks/stop.lock");
 
-    // Listing, claiming and selecting happen under the lock: a listing made without it can
-    // miss a state file that another stop is renaming into place at that moment.
-    let (ours, unreadable) = if loop_state::maybe_any(&ws) {
-        let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
-        let files = loop_state::list(&ws);
-        let unreadable: Vec<String> = files
-            .iter()
-            .filter_map(|f| {
-                f.state
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("{}: {e}", f.path.display()))
-            })
-            .collect();
-        let ours = match loop_state::select(&files, &session) {
-            Some(f) => {
-                let mut state = f.state.clone().expect("select returns readable states");
-                if state.session_id.is_empty() && !session.is_empty() {
-                    state.claim(&session);
-                    atomic::write(&f.path, state.render().as_bytes())
-                        .map_err(io("claim the loop in", &f.path))?;
-                }
-                Some((f.path.clone(), state))
-            }
-            None => None,
-        };
-        (ours, unreadable)
-    } else {
-        (None, Vec::new())
-    };
-
+    let (ours, unreadable) = find_loop(&ws, &session)?;
+    for u in &unreadable {
+        let _ = journal::append(
+            &ws,
+            &journal::Event {
+                session: &session,
+                ..journal::Event::new(
+                    "state_unreadable",
+                    format!("session {session}"),
+                    "",
+                    format!("{u}: this loop is not enforced until the file is fixed or removed"),
+                )
+            },
+        );
+    }
     let Some((loop_path, state)) = ours else {
-        if let Ok(project) = Project::open(&base, config) {
-            if project.config.settings.hooks.gate_every_stop {
-                return gate_plain_stop(project, env, &ws, &session, input, started).map(Some);
-            }
-        }
-        if !unreadable.is_empty() {
-            return Ok(Some(HookOutput {
-                system_message: Some(cap(
-                    &format!(
-                        "ralph-gate: cannot read loop state ({}); that loop is not being enforced.",
-                        unreadable.join("; ")
-                    ),
-                    TEXT_CAP,
-                )),
-                ..Default::default()
-            }));
-        }
-        return Ok(None);
+        notice_deleted_loops(&ws, &session);
+        return no_loop(&base, config, env, &ws, &session, input, started, &unreadable);
     };
+    let loop_file = file_name(&loop_path);
 
     // This loop's own lock, held to the end of the stop: concurrent stops of one loop take
     // turns, so each decides on the true iteration (the limit is never overrun), while
     // other sessions' loops are not held up.
     let loop_lock = ralph_dir(&ws)
         .join("locks")
-        .join(format!("{}.lock", file_name(&loop_path)));
+        .join(format!("{loop_file}.lock"));
     let _loop_guard = atomic::lock(&loop_lock).map_err(io("lock", &loop_lock))?;
     let state = match loop_state::read(&loop_path) {
         Ok(fresh) if fresh.session_id == state.session_id => fresh,
@@ -125,12 +139,21 @@ pub fn run(
         _ => return Ok(None),
     };
 
+    let mut notes = Vec::new();
+    if state.iteration > 1 && !journal::path(&ws).exists() {
+        notes.push(format!(
+            "the journal is gone at iteration {}: {} was deleted during the loop",
+            state.iteration,
+            files::STATE_DIR
+        ));
+    }
     let (text, source) = promise::last_text(
         input.last_assistant_message.as_deref(),
         input.transcript_path.as_deref(),
     );
     let seen = text.as_deref().and_then(promise::extract);
-    let project = match Project::open(&base, config) {
+    let misplaced = seen.is_none() && text.as_deref().is_some_and(promise::has_tag);
+    let mut project = match Project::open(&base, config) {
         Ok(p) => p,
         Err(e) => {
             // Fail closed: a loop may not end on a config nobody can check against.
@@ -143,31 +166,76 @@ pub fn run(
             return Ok(Some(out));
         }
     };
-    let stuck_after = project.config.settings.hooks.stuck_after;
-    let results = stop_gates(project, env, started)?;
 
-    let progress_path = ralph_dir(&ws)
-        .join("progress")
-        .join(format!("{}.json", file_name(&loop_path)));
-    let fingerprint = fingerprint(&ws, &results, env.strict());
-    let previous: Option<Progress> = std::fs::read(&progress_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let unchanged_stops = match previous {
-        Some(p) if p.fingerprint == fingerprint => p.unchanged_stops.saturating_add(1),
-        _ => 0,
+    let store = Store::for_workspace(&ws);
+    let pinned_now = pin::of(&project.config);
+    let verdict = match store.read(&loop_file) {
+        Ok(copy) => {
+            // A copy left by an earlier loop of the same file name is not this loop's.
+            let copy = copy.filter(|c| c.started_at == state.started_at);
+            pin::judge(state.gates_pin.as_deref(), copy.as_ref(), &pinned_now)
+        }
+        Err(e) => Verdict::Tampered(format!("the pin's copy cannot be read: {e}")),
     };
+    if let Verdict::Tampered(why) = &verdict {
+        notes.push(format!("pin tampered: {why}"));
+    }
+    let hold = hold_reason(&verdict);
+
+    let deadline = started + project.config.settings.hooks.stop_budget;
+    let stuck_after = project.config.settings.hooks.stuck_after;
+    let listing = |e: files::FilesError| StopError::Io {
+        what: "list files in",
+        path: ws.clone(),
+        source: std::io::Error::other(e.to_string()),
+    };
+    let mut results =
+        verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything).map_err(listing)?;
+    let expected = state.completion_promise.as_deref().map(promise::normalize);
+    let promised = matches!((&expected, &seen), (Some(e), Some(s)) if e == s);
+    let would_end = promised
+        && hold.is_none()
+        && !results.iter().any(|r| counts_as_failure(r, env.strict()))
+        && decide::unverified(&results, env.strict()).is_empty();
+    if would_end {
+        notes.extend(
+            verify::verify_fresh(&mut project, env, deadline, &mut results).map_err(listing)?,
+        );
+    }
+
+    let progress_path = progress::path(&ws, &loop_file);
+    let previous = progress::read(&progress_path).unwrap_or_else(|e| {
+        notes.push(format!("progress record unreadable ({e}); counting from zero"));
+        None
+    });
+    let now = progress::next(
+        previous.as_ref(),
+        progress::fingerprint(&ws, &results, env.strict()),
+        input.stop_hook_active.unwrap_or(false),
+    );
+    let block_cap = env.stop_block_cap;
 
     let decision = decide::decide(&StopFacts {
         state: &state,
         promise_seen: seen.as_deref(),
         results: &results,
         ci: env.strict(),
-        unchanged_stops,
+        unchanged_stops: now.unchanged_stops,
         stuck_after,
+        hold,
+        promise_misplaced: misplaced,
+        blocks_in_a_row: now.blocks_in_a_row,
+        block_cap,
     });
+    if decision.blocks() && block_cap > 0 && now.blocks_in_a_row >= block_cap {
+        notes.push(format!(
+            "{} refusals in a row with nothing changed: the agent's stop-block cap ({block_cap}) likely ends its turn here, leaving the loop unfinished",
+            now.blocks_in_a_row
+        ));
+    }
 
     {
+        let lock_path = ralph_dir(&ws).join("locks/stop.lock");
         let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
         match (&decision.state, loop_state::read(&loop_path)) {
             // Cancelled while the gates ran: nothing left to hold the agent to.
@@ -175,16 +243,26 @@ pub fn run(
             (StateChange::Remove, _) => {
                 std::fs::remove_file(&loop_path).map_err(io("remove", &loop_path))?;
                 let _ = std::fs::remove_file(&progress_path);
+                store.remove(&loop_file);
             }
             (StateChange::SetIteration(n), Ok(mut fresh)) => {
                 fresh.set_iteration((*n).max(fresh.iteration.saturating_add(1)));
+                if verdict.repins() {
+                    fresh.set_pin(&pinned_now.digest);
+                    store
+                        .write(
+                            &loop_file,
+                            &pin::Record {
+                                pin: pinned_now.clone(),
+                                started_at: fresh.started_at.clone(),
+                                session: fresh.session_id.clone(),
+                            },
+                        )
+                        .map_err(io("write the pin in", store.dir()))?;
+                }
                 atomic::write(&loop_path, fresh.render().as_bytes())
                     .map_err(io("update", &loop_path))?;
-                let record = serde_json::to_vec(&Progress {
-                    fingerprint,
-                    unchanged_stops,
-                })
-                .expect("serialises");
+                let record = serde_json::to_vec(&now).expect("serialises");
                 atomic::write(&progress_path, &record).map_err(io("write", &progress_path))?;
             }
             (StateChange::SetIteration(_), Err(e)) => {
@@ -195,39 +273,153 @@ pub fn run(
                 })
             }
         }
-        journal(
+        if let Verdict::Stronger(changes) = &verdict {
+            notes.push(format!(
+                "stop gates strengthened and pinned again: {}",
+                changes
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+        journal::append(
             &ws,
             &Entry {
-                time: now(),
+                time: journal::now(),
+                event: "stop",
                 session: &session,
-                loop_file: file_name(&loop_path),
+                loop_file: loop_file.clone(),
                 iteration: state.iteration,
                 promise_expected: state.completion_promise.as_deref(),
                 promise_seen: seen.as_deref(),
                 promise_source: source,
                 stop_hook_active: input.stop_hook_active.unwrap_or(false),
-                unchanged_stops,
+                unchanged_stops: now.unchanged_stops,
+                blocks_in_a_row: now.blocks_in_a_row,
+                pin: pin_word(&verdict),
                 gates: journal_gates(&results, env.strict()),
                 decision: if decision.blocks() { "block" } else { "allow" },
                 outcome: decision.outcome,
                 why: &decision.why,
+                notes: &notes,
             },
-        )?;
+        )
+        .map_err(io("append to", &journal::path(&ws)))?;
     }
     Ok(Some(decision.output))
+}
+
+/// The words the agent reads when the gates in force are not the pinned ones.
+fn hold_reason(verdict: &Verdict) -> Option<String> {
+    let approve = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop. Put the gates back as they were, or finish the task and let a person decide.";
+    if !verdict.holds() {
+        return None;
+    }
+    match verdict {
+        Verdict::Weaker(changes) => Some(format!(
+            "The stop gates changed since this loop started, in ways that could let failing work pass:\n{}\n{approve}",
+            changes
+                .iter()
+                .map(|c| format!("- {c}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )),
+        Verdict::Tampered(why) => Some(format!(
+            "The record of the gates this loop started with was altered: {why}.\n{approve}"
+        )),
+        _ => None,
+    }
+}
+
+fn pin_word(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Same => "same",
+        Verdict::First => "pinned",
+        Verdict::Reworded => "reworded",
+        Verdict::Stronger(_) => "strengthened",
+        Verdict::Weaker(_) => "weakened",
+        Verdict::Tampered(_) => "tampered",
+    }
+}
+
+/// Pinned loops whose state file is gone without ralph-gate ending or cancelling them: the
+/// file was deleted by hand (or by a tool). Journaled once, then forgotten.
+fn notice_deleted_loops(ws: &Path, session: &str) {
+    let store = Store::for_workspace(ws);
+    for (loop_file, record) in store.pinned() {
+        if ws.join(loop_state::DIR).join(&loop_file).exists() {
+            continue;
+        }
+        let _ = journal::append(
+            ws,
+            &journal::Event {
+                session,
+                ..journal::Event::new(
+                    "state_deleted",
+                    format!("noticed at a stop of session {session}"),
+                    &loop_file,
+                    format!(
+                        "the loop's state file was deleted outside ralph-gate (loop of session {}, started {})",
+                        if record.session.is_empty() { "(unclaimed)" } else { &record.session },
+                        record.started_at.as_deref().unwrap_or("?")
+                    ),
+                )
+            },
+        );
+        store.remove(&loop_file);
+    }
+}
+
+/// A stop with no loop of this session: `gate_every_stop` may still hold it to the gates.
+#[allow(clippy::too_many_arguments)]
+fn no_loop(
+    base: &Path,
+    config: Option<&Path>,
+    env: &Environment,
+    ws: &Path,
+    session: &str,
+    input: &HookInput,
+    started: Instant,
+    unreadable: &[String],
+) -> Result<Option<HookOutput>, StopError> {
+    if let Ok(project) = Project::open(base, config) {
+        if project.config.settings.hooks.gate_every_stop {
+            return gate_plain_stop(project, env, ws, session, input, started).map(Some);
+        }
+    }
+    if unreadable.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(HookOutput {
+        system_message: Some(cap(
+            &format!(
+                "ralph-gate: cannot read loop state ({}); that loop is not being enforced.",
+                unreadable.join("; ")
+            ),
+            TEXT_CAP,
+        )),
+        ..Default::default()
+    }))
 }
 
 /// `gate_every_stop` without a loop: the stop gates must pass before the agent may stop, but
 /// there is no promise, prompt or iteration count.
 fn gate_plain_stop(
-    project: Project,
+    mut project: Project,
     env: &Environment,
     ws: &Path,
     session: &str,
     input: &HookInput,
     started: Instant,
 ) -> Result<HookOutput, StopError> {
-    let results = stop_gates(project, env, started)?;
+    let deadline = started + project.config.settings.hooks.stop_budget;
+    let results = verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything)
+        .map_err(|e| StopError::Io {
+            what: "list files in",
+            path: ws.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
     let failing: Vec<&GateResult> = results
         .iter()
         .filter(|r| counts_as_failure(r, env.strict()))
@@ -254,10 +446,11 @@ fn gate_plain_stop(
         }
     };
     let blocks = output.decision.is_some();
-    journal(
+    journal::append(
         ws,
         &Entry {
-            time: now(),
+            time: journal::now(),
+            event: "stop",
             session,
             loop_file: String::new(),
             iteration: 0,
@@ -266,6 +459,8 @@ fn gate_plain_stop(
             promise_source: TextSource::None,
             stop_hook_active: input.stop_hook_active.unwrap_or(false),
             unchanged_stops: 0,
+            blocks_in_a_row: 0,
+            pin: "",
             gates: journal_gates(&results, env.strict()),
             decision: if blocks { "block" } else { "allow" },
             outcome: if blocks {
@@ -278,8 +473,10 @@ fn gate_plain_stop(
             } else {
                 "no loop; gate_every_stop and every gate passes"
             },
+            notes: &[],
         },
-    )?;
+    )
+    .map_err(io("append to", &journal::path(ws)))?;
     Ok(output)
 }
 
@@ -294,86 +491,6 @@ fn journal_gates(results: &[GateResult], ci: bool) -> Vec<JournalGate<'_>> {
             files: r.files,
         })
         .collect()
-}
-
-/// Every stop-phase gate over the whole project, inside the stop budget.
-fn stop_gates(
-    mut project: Project,
-    env: &Environment,
-    started: Instant,
-) -> Result<Vec<GateResult>, StopError> {
-    let root = project.root().to_path_buf();
-    let all = project.all_files().map_err(|e| StopError::Io {
-        what: "list files in",
-        path: root.clone(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    let plan = project.plan(&all, &all, Phase::Stop, &[]);
-    let config = &project.config;
-    let limits = Limits {
-        jobs: config.settings.jobs,
-        deadline: Some(started + config.settings.hooks.stop_budget),
-    };
-    Ok(runner::run_recorded(
-        config,
-        &plan,
-        &limits,
-        env,
-        false,
-        Phase::Stop,
-        &|_| {},
-    ))
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Progress {
-    fingerprint: String,
-    unchanged_stops: u32,
-}
-
-/// What "no progress" compares: the working tree against HEAD (tracked changes and untracked
-/// files, with contents) and which gates fail with what output. ralph-gate's own state
-/// (`.ralph/`, `.claude/`) is left out: it changes at every stop by design.
-fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
-    let mut h = blake3::Hasher::new();
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(ws)
-            .args(args)
-            .env("LC_ALL", "C")
-            .output()
-            .map(|o| o.stdout)
-            .unwrap_or_default()
-    };
-    let outside_state = ["--", ".", ":(exclude).ralph", ":(exclude).claude"];
-    h.update(&git(&[
-        &["diff", "HEAD", "--binary", "--no-color"][..],
-        &outside_state[..],
-    ]
-    .concat()));
-    h.update(&git(&[
-        &["diff", "--cached", "--binary", "--no-color"][..],
-        &outside_state[..],
-    ]
-    .concat()));
-    let untracked = git(&[
-        &["ls-files", "-z", "--others", "--exclude-standard"][..],
-        &outside_state[..],
-    ]
-    .concat());
-    for name in untracked.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-        h.update(name);
-        let path = ws.join(std::ffi::OsStr::new(&*String::from_utf8_lossy(name)));
-        if let Ok(bytes) = std::fs::read(path) {
-            h.update(blake3::hash(&bytes).as_bytes());
-        }
-    }
-    for r in results.iter().filter(|r| counts_as_failure(r, ci)) {
-        h.update(r.name.as_bytes());
-        h.update(crate::report::text::strip_ansi(&r.output).as_bytes());
-    }
-    h.finalize().to_hex().to_string()
 }
 
 fn file_name(p: &Path) -> String {
@@ -391,10 +508,11 @@ struct JournalGate<'a> {
     files: usize,
 }
 
-/// One line of `.ralph/journal.jsonl`.
+/// One stop decision in `.ralph/journal.jsonl`.
 #[derive(Serialize)]
 struct Entry<'a> {
     time: String,
+    event: &'static str,
     session: &'a str,
     loop_file: String,
     iteration: u64,
@@ -403,22 +521,13 @@ struct Entry<'a> {
     promise_source: TextSource,
     stop_hook_active: bool,
     unchanged_stops: u32,
+    blocks_in_a_row: u32,
+    /// How the gates in force compare with the loop's pin.
+    pin: &'static str,
     gates: Vec<JournalGate<'a>>,
     decision: &'static str,
     outcome: Outcome,
     why: &'a str,
-}
-
-fn journal(ws: &Path, entry: &Entry<'_>) -> Result<(), StopError> {
-    files::ignore_own_state(ws);
-    let dir = ralph_dir(ws);
-    let path = dir.join("journal.jsonl");
-    let line = serde_json::to_string(entry).expect("journal entry serialises");
-    atomic::append_line(&path, &dir.join("locks/journal.lock"), &line)
-        .map_err(io("append to", &path))
-}
-
-/// Used by `loop start` for `started_at`.
-pub fn now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+    /// Tampering and other things a person should know about this stop.
+    notes: &'a [String],
 }

@@ -137,6 +137,17 @@ impl GateResult {
     }
 }
 
+/// How much of what earlier runs left in `.ralph/` a run may lean on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Stored results, remembered file stamps and tool answers: the everyday run.
+    Everything,
+    /// Nothing from `.ralph/`: every file is hashed, every tool asked again, every gate run
+    /// (`--no-cache`, and the verification that may end a loop, which must not rest on
+    /// anything the agent could have written). Fresh results are still stored.
+    Nothing,
+}
+
 /// What every job of a run shares: where results are cached, file digests, tools.
 pub struct RunContext<'a> {
     pub config: &'a Config,
@@ -147,8 +158,8 @@ pub struct RunContext<'a> {
     pub context: &'a ContextFiles,
 }
 
-/// Runs `plan` the way every caller does: with the project's result cache (read unless
-/// `fresh` or `RALPH_GATE_NO_CACHE`; always written), then records each gate's latest result
+/// Runs `plan` the way every caller does: with the project's result cache (read as `reuse`
+/// allows, never under `RALPH_GATE_NO_CACHE`; always written), then records each gate's latest result
 /// in `.ralph/results` for `status` and the dashboard. A record that cannot be written does
 /// not fail the run.
 pub fn run_recorded(
@@ -156,11 +167,11 @@ pub fn run_recorded(
     plan: &Plan,
     limits: &Limits,
     env: &Environment,
-    fresh: bool,
+    reuse: Reuse,
     phase: crate::config::Phase,
     on_gate: &(dyn Fn(&GateResult) + Sync),
 ) -> Vec<GateResult> {
-    let results = with_context(config, env, fresh, |cx| run(cx, plan, limits, on_gate));
+    let results = with_context(config, env, reuse, |cx| run(cx, plan, limits, on_gate));
     let _ = crate::results::record(&config.root, phase.as_str(), &results);
     results
 }
@@ -170,13 +181,18 @@ pub fn run_recorded(
 pub fn with_context<T>(
     config: &Config,
     env: &Environment,
-    fresh: bool,
+    reuse: Reuse,
     f: impl FnOnce(&RunContext<'_>) -> T,
 ) -> T {
     crate::files::ignore_own_state(&config.root);
-    let cache = Cache::for_run(config, env, fresh);
-    let digests = Digests::load(&config.root, Some(cache.digest_index()));
-    let toolbox = Toolbox::new(&digests, env.tool_vars.clone(), Some(cache.tool_store()));
+    let cache = Cache::for_run(config, env, reuse != Reuse::Everything);
+    let trusted = reuse != Reuse::Nothing;
+    let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
+    let toolbox = Toolbox::new(
+        &digests,
+        env.tool_vars.clone(),
+        trusted.then(|| cache.tool_store()),
+    );
     let context = ContextFiles::new(&config.root);
     let out = f(&RunContext {
         config,

@@ -1,7 +1,7 @@
 //! The Claude Code hooks, fed real-shaped JSON (shared/reference/claude-code-hooks.md) in
 //! temporary git repositories with real tools.
 
-use crate::common::{require_tool, Repo, Run};
+use crate::common::{require_tool, without_pin, Repo, Run};
 use serde_json::{json, Value};
 
 /// The official plugin's state file, as `/ralph-loop` writes it (and its stop hook claims it).
@@ -220,10 +220,12 @@ fn the_stop_sequence_refuses_until_gates_pass_then_ends_the_loop() {
         out["systemMessage"],
         "ralph-gate: iteration 2/20, 1 gate failing"
     );
+    let after = state(&repo).unwrap();
+    assert!(after.contains("\ngates_pin: "), "the first stop pins the gates: {after}");
     assert_eq!(
-        state(&repo).unwrap(),
+        without_pin(&after),
         PLUGIN_STATE.replace("iteration: 1", "iteration: 2"),
-        "only the iteration line changes"
+        "only the iteration line changes, and the pin is added"
     );
 
     // Promise, but a gate fails: refused.
@@ -491,7 +493,7 @@ fn concurrent_stops_neither_corrupt_nor_lose_state() {
     });
     let text = state(&repo).unwrap();
     assert_eq!(
-        text,
+        without_pin(&text),
         PLUGIN_STATE.replace("iteration: 1", "iteration: 9"),
         "each stop counted once, file intact"
     );
@@ -546,18 +548,26 @@ fn a_promise_in_the_transcript_but_not_in_the_last_message_is_not_made() {
 }
 
 #[test]
-fn completing_on_gates_that_checked_nothing_is_said() {
+fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
     let repo = python_repo();
-    repo.config(
-        "[[gate]]\nname = \"ts\"\nglobs = [\"*.ts\"]\nrun = 'false {files}'\nphases = [\"stop\"]\n",
-    );
+    let gate = "[[gate]]\nname = \"ts\"\nglobs = [\"*.ts\"]\nrun = 'false {files}'\nphases = [\"stop\"]\n";
+    repo.config(gate);
     repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
     let out = output(&stop(&repo, "sess-A", Some("<promise>DONE</promise>")));
-    assert_eq!(
-        out["systemMessage"],
-        "ralph-gate: loop complete. Note: 1 stop gate checked 0 files: ts."
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("1 stop gate verified nothing: ts (it matched no file)"),
+        "{reason}"
     );
-    assert!(out.get("decision").is_none());
+    assert!(state(&repo).is_some());
+
+    // Marked optional in the config the loop started with: nothing to verify is fine.
+    std::fs::remove_file(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
+    repo.config(&format!("{gate}optional = true\n"));
+    repo.write(".claude/ralph-loop.local.md", &PLUGIN_STATE.replace("10:00:00Z", "11:00:00Z"));
+    let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "allowed: {run:?}");
     assert!(state(&repo).is_none());
 }
 

@@ -36,7 +36,8 @@ fn start_writes_the_plugins_format_and_a_second_loop_gets_an_id() {
         "{}",
         lines[6]
     );
-    assert_eq!(&lines[7..], ["---", "", "Build the thing"]);
+    assert!(lines[7].starts_with("gates_pin: "), "{}", lines[7]);
+    assert_eq!(&lines[8..], ["---", "", "Build the thing"]);
 
     repo.write("prompt.md", "Second task.\nWith two lines.\n");
     let run = repo.run([

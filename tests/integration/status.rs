@@ -63,7 +63,9 @@ fn status_shows_loops_latest_gate_results_with_colour_and_recent_stops() {
         "colour is kept for the dashboard"
     );
     assert_eq!(v["gates"][2]["last"], serde_json::Value::Null);
-    assert_eq!(v["stops"][0]["failing"], 1);
+    assert_eq!(v["stops"][0]["event"], "start", "loop events are journaled");
+    assert_eq!(v["stops"][1]["event"], "stop");
+    assert_eq!(v["stops"][1]["failing"], 1);
 }
 
 #[test]

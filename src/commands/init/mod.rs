@@ -142,7 +142,7 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
     };
     let plan = project.plan(&all, &all, crate::config::Phase::Check, &[]);
     let config = &project.config;
-    crate::runner::with_context(config, env, false, |cx| {
+    crate::runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| {
         plan.gates
             .iter()
             .filter(|pg| !pg.jobs.is_empty())

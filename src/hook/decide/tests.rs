@@ -50,6 +50,10 @@ fn facts<'a>(
         ci: false,
         unchanged_stops: unchanged,
         stuck_after: 3,
+        hold: None,
+        promise_misplaced: false,
+        blocks_in_a_row: 0,
+        block_cap: 8,
     }
 }
 
@@ -58,24 +62,89 @@ fn promise_with_passing_gates_completes() {
     let s = state(4, 10, Some("DONE"));
     let results = [
         gate("tests", GateStatus::Pass),
-        gate("lint", GateStatus::NoFiles),
+        GateResult {
+            optional: true,
+            ..gate("lint", GateStatus::NoFiles)
+        },
     ];
     let d = decide(&facts(&s, Some("DONE"), &results, 0));
     assert_eq!(d.outcome, Outcome::Completed);
     assert!(!d.blocks());
     assert_eq!(d.state, StateChange::Remove);
-    assert_eq!(
-        d.output.system_message.as_deref(),
-        Some("ralph-gate: loop complete. Note: 1 stop gate checked 0 files: lint."),
-        "passing on nothing checked is said"
-    );
-    assert_eq!(d.output.decision, None);
-    let all_ran = [gate("tests", GateStatus::Pass)];
-    assert_eq!(
-        decide(&facts(&s, Some("DONE"), &all_ran, 0)).output,
-        HookOutput::default(),
-        "otherwise allowing prints nothing"
-    );
+    assert_eq!(d.output, HookOutput::default());
+}
+
+#[test]
+fn a_stop_gate_that_verified_nothing_cannot_grant_completion() {
+    let s = state(4, 10, Some("DONE"));
+    for unchecked in [
+        gate("lint", GateStatus::NoFiles),
+        GateResult {
+            missing: Some("shellcheck".into()),
+            install: Some("apt-get install shellcheck".into()),
+            ..gate("lint", GateStatus::Skipped)
+        },
+    ] {
+        let results = [gate("tests", GateStatus::Pass), unchecked];
+        let d = decide(&facts(&s, Some("DONE"), &results, 0));
+        assert_eq!(d.outcome, Outcome::PromiseRefused, "{:?}", results[1].status);
+        let reason = d.output.reason.unwrap();
+        assert!(reason.contains("verified nothing: lint"), "{reason}");
+        assert!(reason.contains("optional = true"), "{reason}");
+    }
+    let d = decide(&facts(
+        &s,
+        Some("DONE"),
+        &[GateResult {
+            missing: Some("shellcheck".into()),
+            install: Some("apt-get install shellcheck".into()),
+            ..gate("lint", GateStatus::Skipped)
+        }],
+        0,
+    ));
+    assert!(d.output.reason.unwrap().contains("install it: apt-get install shellcheck"));
+}
+
+#[test]
+fn a_hold_refuses_the_promise_and_says_who_may_lift_it() {
+    let s = state(2, 10, Some("DONE"));
+    let results = [gate("tests", GateStatus::Pass)];
+    let held = StopFacts {
+        hold: Some("stop gate `tests`: command changed. A person accepts it with `ralph-gate loop approve`.".into()),
+        ..facts(&s, Some("DONE"), &results, 0)
+    };
+    let d = decide(&held);
+    assert_eq!(d.outcome, Outcome::PromiseRefused);
+    let reason = d.output.reason.unwrap();
+    assert!(reason.contains("not the ones this loop started with"), "{reason}");
+    assert!(reason.contains("loop approve"), "{reason}");
+}
+
+#[test]
+fn a_promise_that_does_not_end_the_message_is_explained() {
+    let s = state(2, 10, Some("DONE"));
+    let results = [gate("tests", GateStatus::Pass)];
+    let d = decide(&StopFacts {
+        promise_misplaced: true,
+        ..facts(&s, None, &results, 0)
+    });
+    assert_eq!(d.outcome, Outcome::Continue);
+    let reason = d.output.reason.unwrap();
+    assert!(reason.contains("must END the final message"), "{reason}");
+}
+
+#[test]
+fn repeated_blocks_with_nothing_changed_name_the_work() {
+    let s = state(5, 0, Some("DONE"));
+    let results = [gate("tests", GateStatus::Fail)];
+    let d = decide(&StopFacts {
+        blocks_in_a_row: 3,
+        ..facts(&s, Some("DONE"), &results, 0)
+    });
+    let reason = d.output.reason.unwrap();
+    assert!(reason.contains("3 stops in a row with nothing changed"), "{reason}");
+    assert!(reason.contains("after 8 refused stops"), "{reason}");
+    assert!(reason.contains("do the work: 1 gate is still failing (tests)"), "{reason}");
 }
 
 #[test]
@@ -191,18 +260,24 @@ fn stuck_loop_is_stopped_after_the_configured_count() {
 }
 
 #[test]
-fn skipped_gates_fail_only_under_ci() {
+fn optional_skipped_gates_fail_only_under_ci() {
     let s = state(1, 0, Some("DONE"));
-    let results = [gate("tsc", GateStatus::Skipped)];
+    let results = [GateResult {
+        optional: true,
+        ..gate("tsc", GateStatus::Skipped)
+    }];
     assert_eq!(
         decide(&facts(&s, Some("DONE"), &results, 0)).outcome,
         Outcome::Completed
     );
-    let ci = StopFacts {
-        ci: true,
-        ..facts(&s, Some("DONE"), &results, 0)
-    };
-    assert_eq!(decide(&ci).outcome, Outcome::PromiseRefused);
+    let required = [gate("tsc", GateStatus::Skipped)];
+    for ci in [false, true] {
+        let f = StopFacts {
+            ci,
+            ..facts(&s, Some("DONE"), &required, 0)
+        };
+        assert_eq!(decide(&f).outcome, Outcome::PromiseRefused, "ci={ci}");
+    }
 }
 
 #[test]
