@@ -54,9 +54,15 @@ impl Environment {
                 .ok()
                 .filter(|v| !v.is_empty()),
             strict: truthy("RALPH_GATE_STRICT"),
-            in_agent: ["CLAUDECODE", "CODEX_SANDBOX", "GEMINI_CLI", "QWEN_CODE", "COPILOT_CLI"]
-                .iter()
-                .any(|k| truthy(k)),
+            in_agent: [
+                "CLAUDECODE",
+                "CODEX_SANDBOX",
+                "GEMINI_CLI",
+                "QWEN_CODE",
+                "COPILOT_CLI",
+            ]
+            .iter()
+            .any(|k| truthy(k)),
             stop_block_cap: std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
                 .ok()
                 .and_then(|v| v.trim().parse().ok())

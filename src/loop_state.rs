@@ -367,8 +367,14 @@ mod tests {
             text.contains("started_at: \"2026-11-21T10:00:00Z\"\r\ngates_pin: abc\r\n---\r\n"),
             "{text:?}"
         );
-        assert!(!text.replace("\r\n", "").contains('\n'), "no bare LF: {text:?}");
-        assert_eq!(LoopState::parse(&text).unwrap().gates_pin.as_deref(), Some("abc"));
+        assert!(
+            !text.replace("\r\n", "").contains('\n'),
+            "no bare LF: {text:?}"
+        );
+        assert_eq!(
+            LoopState::parse(&text).unwrap().gates_pin.as_deref(),
+            Some("abc")
+        );
     }
 
     #[test]

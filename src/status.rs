@@ -241,7 +241,11 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
                 "  {}  {} {} by {}: {}\n",
                 s.time,
                 s.event.replace('_', " "),
-                if s.loop_file.is_empty() { "-" } else { &s.loop_file },
+                if s.loop_file.is_empty() {
+                    "-"
+                } else {
+                    &s.loop_file
+                },
                 s.who,
                 s.why
             ));

@@ -99,37 +99,42 @@ fn explain(
     let phases: Vec<Phase> = phase.map_or_else(|| Phase::ALL.to_vec(), |p| vec![p]);
     let universe = files::all(&root)?;
     let mut out = String::new();
-    runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| -> Result<(), AppError> {
-        for path in paths {
-            let rel = files::relative_to_root(&root, &project.cwd, path)?;
-            let _ = writeln!(out, "{}", rel.display());
-            // One entry per distinct run, with the phases it belongs to.
-            let mut runs: Vec<(String, String, Vec<&str>)> = Vec::new();
-            for &ph in &phases {
-                let planned = project.plan(std::slice::from_ref(&rel), &universe, ph, &[]);
-                for pg in &planned.gates {
-                    let gate = &config.gates[pg.gate];
-                    for job in &pg.jobs {
-                        let inv = Invocation::new(cx, gate, job);
-                        let head = format!("{}\u{0}{}", gate.name, inv.display);
-                        if let Some(r) = runs.iter_mut().find(|r| r.0 == head) {
-                            r.2.push(ph.as_str());
-                            continue;
+    runner::with_context(
+        config,
+        env,
+        crate::runner::Reuse::Everything,
+        |cx| -> Result<(), AppError> {
+            for path in paths {
+                let rel = files::relative_to_root(&root, &project.cwd, path)?;
+                let _ = writeln!(out, "{}", rel.display());
+                // One entry per distinct run, with the phases it belongs to.
+                let mut runs: Vec<(String, String, Vec<&str>)> = Vec::new();
+                for &ph in &phases {
+                    let planned = project.plan(std::slice::from_ref(&rel), &universe, ph, &[]);
+                    for pg in &planned.gates {
+                        let gate = &config.gates[pg.gate];
+                        for job in &pg.jobs {
+                            let inv = Invocation::new(cx, gate, job);
+                            let head = format!("{}\u{0}{}", gate.name, inv.display);
+                            if let Some(r) = runs.iter_mut().find(|r| r.0 == head) {
+                                r.2.push(ph.as_str());
+                                continue;
+                            }
+                            runs.push((head, describe_run(gate, job, &inv), vec![ph.as_str()]));
                         }
-                        runs.push((head, describe_run(gate, job, &inv), vec![ph.as_str()]));
                     }
                 }
+                if runs.is_empty() {
+                    out.push_str("  no gate matches this path\n");
+                }
+                for (head, body, on) in runs {
+                    let name = head.split('\u{0}').next().unwrap_or_default();
+                    let _ = write!(out, "  {name}  [{}]\n{body}", on.join(", "));
+                }
             }
-            if runs.is_empty() {
-                out.push_str("  no gate matches this path\n");
-            }
-            for (head, body, on) in runs {
-                let name = head.split('\u{0}').next().unwrap_or_default();
-                let _ = write!(out, "  {name}  [{}]\n{body}", on.join(", "));
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 

@@ -5,8 +5,8 @@ use crate::cli::{LoopCommand, LoopStartArgs};
 use crate::env::Environment;
 use crate::exit;
 use crate::hook::stop::workspace;
-use crate::journal::now;
 use crate::journal;
+use crate::journal::now;
 use crate::loop_state::{self, LoopFile, LoopState};
 use crate::pin::store::Store;
 use crate::project::Project;
@@ -120,7 +120,9 @@ fn start(
                     .join(", ")
             }
         )),
-        None => out.push_str("  the config does not load yet: the first stop pins the stop gates\n"),
+        None => {
+            out.push_str("  the config does not load yet: the first stop pins the stop gates\n")
+        }
     }
     out.push_str(&format!(
         "  iterations: {}\n",
@@ -317,5 +319,11 @@ fn file_name(p: &Path) -> String {
 }
 
 fn prompt_line(prompt: &str) -> String {
-    prompt.lines().next().unwrap_or_default().chars().take(120).collect()
+    prompt
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(120)
+        .collect()
 }

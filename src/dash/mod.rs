@@ -65,14 +65,16 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                         Action::CancelLoop(file) => {
                             let ws = crate::hook::stop::workspace(&env, cwd);
                             let who = crate::journal::who(&env);
-                            app.message = Some(match crate::commands::loops::end_by_hand(
-                                &ws,
-                                Path::new(&file),
-                                &format!("{who}, from the dashboard"),
-                            ) {
-                                Ok(()) => format!("cancelled the loop in {file}"),
-                                Err(e) => format!("cannot cancel {file}: {e}"),
-                            })
+                            app.message = Some(
+                                match crate::commands::loops::end_by_hand(
+                                    &ws,
+                                    Path::new(&file),
+                                    &format!("{who}, from the dashboard"),
+                                ) {
+                                    Ok(()) => format!("cancelled the loop in {file}"),
+                                    Err(e) => format!("cannot cancel {file}: {e}"),
+                                },
+                            )
                         }
                     }
                 }
@@ -113,13 +115,21 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             jobs: cfg.settings.jobs,
             deadline: None,
         };
-        crate::runner::run_recorded(cfg, &plan, &limits, &env, crate::runner::Reuse::Everything, Phase::Check, &|r| {
-            let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
-            p.done += 1;
-            if crate::report::counts_as_failure(r, env.strict()) {
-                p.failed += 1;
-            }
-        });
+        crate::runner::run_recorded(
+            cfg,
+            &plan,
+            &limits,
+            &env,
+            crate::runner::Reuse::Everything,
+            Phase::Check,
+            &|r| {
+                let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
+                p.done += 1;
+                if crate::report::counts_as_failure(r, env.strict()) {
+                    p.failed += 1;
+                }
+            },
+        );
         shared.lock().unwrap_or_else(|e| e.into_inner()).finished = true;
     });
     progress

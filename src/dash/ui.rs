@@ -223,7 +223,10 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
             continue;
         }
         if !s.notes.is_empty() {
-            spans.push(Span::styled("!", style(app, Style::default().fg(Color::Magenta))));
+            spans.push(Span::styled(
+                "!",
+                style(app, Style::default().fg(Color::Magenta)),
+            ));
         }
         let (mark, st) = match (s.decision.as_str(), s.failing) {
             ("allow", _) => ("✓", Style::default().fg(Color::Green)),

@@ -190,7 +190,10 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
             expected.as_deref().unwrap_or_default(),
             blockers.join("; ")
         ));
-        (Outcome::PromiseRefused, format!("promise refused: {}", blockers.join("; ")))
+        (
+            Outcome::PromiseRefused,
+            format!("promise refused: {}", blockers.join("; ")),
+        )
     } else {
         let why = if blockers.is_empty() {
             "no promise".to_string()
@@ -218,7 +221,11 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
             f.blocks_in_a_row
         ));
     }
-    let head = if checks.is_empty() { head } else { format!("{head}{checks}") };
+    let head = if checks.is_empty() {
+        head
+    } else {
+        format!("{head}{checks}")
+    };
     let room = TEXT_CAP.saturating_sub(head.len() + prompt.len() + finish.len() + 200);
     let mut gates = String::new();
     if !failing.is_empty() {

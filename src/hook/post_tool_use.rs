@@ -114,11 +114,18 @@ pub fn run(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
-    let results: Vec<GateResult> =
-        runner::run_recorded(config, &plan, &limits, env, runner::Reuse::Everything, Phase::Edit, &|_| {})
-            .into_iter()
-            .filter(|r| r.runs > 0)
-            .collect();
+    let results: Vec<GateResult> = runner::run_recorded(
+        config,
+        &plan,
+        &limits,
+        env,
+        runner::Reuse::Everything,
+        Phase::Edit,
+        &|_| {},
+    )
+    .into_iter()
+    .filter(|r| r.runs > 0)
+    .collect();
     let session = input.session_id.as_deref().unwrap_or("");
     let told = notices::told(&root, session);
     let notice = missing_notice(&rel, &results, &told);

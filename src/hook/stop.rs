@@ -122,7 +122,16 @@ pub fn run(
     }
     let Some((loop_path, state)) = ours else {
         notice_deleted_loops(&ws, &session);
-        return no_loop(&base, config, env, &ws, &session, input, started, &unreadable);
+        return no_loop(
+            &base,
+            config,
+            env,
+            &ws,
+            &session,
+            input,
+            started,
+            &unreadable,
+        );
     };
     let loop_file = file_name(&loop_path);
 
@@ -205,7 +214,9 @@ pub fn run(
 
     let progress_path = progress::path(&ws, &loop_file);
     let previous = progress::read(&progress_path).unwrap_or_else(|e| {
-        notes.push(format!("progress record unreadable ({e}); counting from zero"));
+        notes.push(format!(
+            "progress record unreadable ({e}); counting from zero"
+        ));
         None
     });
     let now = progress::next(
@@ -414,11 +425,13 @@ fn gate_plain_stop(
     started: Instant,
 ) -> Result<HookOutput, StopError> {
     let deadline = started + project.config.settings.hooks.stop_budget;
-    let results = verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything)
-        .map_err(|e| StopError::Io {
-            what: "list files in",
-            path: ws.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
+    let results =
+        verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything).map_err(|e| {
+            StopError::Io {
+                what: "list files in",
+                path: ws.to_path_buf(),
+                source: std::io::Error::other(e.to_string()),
+            }
         })?;
     let failing: Vec<&GateResult> = results
         .iter()

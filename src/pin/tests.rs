@@ -7,7 +7,8 @@ fn config(text: &str) -> Config {
     resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap()
 }
 
-const PY: &str = "[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n";
+const PY: &str =
+    "[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n";
 
 fn pin_of(text: &str) -> Pin {
     of(&config(text))
@@ -32,13 +33,22 @@ fn the_same_gates_pin_the_same() {
 fn each_way_to_weaken_a_gate_is_named() {
     let before = pin_of(PY);
     let cases = [
-        (PY.replace("python3 -m py_compile {files}", "true"), "command changed"),
-        (format!("{PY}exclude = [\"bad.py\"]\n"), "coverage changed: exclude"),
+        (
+            PY.replace("python3 -m py_compile {files}", "true"),
+            "command changed",
+        ),
+        (
+            format!("{PY}exclude = [\"bad.py\"]\n"),
+            "coverage changed: exclude",
+        ),
         (PY.replace("**/*.py", "src/*.py"), "coverage changed: globs"),
         (format!("{PY}optional = true\n"), "optional"),
         (format!("{PY}requires = [\"nope\"]\n"), "requires"),
         (format!("{PY}timeout = \"1ms\"\n"), "timeout"),
-        (format!("{PY}phases = [\"edit\"]\n"), "stop gate `py` removed"),
+        (
+            format!("{PY}phases = [\"edit\"]\n"),
+            "stop gate `py` removed",
+        ),
         (
             PY.replace("name = \"py\"", "name = \"renamed\""),
             "stop gate `py` removed",
@@ -62,7 +72,9 @@ fn each_way_to_weaken_a_gate_is_named() {
 #[test]
 fn an_added_gate_is_accepted_and_a_comment_needs_no_approval() {
     let before = pin_of(PY);
-    let more = format!("{PY}\n[[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"shellcheck {{files}}\"\n");
+    let more = format!(
+        "{PY}\n[[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"shellcheck {{files}}\"\n"
+    );
     let v = judge(Some(&before.digest), Some(&record(&before)), &pin_of(&more));
     assert_eq!(v, Verdict::Stronger(vec![Change::Added("sh".into())]));
     assert!(!v.holds() && v.repins());
@@ -83,8 +95,14 @@ fn a_pin_edited_or_removed_on_one_side_is_tampering() {
         judge(Some(&weaker.digest), Some(&record(&p)), &weaker),
         Verdict::Tampered(_)
     ));
-    assert!(matches!(judge(None, Some(&record(&p)), &p), Verdict::Tampered(_)));
-    assert!(matches!(judge(Some(&p.digest), None, &p), Verdict::Tampered(_)));
+    assert!(matches!(
+        judge(None, Some(&record(&p)), &p),
+        Verdict::Tampered(_)
+    ));
+    assert!(matches!(
+        judge(Some(&p.digest), None, &p),
+        Verdict::Tampered(_)
+    ));
     assert_eq!(judge(None, None, &p), Verdict::First);
 }
 

@@ -345,7 +345,10 @@ pub fn write_exe(path: &Path, text: &str) {
 /// A loop state file without the `gates_pin` line ralph-gate adds at a loop's first stop,
 /// for comparing the rest byte for byte. The line must be there at most once.
 pub fn without_pin(text: &str) -> String {
-    let pins = text.lines().filter(|l| l.starts_with("gates_pin: ")).count();
+    let pins = text
+        .lines()
+        .filter(|l| l.starts_with("gates_pin: "))
+        .count();
     assert!(pins <= 1, "one pin line at most: {text}");
     text.split_inclusive('\n')
         .filter(|l| !l.starts_with("gates_pin: "))

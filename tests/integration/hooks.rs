@@ -221,7 +221,10 @@ fn the_stop_sequence_refuses_until_gates_pass_then_ends_the_loop() {
         "ralph-gate: iteration 2/20, 1 gate failing"
     );
     let after = state(&repo).unwrap();
-    assert!(after.contains("\ngates_pin: "), "the first stop pins the gates: {after}");
+    assert!(
+        after.contains("\ngates_pin: "),
+        "the first stop pins the gates: {after}"
+    );
     assert_eq!(
         without_pin(&after),
         PLUGIN_STATE.replace("iteration: 1", "iteration: 2"),
@@ -550,7 +553,8 @@ fn a_promise_in_the_transcript_but_not_in_the_last_message_is_not_made() {
 #[test]
 fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
     let repo = python_repo();
-    let gate = "[[gate]]\nname = \"ts\"\nglobs = [\"*.ts\"]\nrun = 'false {files}'\nphases = [\"stop\"]\n";
+    let gate =
+        "[[gate]]\nname = \"ts\"\nglobs = [\"*.ts\"]\nrun = 'false {files}'\nphases = [\"stop\"]\n";
     repo.config(gate);
     repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
     let out = output(&stop(&repo, "sess-A", Some("<promise>DONE</promise>")));
@@ -565,7 +569,10 @@ fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
     // Marked optional in the config the loop started with: nothing to verify is fine.
     std::fs::remove_file(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
     repo.config(&format!("{gate}optional = true\n"));
-    repo.write(".claude/ralph-loop.local.md", &PLUGIN_STATE.replace("10:00:00Z", "11:00:00Z"));
+    repo.write(
+        ".claude/ralph-loop.local.md",
+        &PLUGIN_STATE.replace("10:00:00Z", "11:00:00Z"),
+    );
     let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "allowed: {run:?}");
     assert!(state(&repo).is_none());

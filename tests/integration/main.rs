@@ -20,5 +20,6 @@ mod reports;
 mod shell;
 mod staged;
 mod status;
+mod tamper;
 mod toolchains;
 mod verdicts;

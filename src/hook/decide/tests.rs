@@ -87,7 +87,12 @@ fn a_stop_gate_that_verified_nothing_cannot_grant_completion() {
     ] {
         let results = [gate("tests", GateStatus::Pass), unchecked];
         let d = decide(&facts(&s, Some("DONE"), &results, 0));
-        assert_eq!(d.outcome, Outcome::PromiseRefused, "{:?}", results[1].status);
+        assert_eq!(
+            d.outcome,
+            Outcome::PromiseRefused,
+            "{:?}",
+            results[1].status
+        );
         let reason = d.output.reason.unwrap();
         assert!(reason.contains("verified nothing: lint"), "{reason}");
         assert!(reason.contains("optional = true"), "{reason}");
@@ -102,7 +107,11 @@ fn a_stop_gate_that_verified_nothing_cannot_grant_completion() {
         }],
         0,
     ));
-    assert!(d.output.reason.unwrap().contains("install it: apt-get install shellcheck"));
+    assert!(d
+        .output
+        .reason
+        .unwrap()
+        .contains("install it: apt-get install shellcheck"));
 }
 
 #[test]
@@ -116,7 +125,10 @@ fn a_hold_refuses_the_promise_and_says_who_may_lift_it() {
     let d = decide(&held);
     assert_eq!(d.outcome, Outcome::PromiseRefused);
     let reason = d.output.reason.unwrap();
-    assert!(reason.contains("not the ones this loop started with"), "{reason}");
+    assert!(
+        reason.contains("not the ones this loop started with"),
+        "{reason}"
+    );
     assert!(reason.contains("loop approve"), "{reason}");
 }
 
@@ -142,9 +154,15 @@ fn repeated_blocks_with_nothing_changed_name_the_work() {
         ..facts(&s, Some("DONE"), &results, 0)
     });
     let reason = d.output.reason.unwrap();
-    assert!(reason.contains("3 stops in a row with nothing changed"), "{reason}");
+    assert!(
+        reason.contains("3 stops in a row with nothing changed"),
+        "{reason}"
+    );
     assert!(reason.contains("after 8 refused stops"), "{reason}");
-    assert!(reason.contains("do the work: 1 gate is still failing (tests)"), "{reason}");
+    assert!(
+        reason.contains("do the work: 1 gate is still failing (tests)"),
+        "{reason}"
+    );
 }
 
 #[test]

@@ -105,7 +105,10 @@ mod tests {
         let second = next(Some(&first), "a".into(), true);
         assert_eq!((second.unchanged_stops, second.blocks_in_a_row), (1, 2));
         let fresh_turn = next(Some(&second), "a".into(), false);
-        assert_eq!((fresh_turn.unchanged_stops, fresh_turn.blocks_in_a_row), (2, 1));
+        assert_eq!(
+            (fresh_turn.unchanged_stops, fresh_turn.blocks_in_a_row),
+            (2, 1)
+        );
         let changed = next(Some(&second), "b".into(), true);
         assert_eq!((changed.unchanged_stops, changed.blocks_in_a_row), (0, 1));
     }
