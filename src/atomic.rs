@@ -49,7 +49,7 @@ fn umask() -> u32 {
             // SAFETY: umask cannot fail and touches no memory.
             let old = unsafe { libc::umask(0o022) };
             unsafe { libc::umask(old) };
-            u32::from(old)
+            old
         })
     })
 }

@@ -63,8 +63,8 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                             ))
                         }
                         Action::CancelLoop(file) => {
-                            let ws = crate::hook::stop::workspace(&env, cwd);
-                            let who = crate::journal::who(&env);
+                            let ws = crate::hook::stop::workspace(env, cwd);
+                            let who = crate::journal::who(env);
                             app.message = Some(
                                 match crate::commands::loops::end_by_hand(
                                     &ws,

@@ -34,7 +34,7 @@ pub struct StopFacts<'a> {
 /// Stop gates that verified nothing: they matched no file, or their tool is missing. Such a
 /// gate cannot grant completion unless the config marks it `optional`, or a loop could end
 /// on gates that looked at nothing.
-pub fn unverified<'r>(results: &'r [GateResult], ci: bool) -> Vec<&'r GateResult> {
+pub fn unverified(results: &[GateResult], ci: bool) -> Vec<&GateResult> {
     results
         .iter()
         .filter(|r| {

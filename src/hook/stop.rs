@@ -56,12 +56,12 @@ pub fn ralph_dir(ws: &Path) -> PathBuf {
     ws.join(files::STATE_DIR)
 }
 
+/// A loop's state file and what it held when read.
+type Found = (PathBuf, LoopState);
+
 /// The loop this stop belongs to, claimed for the session if it was unclaimed, and the state
 /// files that could not be read.
-fn find_loop(
-    ws: &Path,
-    session: &str,
-) -> Result<(Option<(PathBuf, LoopState)>, Vec<String>), StopError> {
+fn find_loop(ws: &Path, session: &str) -> Result<(Option<Found>, Vec<String>), StopError> {
     if !loop_state::maybe_any(ws) {
         return Ok((None, Vec::new()));
     }
