@@ -75,6 +75,9 @@ pub enum CacheCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
+    /// Before Write/Edit/MultiEdit/NotebookEdit/Bash: while a loop runs, deny changes to the
+    /// config, ralph-gate's state, the loop's state file, hook settings and git hooks.
+    PreToolUse,
     /// After Write/Edit/MultiEdit/NotebookEdit: run the edit gates for the edited file.
     PostToolUse,
     /// When the agent stops: hold the loop to its promise and the stop gates.

@@ -19,6 +19,7 @@ mod files;
 #[cfg(test)]
 mod fuzz_props;
 pub mod fuzzing;
+mod guard;
 mod hook;
 mod journal;
 mod loop_state;

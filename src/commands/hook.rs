@@ -3,7 +3,7 @@
 use crate::cli::HookCommand;
 use crate::env::Environment;
 use crate::exit;
-use crate::hook::{post_tool_use, protocol, stop};
+use crate::hook::{post_tool_use, pre_tool_use, protocol, stop};
 use std::io::Write;
 use std::path::Path;
 
@@ -16,6 +16,7 @@ pub fn run(which: &HookCommand, env: &Environment, cwd: &Path, config: Option<&P
         }
     };
     let output = match which {
+        HookCommand::PreToolUse => pre_tool_use::run(&input, env, cwd),
         HookCommand::PostToolUse => post_tool_use::run(&input, env, cwd, config),
         HookCommand::Stop => match stop::run(&input, env, cwd, config) {
             Ok(out) => out,

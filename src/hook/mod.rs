@@ -3,6 +3,7 @@
 pub mod decide;
 pub mod notices;
 pub mod post_tool_use;
+pub mod pre_tool_use;
 pub mod promise;
 pub mod protocol;
 pub mod stop;

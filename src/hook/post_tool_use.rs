@@ -197,7 +197,9 @@ fn context(text: String) -> HookOutput {
     HookOutput {
         hook_specific_output: Some(HookSpecificOutput {
             hook_event_name: "PostToolUse",
-            additional_context: protocol::cap(&text, protocol::TEXT_CAP),
+            additional_context: Some(protocol::cap(&text, protocol::TEXT_CAP)),
+            permission_decision: None,
+            permission_decision_reason: None,
         }),
         ..Default::default()
     }

@@ -72,7 +72,14 @@ pub fn parse(bytes: &[u8]) -> Result<HookInput, InputError> {
 #[serde(rename_all = "camelCase")]
 pub struct HookSpecificOutput {
     pub hook_event_name: &'static str,
-    pub additional_context: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+    /// PreToolUse: `allow`, `deny` or `ask`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision: Option<&'static str>,
+    /// PreToolUse: why; shown to the model for `deny`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_decision_reason: Option<String>,
 }
 
 /// What ralph-gate prints on stdout (exit 0). Absent fields are left out.
@@ -133,7 +140,9 @@ mod tests {
         let out = HookOutput {
             hook_specific_output: Some(HookSpecificOutput {
                 hook_event_name: "PostToolUse",
-                additional_context: "ctx".into(),
+                additional_context: Some("ctx".into()),
+                permission_decision: None,
+                permission_decision_reason: None,
             }),
             ..Default::default()
         };

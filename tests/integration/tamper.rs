@@ -452,3 +452,103 @@ fn set_mtime(path: &Path, secs: i64) {
         .unwrap();
     assert!(status.success());
 }
+
+fn pre_tool_use(repo: &Repo, session: &str, tool: &str, input: Value) -> Run {
+    let payload = serde_json::json!({
+        "session_id": session,
+        "transcript_path": "/nonexistent.jsonl",
+        "cwd": repo.path().join("pkg"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_1"
+    });
+    repo.run_stdin(
+        &["hook", "pre-tool-use"],
+        payload.to_string().as_bytes(),
+        &[],
+    )
+}
+
+fn denied(run: &Run) -> Option<String> {
+    assert_eq!(run.code, 0, "{run:?}");
+    if run.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["hookEventName"], "PreToolUse");
+    assert_eq!(out["permissionDecision"], "deny");
+    Some(
+        out["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+#[test]
+fn the_guard_denies_changes_to_what_decides_the_end_only_inside_a_loop() {
+    let Some(repo) = broken_loop() else { return };
+    let toml = repo.path().join("ralph.toml");
+    let reason = denied(&pre_tool_use(
+        &repo,
+        "sess-A",
+        "Write",
+        serde_json::json!({"file_path": toml, "content": "x"}),
+    ))
+    .expect("writing the config is denied");
+    assert!(reason.contains("editing ralph.toml"), "{reason}");
+    assert!(reason.contains("fixing the code"), "{reason}");
+    for cmd in [
+        "rm -rf ../.ralph",
+        "sed -i s/py_compile/true/ ../ralph.toml",
+        "ralph-gate loop cancel",
+        "bash -c 'echo > ../.claude/ralph-loop.local.md'",
+    ] {
+        let run = pre_tool_use(&repo, "sess-A", "Bash", serde_json::json!({"command": cmd}));
+        assert!(denied(&run).is_some(), "{cmd}: {run:?}");
+    }
+    for cmd in [
+        "python3 -m py_compile mod.py",
+        "rm -f stale.pyc",
+        "cat ../ralph.toml",
+    ] {
+        let run = pre_tool_use(&repo, "sess-A", "Bash", serde_json::json!({"command": cmd}));
+        assert_eq!(denied(&run), None, "{cmd}");
+    }
+    let edit = pre_tool_use(
+        &repo,
+        "sess-A",
+        "Edit",
+        serde_json::json!({"file_path": repo.path().join("pkg/mod.py"), "old_string": "(:", "new_string": "():"}),
+    );
+    assert_eq!(denied(&edit), None, "the work itself is allowed");
+
+    // Another session's loop is not this session's business.
+    let run = pre_tool_use(
+        &repo,
+        "sess-B",
+        "Bash",
+        serde_json::json!({"command": "rm ../ralph.toml"}),
+    );
+    assert_eq!(denied(&run), None);
+    // No loop: everything goes.
+    repo.run(["loop", "cancel"]);
+    let run = pre_tool_use(
+        &repo,
+        "sess-A",
+        "Bash",
+        serde_json::json!({"command": "rm -rf ../.ralph"}),
+    );
+    assert_eq!(denied(&run), None);
+}
+
+#[test]
+fn the_guard_answers_bad_input_with_a_clear_error() {
+    let repo = Repo::git();
+    let run = repo.run_stdin(&["hook", "pre-tool-use"], b"{not json", &[]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("not a valid JSON object"), "{run:?}");
+}
