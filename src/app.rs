@@ -28,8 +28,9 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             commands::check::run(&mut Project::open(&cwd, config)?, &args, &env)
         }
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args, &env),
-        Command::Hook(which) => Ok(commands::hook::run(&which, &env, &cwd, config)),
+        Command::Hook { via, event } => Ok(commands::hook::run(&event, via, &env, &cwd, config)),
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd, config),
+        Command::Doctor => commands::doctor::run(&env, &cwd, config),
         Command::Dash => {
             crate::dash::run(&cwd, config, &env)?;
             Ok(crate::exit::SUCCESS)

@@ -33,8 +33,14 @@ pub enum Command {
     /// List the resolved gates and where each came from, or explain what paths would trigger.
     Gates(GatesArgs),
     /// Claude Code hook entry points: read the event's JSON on stdin, answer on stdout.
-    #[command(subcommand)]
-    Hook(HookCommand),
+    Hook {
+        /// Who registered this hook. `plugin`: stand down when the project's or the user's
+        /// settings register ralph-gate's hook for the same event, so only one acts.
+        #[arg(long, global = true, value_enum, default_value = "settings")]
+        via: HookVia,
+        #[command(subcommand)]
+        event: HookCommand,
+    },
     /// Start, inspect and cancel agent loops (the state files of the ralph-loop plugin).
     #[command(subcommand)]
     Loop(LoopCommand),
@@ -49,6 +55,10 @@ pub enum Command {
     /// The result cache in .ralph/cache.
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Find what would make the verdict untrustworthy here: conflicting plugins, hooks
+    /// registered twice or not on PATH, a hook timeout below the stop budget, missing tools,
+    /// leftovers of cancelled loops, gates changed since a loop started. Exit 1 on any.
+    Doctor,
     /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
     Init {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).
@@ -71,6 +81,12 @@ pub enum StatusFormat {
 pub enum CacheCommand {
     /// Delete every stored result and the file-hash index.
     Clear,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HookVia {
+    Settings,
+    Plugin,
 }
 
 #[derive(Debug, Subcommand)]

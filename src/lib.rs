@@ -7,6 +7,7 @@
 mod app;
 mod atomic;
 mod cache;
+mod claude_settings;
 mod cli;
 mod commands;
 mod config;

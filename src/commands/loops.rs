@@ -106,6 +106,9 @@ fn start(
         &journal::Event::new("start", journal::who(env), &loop_file, prompt_line(&prompt)),
     );
     let mut out = format!("ralph-gate: loop started in {}\n", path.display());
+    for c in super::doctor::conflicts(ws) {
+        out.push_str(&format!("  warning: {c}\n"));
+    }
     match &pinned {
         Some(pin) => out.push_str(&format!(
             "  stop gates pinned ({}): {}\n",

@@ -1,6 +1,7 @@
 //! One module per subcommand: glue between the project, the planner, the runner and a reporter.
 
 pub mod check;
+pub mod doctor;
 pub mod gates;
 pub mod hook;
 pub mod init;
@@ -25,4 +26,49 @@ fn known_gates(config: &Config, wanted: &[String]) -> Result<(), AppError> {
         }
     }
     Ok(())
+}
+
+/// A gate's first run as planned on the project at `ws`: the command and its tool.
+pub struct FirstRun {
+    pub gate: String,
+    pub runs: usize,
+    pub command: String,
+    /// The tool as found (path, version), or the one that is not installed.
+    pub tool: Option<String>,
+    pub missing: Option<String>,
+    pub install: Option<String>,
+}
+
+/// What each gate of `phase` would run on the project at `ws`, without running anything.
+pub fn first_runs(
+    ws: &std::path::Path,
+    env: &crate::env::Environment,
+    phase: crate::config::Phase,
+) -> Vec<FirstRun> {
+    let Ok(mut project) = crate::project::Project::open(ws, None) else {
+        return Vec::new();
+    };
+    let Ok(all) = project.all_files() else {
+        return Vec::new();
+    };
+    let plan = project.plan(&all, &all, phase, &[]);
+    let config = &project.config;
+    crate::runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| {
+        plan.gates
+            .iter()
+            .filter(|pg| !pg.jobs.is_empty())
+            .map(|pg| {
+                let gate = &config.gates[pg.gate];
+                let inv = crate::runner::Invocation::new(cx, gate, &pg.jobs[0]);
+                FirstRun {
+                    gate: gate.name.clone(),
+                    runs: pg.jobs.len(),
+                    command: inv.display.clone(),
+                    tool: inv.shown_tools.first().map(ToString::to_string),
+                    missing: inv.missing.clone(),
+                    install: gate.install.clone(),
+                }
+            })
+            .collect()
+    })
 }

@@ -619,3 +619,36 @@ fn a_session_id_of_odd_bytes_keeps_its_loop_and_changes_no_field() {
         "{s}"
     );
 }
+
+#[test]
+fn the_plugins_hooks_stand_down_where_settings_register_ralph_gate() {
+    let repo = python_repo();
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.write(".claude/ralph-loop.local.md", PLUGIN_STATE);
+    let input = json!({"session_id": "sess-A", "cwd": repo.path(), "hook_event_name": "Stop",
+                       "stop_hook_active": false, "last_assistant_message": "working"});
+    let plugin = |repo: &Repo| {
+        repo.run_stdin(
+            &["hook", "stop", "--via", "plugin"],
+            input.to_string().as_bytes(),
+            &[("CLAUDE_PROJECT_DIR", repo.path().to_str().unwrap())],
+        )
+    };
+    // Plugin alone: it acts.
+    let run = plugin(&repo);
+    assert!(run.stdout.contains("\"block\""), "{run:?}");
+    assert!(state(&repo).unwrap().contains("iteration: 2"));
+    // Settings register ralph-gate too: both run for one stop, only the settings' one acts.
+    repo.write(
+        ".claude/settings.json",
+        include_str!("../../hooks/settings.json"),
+    );
+    let run = plugin(&repo);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let run = repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &[]);
+    assert!(run.stdout.contains("\"block\""), "{run:?}");
+    assert!(
+        state(&repo).unwrap().contains("iteration: 3"),
+        "one stop, one iteration"
+    );
+}

@@ -6,6 +6,7 @@ mod cache;
 mod check;
 mod config_errors;
 mod dash;
+mod doctor;
 mod faults;
 mod files;
 mod hooks;

@@ -49,6 +49,9 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
     report.push(write_settings(&ws, &program)?);
     report.push(pre_commit(&ws, &program, opts.force)?);
     report.push(ignore_state(&ws)?);
+    for c in super::doctor::conflicts(&ws) {
+        report.push(format!("warning: {c}"));
+    }
     let mut text = report.join("\n  ");
     text.push('\n');
     std::io::stdout().lock().write_all(text.as_bytes())?;
@@ -134,45 +137,40 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
 /// workspace and `--shell=bash` for sourced libraries show), and its tool, or that the tool
 /// is missing and how to install it.
 fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
-    let Ok(mut project) = crate::project::Project::open(ws, None) else {
-        return Vec::new();
-    };
-    let Ok(all) = project.all_files() else {
-        return Vec::new();
-    };
-    let plan = project.plan(&all, &all, crate::config::Phase::Check, &[]);
-    let config = &project.config;
-    crate::runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| {
-        plan.gates
-            .iter()
-            .filter(|pg| !pg.jobs.is_empty())
-            .map(|pg| {
-                let gate = &config.gates[pg.gate];
-                let inv = crate::runner::Invocation::new(cx, gate, &pg.jobs[0]);
-                let tool = match (&inv.missing, inv.shown_tools.first()) {
-                    (Some(t), _) => format!(
-                        "; `{t}` is NOT installed{}",
-                        gate.install
-                            .as_ref()
-                            .map(|i| format!(" (install: {i})"))
-                            .unwrap_or_default()
-                    ),
-                    (None, Some(t)) => format!("; {t}"),
-                    (None, None) => String::new(),
-                };
-                format!(
-                    "{}: {} on this project, e.g. `{}`{tool}",
-                    gate.name,
-                    crate::report::text::plural(pg.jobs.len(), "run", "runs"),
-                    inv.display.chars().take(120).collect::<String>()
-                )
-            })
-            .collect()
-    })
+    super::first_runs(ws, env, crate::config::Phase::Check)
+        .into_iter()
+        .map(|r| {
+            let tool = match (&r.missing, &r.tool) {
+                (Some(t), _) => format!(
+                    "; `{t}` is NOT installed{}",
+                    r.install
+                        .as_ref()
+                        .map(|i| format!(" (install: {i})"))
+                        .unwrap_or_default()
+                ),
+                (None, Some(t)) => format!("; {t}"),
+                (None, None) => String::new(),
+            };
+            format!(
+                "{}: {} on this project, e.g. `{}`{tool}",
+                r.gate,
+                crate::report::text::plural(r.runs, "run", "runs"),
+                r.command.chars().take(120).collect::<String>()
+            )
+        })
+        .collect()
 }
 
 fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
     let path = ws.join(".claude/settings.json");
+    let (all, _) = crate::claude_settings::load(ws);
+    if let Some(by) = crate::claude_settings::plugin_enabled(&all, "ralph-gate") {
+        // Both would run for every event: one stop would count as two iterations.
+        return Ok(format!(
+            ".claude/settings.json: no hooks added, the ralph-gate plugin is enabled ({}) and its hooks act",
+            by.display()
+        ));
+    }
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
             AppError::Usage(format!(
@@ -197,7 +195,7 @@ fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
     ))
 }
 
-/// Pure: `settings` with ralph-gate's PostToolUse and Stop hooks (calling `program`) added
+/// Pure: `settings` with ralph-gate's PreToolUse, PostToolUse and Stop hooks (calling `program`) added
 /// where missing, and the names of the events that got one. Nothing already there is
 /// removed or reordered.
 pub fn merge_settings(
@@ -214,9 +212,18 @@ pub fn merge_settings(
     let hooks = hooks
         .as_object_mut()
         .ok_or("`hooks` is not a JSON object")?;
+    let guard = format!("{program} hook pre-tool-use");
     let edit = format!("{program} hook post-tool-use");
     let stop = format!("{program} hook stop");
     let wanted = [
+        (
+            "PreToolUse",
+            "hook pre-tool-use",
+            json!({
+                "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
+                "hooks": [{"type": "command", "command": guard, "timeout": 10}]
+            }),
+        ),
         (
             "PostToolUse",
             "hook post-tool-use",
@@ -362,7 +369,7 @@ mod tests {
     #[test]
     fn merge_adds_both_hooks_to_empty_settings() {
         let (v, added) = merge_settings(None, "ralph-gate").unwrap();
-        assert_eq!(added, ["PostToolUse", "Stop"]);
+        assert_eq!(added, ["PreToolUse", "PostToolUse", "Stop"]);
         assert_eq!(
             v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
             "ralph-gate hook post-tool-use"
@@ -409,7 +416,12 @@ mod tests {
         let snippet: Value =
             serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
         let (merged, _) = merge_settings(None, "ralph-gate").unwrap();
-        assert_eq!(plugin["hooks"], merged["hooks"]);
+        let plugin = plugin["hooks"].to_string().replace(" --via plugin", "");
+        assert_eq!(
+            plugin,
+            merged["hooks"].to_string(),
+            "the plugin's commands, with --via plugin"
+        );
         assert_eq!(snippet["hooks"], merged["hooks"]);
     }
 }

@@ -1,0 +1,312 @@
+//! `ralph-gate doctor`: what would make the verdict untrustworthy or the loop misbehave in
+//! this project, found and explained. Exit 1 on any problem. `init` and `loop start` run the
+//! conflict checks and warn.
+
+use crate::app::AppError;
+use crate::claude_settings::{self, Settings};
+use crate::config::Phase;
+use crate::env::Environment;
+use crate::exit;
+use crate::hook::stop::workspace;
+use crate::loop_state;
+use crate::pin::{self, store::Store};
+use crate::project::Project;
+use std::io::Write;
+use std::path::Path;
+
+/// Events ralph-gate hooks and the subcommand each runs.
+const EVENTS: [(&str, &str); 3] = [
+    ("PreToolUse", "hook pre-tool-use"),
+    ("PostToolUse", "hook post-tool-use"),
+    ("Stop", "hook stop"),
+];
+
+pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, AppError> {
+    let ws = workspace(env, cwd);
+    let mut problems = conflicts(&ws);
+    let mut fine = Vec::new();
+    let (settings, unreadable) = claude_settings::load(&ws);
+    problems.extend(
+        unreadable
+            .iter()
+            .map(|u| format!("a settings file does not parse: {u}")),
+    );
+
+    hooks_on_path(&settings, env, &mut problems, &mut fine);
+    match Project::open(cwd, config) {
+        Ok(project) => {
+            stop_timeout(&settings, &project, &mut problems, &mut fine);
+            for r in super::first_runs(&ws, env, Phase::Stop) {
+                if let Some(tool) = r.missing {
+                    problems.push(format!(
+                        "stop gate `{}` needs `{tool}`, which is not installed{}: until it is, the gate verifies nothing and a loop cannot complete",
+                        r.gate,
+                        r.install.map(|i| format!(" (install: {i})")).unwrap_or_default()
+                    ));
+                }
+            }
+            loops(&ws, &project, &mut problems, &mut fine);
+        }
+        Err(e) => problems.push(format!("the config does not load: {e}")),
+    }
+    leftovers(&ws, &mut problems);
+    for e in agent_events(&ws) {
+        problems.push(e);
+    }
+
+    let mut out = format!("ralph-gate doctor: {}\n", ws.display());
+    for f in &fine {
+        out.push_str(&format!("  ok: {f}\n"));
+    }
+    for p in &problems {
+        out.push_str(&format!("  PROBLEM: {p}\n"));
+    }
+    out.push_str(&if problems.is_empty() {
+        "no problem found\n".to_string()
+    } else {
+        format!(
+            "{}\n",
+            crate::report::text::plural(problems.len(), "problem", "problems")
+        )
+    });
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(if problems.is_empty() {
+        exit::SUCCESS
+    } else {
+        exit::GATE_FAILED
+    })
+}
+
+/// Setups where two hooks fight over one loop: the official ralph-loop plugin beside
+/// ralph-gate, or ralph-gate's hooks registered twice.
+pub fn conflicts(ws: &Path) -> Vec<String> {
+    let (settings, _) = claude_settings::load(ws);
+    let mut out = Vec::new();
+    if let Some(by) = claude_settings::plugin_enabled(&settings, "ralph-loop") {
+        out.push(format!(
+            "the official ralph-loop plugin is enabled ({}): its Stop hook deletes the loop state on any promise, so ralph-gate's refusal is moot, and each stop counts two iterations. Disable it: set \"ralph-loop@claude-plugins-official\": false under enabledPlugins (ralph-gate reads its state files and keeps /ralph-loop and /cancel-ralph working)",
+            by.display()
+        ));
+    }
+    let plugin = claude_settings::plugin_enabled(&settings, "ralph-gate");
+    for (event, sub) in EVENTS {
+        let registered: Vec<String> = settings
+            .iter()
+            .flat_map(|s| {
+                claude_settings::hooks(&s.value, event)
+                    .into_iter()
+                    .filter(|(c, _)| claude_settings::is_ralph_gate_hook(c, sub))
+                    .map(move |(c, _)| format!("{} ({c})", s.path.display()))
+            })
+            .collect();
+        if registered.len() > 1 {
+            out.push(format!(
+                "ralph-gate's {event} hook is registered {} times: {}. Claude Code runs each, so every {} twice. Keep one",
+                registered.len(),
+                registered.join(", "),
+                if event == "Stop" { "stop counts" } else { "call is checked" }
+            ));
+        }
+    }
+    if let Some(by) = &plugin {
+        for file in installed_plugin_hooks() {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            if text.contains("ralph-gate hook") && !text.contains("--via plugin") {
+                out.push(format!(
+                    "the ralph-gate plugin enabled in {} is an old version ({}): its hooks do not stand down when settings register ralph-gate, so each stop may count twice. Update the plugin",
+                    by.display(),
+                    file.display()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `hooks/hooks.json` of installed copies of the ralph-gate plugin.
+fn installed_plugin_hooks() -> Vec<std::path::PathBuf> {
+    let Some(home) = claude_settings::claude_home() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![(home.join("plugins"), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() && depth < 6 {
+                stack.push((p, depth + 1));
+            } else if p.ends_with("hooks/hooks.json")
+                && p.ancestors()
+                    .any(|a| a.file_name().is_some_and(|n| n == "ralph-gate"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Every ralph-gate hook command's program must be what the agent's shell finds.
+fn hooks_on_path(
+    settings: &[Settings],
+    env: &Environment,
+    problems: &mut Vec<String>,
+    fine: &mut Vec<String>,
+) {
+    let dirs: Vec<std::path::PathBuf> = env
+        .path
+        .as_ref()
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    for s in settings {
+        for (event, sub) in EVENTS {
+            for (command, _) in claude_settings::hooks(&s.value, event) {
+                if !claude_settings::is_ralph_gate_hook(&command, sub) {
+                    continue;
+                }
+                let program = crate::guard::shell::parse(&command, 0)
+                    .into_iter()
+                    .next()
+                    .and_then(|s| s.words.into_iter().next())
+                    .unwrap_or_default();
+                let found = if program.contains('/') {
+                    Path::new(&program)
+                        .is_file()
+                        .then(|| program.clone().into())
+                } else {
+                    crate::tools::find(&program, &dirs, Path::new("/"))
+                };
+                match found {
+                    Some(p) => fine.push(format!("{event} hook in {}: `{program}` is {}", s.path.display(), p.display())),
+                    None => problems.push(format!(
+                        "the {event} hook in {} runs `{program}`, which is not on this PATH: Claude Code would fail to run it and the loop would not be gated (put ralph-gate on PATH, or run `ralph-gate init --absolute`)",
+                        s.path.display()
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// A Stop hook killed by its timeout fails open: the stop budget must end first.
+fn stop_timeout(
+    settings: &[Settings],
+    project: &Project,
+    problems: &mut Vec<String>,
+    fine: &mut Vec<String>,
+) {
+    let budget = project.config.settings.hooks.stop_budget;
+    for s in settings {
+        for (command, timeout) in claude_settings::hooks(&s.value, "Stop") {
+            if !claude_settings::is_ralph_gate_hook(&command, "hook stop") {
+                continue;
+            }
+            // Claude Code's default for command hooks.
+            let secs = timeout.unwrap_or(600);
+            if budget.as_secs() >= secs {
+                problems.push(format!(
+                    "the Stop hook in {} times out after {secs} s, but the stop gates may take {} s (hooks.stop_budget): Claude Code kills a hook at its timeout and lets the agent stop. Raise the timeout above the budget or lower the budget",
+                    s.path.display(),
+                    budget.as_secs()
+                ));
+            } else {
+                fine.push(format!(
+                    "Stop hook timeout {secs} s > stop budget {} s",
+                    budget.as_secs()
+                ));
+            }
+        }
+    }
+}
+
+/// Each loop: readable, and held to the gates it was pinned to.
+fn loops(ws: &Path, project: &Project, problems: &mut Vec<String>, fine: &mut Vec<String>) {
+    let store = Store::for_workspace(ws);
+    let now = pin::of(&project.config);
+    for f in loop_state::list(ws) {
+        let name = f.name();
+        let state = match &f.state {
+            Ok(s) => s,
+            Err(e) => {
+                problems.push(format!(
+                    "the loop state {} cannot be read ({e}): that loop is not enforced; fix or remove it",
+                    f.path.display()
+                ));
+                continue;
+            }
+        };
+        let copy = store
+            .read(&name)
+            .ok()
+            .flatten()
+            .filter(|c| c.started_at == state.started_at);
+        match pin::judge(state.gates_pin.as_deref(), copy.as_ref(), &now) {
+            pin::Verdict::Weaker(changes) => problems.push(format!(
+                "loop {name}: the stop gates changed since it started ({}); it cannot complete until a person runs `ralph-gate loop approve`",
+                changes.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+            )),
+            pin::Verdict::Tampered(why) => problems.push(format!(
+                "loop {name}: the record of its gates was altered ({why})"
+            )),
+            pin::Verdict::First => fine.push(format!(
+                "loop {name}: not pinned yet (started by the official plugin's command); its first stop pins the gates"
+            )),
+            _ => fine.push(format!("loop {name}: held to the gates it started with")),
+        }
+    }
+}
+
+/// Progress records and pins whose loop is gone: left by a loop ended outside ralph-gate.
+fn leftovers(ws: &Path, problems: &mut Vec<String>) {
+    let has_loop = |name: &str| ws.join(loop_state::DIR).join(name).exists();
+    if let Ok(entries) = std::fs::read_dir(ws.join(crate::files::STATE_DIR).join("progress")) {
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            if let Some(loop_file) = file.strip_suffix(".json") {
+                if !has_loop(loop_file) {
+                    problems.push(format!(
+                        "{} is left from a loop that no longer exists: a new loop of that name would count its stops (remove it)",
+                        e.path().display()
+                    ));
+                }
+            }
+        }
+    }
+    for (loop_file, _) in Store::for_workspace(ws).pinned() {
+        if !has_loop(&loop_file) {
+            problems.push(format!(
+                "the pin of {loop_file} remains but its state file was deleted outside ralph-gate (the next stop journals it)"
+            ));
+        }
+    }
+}
+
+/// Loops an agent ended itself, from the journal: a cancel from a session, a state file
+/// deleted by hand.
+fn agent_events(ws: &Path) -> Vec<String> {
+    crate::status::recent_stops(ws, crate::status::RECENT_STOPS * 5)
+        .into_iter()
+        .filter(|e| {
+            (e.event == "cancel" && e.who.starts_with("session"))
+                || e.event == "state_deleted"
+                || !e.notes.is_empty()
+        })
+        .map(|e| {
+            if e.event == "stop" {
+                format!("{} stop of {}: {}", e.time, e.loop_file, e.notes.join("; "))
+            } else {
+                format!(
+                    "{} {} {} by {}: {}",
+                    e.time,
+                    e.event.replace('_', " "),
+                    e.loop_file,
+                    e.who,
+                    e.why
+                )
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,205 @@
+//! `ralph-gate doctor` in a temporary HOME: each conflict found and explained, exit 1; a
+//! clean setup passes.
+
+use crate::common::{Repo, Run};
+
+fn doctor(repo: &Repo, home: &std::path::Path) -> Run {
+    repo.run_env(["doctor"], &[("HOME", home.to_str().unwrap())])
+}
+
+/// A project set up as `init --absolute` leaves it, with a gate that passes.
+fn clean() -> (Repo, tempfile::TempDir) {
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"txt\"\nglobs = [\"*.txt\"]\nrun = \"true\"\n");
+    repo.write("a.txt", "x");
+    repo.commit_all();
+    let home = tempfile::tempdir().unwrap();
+    let run = repo.run_env(
+        ["init", "--absolute"],
+        &[("HOME", home.path().to_str().unwrap())],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    (repo, home)
+}
+
+#[test]
+fn a_clean_setup_has_no_problem() {
+    let (repo, home) = clean();
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("no problem found"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("Stop hook timeout 900 s > stop budget 600 s"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn the_official_plugin_beside_ralph_gate_is_a_problem_and_init_warns() {
+    let (repo, home) = clean();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"ralph-loop@claude-plugins-official": true}}"#,
+    )
+    .unwrap();
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("official ralph-loop plugin is enabled"),
+        "{run:?}"
+    );
+    let init = repo.run_env(
+        ["init", "--absolute"],
+        &[("HOME", home.path().to_str().unwrap())],
+    );
+    assert!(
+        init.stdout
+            .contains("warning: the official ralph-loop plugin"),
+        "{init:?}"
+    );
+    let start = repo.run_env(
+        ["loop", "start", "x"],
+        &[("HOME", home.path().to_str().unwrap())],
+    );
+    assert!(
+        start
+            .stdout
+            .contains("warning: the official ralph-loop plugin"),
+        "{start:?}"
+    );
+}
+
+#[test]
+fn hooks_registered_twice_are_a_problem() {
+    let (repo, home) = clean();
+    let settings = std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap();
+    repo.write(".claude/settings.local.json", &settings);
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("Stop hook is registered 2 times"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_hook_not_on_path_and_a_short_timeout_are_problems() {
+    let (repo, home) = clean();
+    repo.write(
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ralph-gate hook stop", "timeout": 60}]}]}}"#,
+    );
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("runs `ralph-gate`, which is not on this PATH"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("times out after 60 s"), "{run:?}");
+}
+
+#[test]
+fn a_missing_tool_leftovers_and_a_changed_config_are_problems() {
+    let (repo, home) = clean();
+    let h = home.path().to_str().unwrap();
+    assert_eq!(
+        repo.run_env(
+            ["loop", "start", "--session", "s", "Do it."],
+            &[("HOME", h)]
+        )
+        .code,
+        0
+    );
+    repo.config(
+        "[[gate]]\nname = \"txt\"\nglobs = [\"*.txt\"]\nrun = \"no-such-tool-xyz {files}\"\nrequires = [\"no-such-tool-xyz\"]\n",
+    );
+    repo.write(".ralph/progress/ralph-loop-gone.local.md.json", "{}");
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("stop gate `txt` needs `no-such-tool-xyz`, which is not installed"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("the stop gates changed since it started"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("command changed"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("is left from a loop that no longer exists"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_loop_an_agent_cancelled_itself_is_shown() {
+    let (repo, home) = clean();
+    let h = home.path().to_str().unwrap();
+    assert_eq!(
+        repo.run_env(["loop", "start", "Do it."], &[("HOME", h)])
+            .code,
+        0
+    );
+    let run = repo.run_env(
+        ["loop", "cancel"],
+        &[("HOME", h), ("CLAUDE_CODE_SESSION_ID", "agent-7")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("cancel ralph-loop.local.md by session agent-7"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn init_keeps_file_modes_and_writes_new_files_0644() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = Repo::git();
+    repo.write(".gitignore", "target/\n");
+    std::fs::set_permissions(
+        repo.path().join(".gitignore"),
+        std::fs::Permissions::from_mode(0o664),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = repo.run_env(["init"], &[("HOME", home.path().to_str().unwrap())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let mode = |rel: &str| {
+        std::fs::metadata(repo.path().join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(".gitignore"), 0o664, "an existing file keeps its mode");
+    assert_eq!(mode("ralph.toml"), 0o644);
+    assert_eq!(mode(".claude/settings.json"), 0o644);
+}
+
+#[test]
+fn init_adds_no_settings_hooks_when_the_plugin_is_enabled() {
+    let repo = Repo::git();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"enabledPlugins": {"ralph-gate@ralph-gate": true}}"#,
+    )
+    .unwrap();
+    let run = repo.run_env(["init"], &[("HOME", home.path().to_str().unwrap())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("the ralph-gate plugin is enabled"),
+        "{run:?}"
+    );
+    assert!(!repo.exists(".claude/settings.json"), "{run:?}");
+}
