@@ -4,6 +4,7 @@ mod common;
 
 mod cache;
 mod check;
+mod claude_code;
 mod config_errors;
 mod dash;
 mod doctor;
@@ -14,6 +15,7 @@ mod hostile;
 mod init;
 mod load;
 mod loops;
+mod model_server;
 mod processes;
 mod properties;
 mod real_tools;

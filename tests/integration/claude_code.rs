@@ -1,0 +1,233 @@
+//! The real Claude Code CLI (npm `@anthropic-ai/claude-code`), offline, in print mode against
+//! the scripted model server: the plugin's slash command starts a loop, a premature promise
+//! is refused with the failing gate, edit feedback reaches the model, each stop counts one
+//! iteration although both `init`'s settings hooks and the plugin's hooks are registered,
+//! and an honest promise ends the session.
+
+use crate::common::{unavailable, which, Repo};
+use crate::model_server::{ModelServer, Reply};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GATE: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n";
+
+/// The `claude` binary: on PATH, or in npm's global folder.
+fn claude() -> Option<PathBuf> {
+    if let Some(p) = which("claude") {
+        return Some(p);
+    }
+    let root = Command::new("npm").args(["root", "-g"]).output().ok()?;
+    let root = PathBuf::from(String::from_utf8_lossy(&root.stdout).trim());
+    let exe = root.join("@anthropic-ai/claude-code/bin/claude.exe");
+    exe.is_file().then_some(exe)
+}
+
+/// Everything Claude Code reads from the environment, isolated in `home`.
+struct Session {
+    home: tempfile::TempDir,
+    path: std::ffi::OsString,
+    base_url: String,
+    claude: PathBuf,
+}
+
+impl Session {
+    fn new(server: &ModelServer, claude: PathBuf) -> Self {
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(home.path().join("tmp")).unwrap();
+        // The hooks and the slash command call `ralph-gate` by name, as users install it.
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ralph-gate"), bin.join("ralph-gate"))
+            .unwrap();
+        let mut dirs = vec![bin];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        Self {
+            path: std::env::join_paths(dirs).unwrap(),
+            home,
+            base_url: server.url(),
+            claude,
+        }
+    }
+
+    fn env(&self, cmd: &mut Command, cwd: &Path) {
+        let home = self.home.path();
+        cmd.current_dir(cwd)
+            .env_clear()
+            .env("PATH", &self.path)
+            .env("HOME", home)
+            .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+            .env("TMPDIR", home.join("tmp"))
+            .env("ANTHROPIC_BASE_URL", &self.base_url)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("NO_COLOR", "1");
+        for keep in ["CARGO_HOME", "RUSTUP_HOME", "PYENV_ROOT"] {
+            if let Some(v) = std::env::var_os(keep) {
+                cmd.env(keep, v);
+            }
+        }
+    }
+
+    fn run(&self, program: &Path, args: &[&str], cwd: &Path) -> (i32, String, String) {
+        let mut cmd = Command::new("timeout");
+        cmd.arg("300").arg(program).args(args);
+        self.env(&mut cmd, cwd);
+        let out = cmd.output().expect("runs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn claude(&self, args: &[&str], cwd: &Path) -> (i32, String, String) {
+        self.run(&self.claude.clone(), args, cwd)
+    }
+}
+
+#[test]
+fn claude_code_runs_a_gated_loop_to_an_honest_end() {
+    let Some(claude_bin) = claude() else {
+        unavailable(
+            "Claude Code (`claude`) is not installed",
+            "npm install -g @anthropic-ai/claude-code (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/mod.py", "def f(:\n    return 1\n");
+    repo.commit_all();
+    let target = repo.path().join("pkg/mod.py");
+
+    let script_target = target.clone();
+    let server = ModelServer::start(move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            return Reply::text("ok");
+        }
+        let all = req["messages"].to_string();
+        let write = |id: &str, text: &str| {
+            Reply::tool(
+                id,
+                "Write",
+                json!({"file_path": script_target, "content": text}),
+            )
+        };
+        if all.contains("toolu_w2") {
+            Reply::text("Fixed the syntax error; the gate passes.\n<promise>DONE</promise>")
+        } else if all.contains("toolu_w1") {
+            write("toolu_w2", "def f():\n    return 1\n")
+        } else if all.contains("refused your promise") {
+            write("toolu_w1", "def f(:\n    return 2\n")
+        } else {
+            Reply::text("Looks done to me.\n<promise>DONE</promise>")
+        }
+    });
+    let s = Session::new(&server, claude_bin);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+
+    // init's settings hooks first, then the plugin: both sets are registered.
+    let (code, out, err) = s.run(&me, &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let source = env!("CARGO_MANIFEST_DIR");
+    let (code, out, err) = s.claude(&["plugin", "marketplace", "add", source], repo.path());
+    assert_eq!(code, 0, "marketplace add: {out}{err}");
+    let (code, out, err) = s.claude(&["plugin", "install", "ralph-gate@ralph-gate"], repo.path());
+    assert_eq!(code, 0, "plugin install: {out}{err}");
+    let (code, out, _) = s.run(&me, &["doctor"], repo.path());
+    assert!(
+        !out.contains("registered 2 times") && !out.contains("old version"),
+        "doctor sees no double registration: {out} ({code})"
+    );
+
+    let (code, out, err) = s.claude(
+        &[
+            "-p",
+            "/ralph-gate:loop Fix pkg/mod.py --max-iterations 8 --completion-promise DONE",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash(ralph-gate loop start:*)",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "claude -p: {err}\n{out}");
+    let lines: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let result = lines
+        .iter()
+        .rev()
+        .find(|l| l["type"] == "result")
+        .unwrap_or_else(|| panic!("a result line: {out}"));
+    assert_eq!(result["is_error"], false, "{result}");
+    assert!(
+        result["result"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("<promise>DONE</promise>"),
+        "{result}"
+    );
+
+    // What the model was told.
+    let asked = server.agent_requests();
+    let text: Vec<String> = asked.iter().map(|r| r["messages"].to_string()).collect();
+    assert_eq!(
+        asked.len(),
+        4,
+        "premature promise, broken write, fixed write, promise: {text:#?}"
+    );
+    assert!(
+        text[0].contains("ralph-gate: loop started") && text[0].contains("<promise>DONE</promise>"),
+        "the slash command ran loop start with the promise: {}",
+        text[0]
+    );
+    assert!(
+        text[1].contains("refused your promise") && text[1].contains("SyntaxError"),
+        "the refusal names the failing gate: {}",
+        text[1]
+    );
+    assert!(
+        text[2].contains("failed after your edit to pkg/mod.py") && text[2].contains("SyntaxError"),
+        "edit feedback reached the model: {}",
+        text[2]
+    );
+
+    // What ralph-gate recorded: one stop per iteration, the options as given.
+    let journal: Vec<Value> = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stops: Vec<&Value> = journal.iter().filter(|e| e["event"] == "stop").collect();
+    assert_eq!(stops.len(), 2, "two stops, each counted once: {journal:#?}");
+    assert_eq!(stops[0]["iteration"], 1);
+    assert_eq!(stops[0]["outcome"], "promise_refused");
+    assert_eq!(stops[0]["promise_expected"], "DONE");
+    assert_eq!(stops[1]["iteration"], 2);
+    assert_eq!(stops[1]["outcome"], "completed");
+    assert!(
+        !repo.exists(".claude/ralph-loop.local.md"),
+        "the loop ended"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "def f():\n    return 1\n"
+    );
+}

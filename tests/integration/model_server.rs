@@ -1,0 +1,221 @@
+//! A scripted Anthropic Messages API on 127.0.0.1 for driving real agent CLIs offline. Each
+//! POST is recorded; `script` turns the request body into the model's reply, which is sent
+//! as server-sent events when the client asks for a stream and as one JSON message if not.
+//! Every connection is answered once and closed, so no client pooling can stall it.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+/// One content block of a reply.
+pub enum Block {
+    Text(String),
+    Tool {
+        id: String,
+        name: String,
+        input: Value,
+    },
+}
+
+pub struct Reply {
+    pub blocks: Vec<Block>,
+}
+
+impl Reply {
+    pub fn text(t: &str) -> Self {
+        Self {
+            blocks: vec![Block::Text(t.into())],
+        }
+    }
+
+    pub fn tool(id: &str, name: &str, input: Value) -> Self {
+        Self {
+            blocks: vec![Block::Tool {
+                id: id.into(),
+                name: name.into(),
+                input,
+            }],
+        }
+    }
+}
+
+type Script = dyn Fn(&Value) -> Reply + Send + Sync;
+
+pub struct ModelServer {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ModelServer {
+    pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let script: Arc<Script> = Arc::new(script);
+        let seen = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (seen, script) = (seen.clone(), script.clone());
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &seen, &*script);
+                });
+            }
+        });
+        Self { port, requests }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The recorded request bodies of the main agent (those that offer tools).
+    pub fn agent_requests(&self) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| {
+                r.get("tools")
+                    .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let method = line
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let mut length = 0usize;
+    let mut chunked = false;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+        let lower = h.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    } else {
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+    }
+    let mut out = stream;
+    if method != "POST" {
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+        );
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let n = {
+        let mut s = seen.lock().unwrap();
+        s.push(request.clone());
+        s.len()
+    };
+    let reply = script(&request);
+    let stop = if reply.blocks.iter().any(|b| matches!(b, Block::Tool { .. })) {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    let (kind, payload) = if request["stream"] == true {
+        ("text/event-stream", events(&reply, stop, n))
+    } else {
+        ("application/json", message(&reply, stop, n).to_string())
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        payload.len()
+    );
+    out.write_all(head.as_bytes())?;
+    out.write_all(payload.as_bytes())?;
+    out.flush()
+}
+
+fn content(reply: &Reply) -> Vec<Value> {
+    reply
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => json!({"type": "text", "text": t}),
+            Block::Tool { id, name, input } => {
+                json!({"type": "tool_use", "id": id, "name": name, "input": input})
+            }
+        })
+        .collect()
+}
+
+fn message(reply: &Reply, stop: &str, n: usize) -> Value {
+    json!({"id": format!("msg_{n}"), "type": "message", "role": "assistant",
+           "model": "claude-sonnet-4-5", "content": content(reply), "stop_reason": stop,
+           "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 5}})
+}
+
+fn events(reply: &Reply, stop: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut ev = |name: &str, data: Value| {
+        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    };
+    let mut start = message(reply, stop, n);
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    ev(
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    );
+    for (i, b) in reply.blocks.iter().enumerate() {
+        let (block, delta) = match b {
+            Block::Text(t) => (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": t}),
+            ),
+            Block::Tool { id, name, input } => (
+                json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            ),
+        };
+        ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": i, "content_block": block}),
+        );
+        ev(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": i, "delta": delta}),
+        );
+        ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": i}),
+        );
+    }
+    ev(
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
+    );
+    ev("message_stop", json!({"type": "message_stop"}));
+    out
+}
