@@ -552,3 +552,26 @@ fn the_guard_answers_bad_input_with_a_clear_error() {
     assert_ne!(run.code, 0);
     assert!(run.stderr.contains("not a valid JSON object"), "{run:?}");
 }
+
+#[test]
+fn refusals_near_the_agents_block_cap_say_what_work_is_needed_and_are_journaled() {
+    let Some(repo) = broken_loop() else { return };
+    let input = |active: bool| {
+        serde_json::json!({"session_id": "sess-A", "cwd": repo.path(), "hook_event_name": "Stop",
+                           "stop_hook_active": active, "last_assistant_message": "Still thinking."})
+        .to_string()
+    };
+    let cap = [("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3")];
+    let first = repo.run_stdin(&["hook", "stop"], input(false).as_bytes(), &cap);
+    assert!(!refused(&repo, &first).contains("stops in a row"));
+    repo.run_stdin(&["hook", "stop"], input(true).as_bytes(), &cap);
+    let third = repo.run_stdin(&["hook", "stop"], input(true).as_bytes(), &cap);
+    let reason = refused(&repo, &third);
+    assert!(reason.contains("3 stops in a row with nothing changed"), "{reason}");
+    assert!(reason.contains("after 3 refused stops"), "{reason}");
+    assert!(reason.contains("do the work: 1 gate is still failing (python)"), "{reason}");
+    let notes = last_stop(&repo)["notes"].to_string();
+    assert!(notes.contains("stop-block cap (3) likely ends its turn here"), "{notes}");
+    let status = repo.run(["status"]);
+    assert!(status.stdout.contains("! 3 refusals in a row"), "{status:?}");
+}
