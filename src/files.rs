@@ -92,9 +92,22 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
 }
 
 /// ralph-gate's own state (`.ralph/`: journal, cache, locks) is never a project file, even in
-/// a repository that does not ignore it.
+/// a repository that does not ignore it; nor is a loop's state file (`.claude/ralph-loop*.local.md`
+/// and its temporary files while it is rewritten), which changes at every stop: as a project
+/// file it would make every whole-project gate miss the cache at every stop of a loop.
 pub fn is_own_state(rel: &Path) -> bool {
-    rel.starts_with(STATE_DIR)
+    if rel.starts_with(STATE_DIR) {
+        return true;
+    }
+    let mut parts = rel.components();
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(dir), Some(name), None) if dir.as_os_str() == crate::loop_state::DIR => {
+            let name = name.as_os_str().to_string_lossy();
+            (name.starts_with("ralph-loop") && name.ends_with(".local.md"))
+                || name.starts_with(".ralph-gate-")
+        }
+        _ => false,
+    }
 }
 
 pub const STATE_DIR: &str = ".ralph";

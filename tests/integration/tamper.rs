@@ -567,11 +567,52 @@ fn refusals_near_the_agents_block_cap_say_what_work_is_needed_and_are_journaled(
     repo.run_stdin(&["hook", "stop"], input(true).as_bytes(), &cap);
     let third = repo.run_stdin(&["hook", "stop"], input(true).as_bytes(), &cap);
     let reason = refused(&repo, &third);
-    assert!(reason.contains("3 stops in a row with nothing changed"), "{reason}");
+    assert!(
+        reason.contains("3 stops in a row with nothing changed"),
+        "{reason}"
+    );
     assert!(reason.contains("after 3 refused stops"), "{reason}");
-    assert!(reason.contains("do the work: 1 gate is still failing (python)"), "{reason}");
+    assert!(
+        reason.contains("do the work: 1 gate is still failing (python)"),
+        "{reason}"
+    );
     let notes = last_stop(&repo)["notes"].to_string();
-    assert!(notes.contains("stop-block cap (3) likely ends its turn here"), "{notes}");
+    assert!(
+        notes.contains("stop-block cap (3) likely ends its turn here"),
+        "{notes}"
+    );
     let status = repo.run(["status"]);
-    assert!(status.stdout.contains("! 3 refusals in a row"), "{status:?}");
+    assert!(
+        status.stdout.contains("! 3 refusals in a row"),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_loops_own_state_file_does_not_make_whole_project_gates_miss() {
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"whole\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"true\"\nphases = [\"stop\"]\n",
+    );
+    repo.write("a.txt", "x");
+    repo.commit_all();
+    let run = repo.run([
+        "loop",
+        "start",
+        "--session",
+        "sess-A",
+        "--promise",
+        "DONE",
+        "Go.",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for _ in 0..2 {
+        refused(&repo, &stop(&repo, "sess-A", Some("working")));
+    }
+    let status: Value =
+        serde_json::from_str(&repo.run(["status", "--format", "json"]).stdout).unwrap();
+    assert_eq!(
+        status["gates"][0]["last"]["cached"], true,
+        "the second stop reuses the first one's result although the state file changed"
+    );
 }
