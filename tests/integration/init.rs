@@ -46,7 +46,8 @@ fn init_sets_up_everything_once_and_keeps_existing_settings() {
         "{run:?}"
     );
     assert!(
-        run.stdout.contains("added the PostToolUse and Stop hook"),
+        run.stdout
+            .contains("added the PreToolUse, PostToolUse and Stop hooks"),
         "{run:?}"
     );
 
@@ -65,6 +66,10 @@ fn init_sets_up_everything_once_and_keeps_existing_settings() {
     assert_eq!(
         settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "guard.sh"
+    );
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+        "ralph-gate hook pre-tool-use"
     );
     assert_eq!(
         settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"],

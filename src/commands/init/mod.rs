@@ -189,10 +189,12 @@ fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
     let mut text = serde_json::to_string_pretty(&merged).expect("settings serialise");
     text.push('\n');
     atomic::write(&path, text.as_bytes())?;
-    Ok(format!(
-        ".claude/settings.json: added the {} hook",
-        added.join(" and ")
-    ))
+    let names = match added.split_last() {
+        Some((last, [])) => format!("the {last} hook"),
+        Some((last, rest)) => format!("the {} and {last} hooks", rest.join(", ")),
+        None => String::new(),
+    };
+    Ok(format!(".claude/settings.json: added {names}"))
 }
 
 /// Pure: `settings` with ralph-gate's PreToolUse, PostToolUse and Stop hooks (calling `program`) added
@@ -387,9 +389,13 @@ mod tests {
             }
         });
         let (once, added) = merge_settings(Some(existing.clone()), "ralph-gate").unwrap();
-        assert_eq!(added.len(), 2);
+        assert_eq!(added.len(), 3);
         assert_eq!(once["model"], "opus");
-        assert_eq!(once["hooks"]["PreToolUse"], existing["hooks"]["PreToolUse"]);
+        assert_eq!(
+            once["hooks"]["PreToolUse"][0], existing["hooks"]["PreToolUse"][0],
+            "a foreign PreToolUse hook is kept, ralph-gate's is added after it"
+        );
+        assert_eq!(once["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(
             once["hooks"]["PostToolUse"][0],
             existing["hooks"]["PostToolUse"][0]
