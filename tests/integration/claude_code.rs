@@ -90,23 +90,65 @@ impl Session {
     }
 }
 
-#[test]
-fn claude_code_runs_a_gated_loop_to_an_honest_end() {
+/// A repository with a failing Python gate, or `None` (said loudly) when a tool is missing.
+fn broken_repo() -> Option<(Repo, PathBuf)> {
     let Some(claude_bin) = claude() else {
         unavailable(
             "Claude Code (`claude`) is not installed",
             "npm install -g @anthropic-ai/claude-code (see .ci/run)",
         );
-        return;
+        return None;
     };
     if which("python3").is_none() {
         unavailable("python3 is missing", "install python3 in .ci/run");
-        return;
+        return None;
     }
     let repo = Repo::git();
     repo.config(GATE);
     repo.write("pkg/mod.py", "def f(:\n    return 1\n");
     repo.commit_all();
+    Some((repo, claude_bin))
+}
+
+/// `init`'s settings hooks first, then the plugin: both sets are registered.
+fn install(s: &Session, repo: &Repo) {
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let (code, out, err) = s.run(&me, &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let source = env!("CARGO_MANIFEST_DIR");
+    let (code, out, err) = s.claude(&["plugin", "marketplace", "add", source], repo.path());
+    assert_eq!(code, 0, "marketplace add: {out}{err}");
+    let (code, out, err) = s.claude(&["plugin", "install", "ralph-gate@ralph-gate"], repo.path());
+    assert_eq!(code, 0, "plugin install: {out}{err}");
+}
+
+fn journal(repo: &Repo) -> Vec<Value> {
+    std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The final `result` line of a stream-json run.
+fn result(out: &str) -> Value {
+    out.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["type"] == "result")
+        .unwrap_or_else(|| panic!("a result line: {out}"))
+}
+
+fn is_agent(req: &Value) -> bool {
+    req.get("tools")
+        .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+}
+
+#[test]
+fn claude_code_runs_a_gated_loop_to_an_honest_end() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
     let target = repo.path().join("pkg/mod.py");
 
     let script_target = target.clone();
@@ -137,15 +179,7 @@ fn claude_code_runs_a_gated_loop_to_an_honest_end() {
     });
     let s = Session::new(&server, claude_bin);
     let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
-
-    // init's settings hooks first, then the plugin: both sets are registered.
-    let (code, out, err) = s.run(&me, &["init"], repo.path());
-    assert_eq!(code, 0, "{out}{err}");
-    let source = env!("CARGO_MANIFEST_DIR");
-    let (code, out, err) = s.claude(&["plugin", "marketplace", "add", source], repo.path());
-    assert_eq!(code, 0, "marketplace add: {out}{err}");
-    let (code, out, err) = s.claude(&["plugin", "install", "ralph-gate@ralph-gate"], repo.path());
-    assert_eq!(code, 0, "plugin install: {out}{err}");
+    install(&s, &repo);
     let (code, out, _) = s.run(&me, &["doctor"], repo.path());
     assert!(
         !out.contains("registered 2 times") && !out.contains("old version"),
@@ -210,11 +244,7 @@ fn claude_code_runs_a_gated_loop_to_an_honest_end() {
     );
 
     // What ralph-gate recorded: one stop per iteration, the options as given.
-    let journal: Vec<Value> = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let journal = journal(&repo);
     let stops: Vec<&Value> = journal.iter().filter(|e| e["event"] == "stop").collect();
     assert_eq!(stops.len(), 2, "two stops, each counted once: {journal:#?}");
     assert_eq!(stops[0]["iteration"], 1);
@@ -230,4 +260,114 @@ fn claude_code_runs_a_gated_loop_to_an_honest_end() {
         std::fs::read_to_string(&target).unwrap(),
         "def f():\n    return 1\n"
     );
+}
+
+#[test]
+fn claude_code_honours_the_guards_denials_and_a_loop_without_the_work_ends_unfinished() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    let config = repo.path().join("ralph.toml");
+    let weak = config.clone();
+    let server = ModelServer::start(move |req| {
+        if !is_agent(req) {
+            return Reply::text("ok");
+        }
+        let all = req["messages"].to_string();
+        if all.contains("refused your promise") {
+            Reply::text("I give up.\n<promise>DONE</promise>")
+        } else if all.contains("toolu_b1") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else if all.contains("toolu_e1") {
+            Reply::tool(
+                "toolu_b1",
+                "Bash",
+                json!({"command": "rm -rf .ralph && ralph-gate loop cancel"}),
+            )
+        } else {
+            Reply::tool(
+                "toolu_e1",
+                "Write",
+                json!({"file_path": weak, "content": "[[gate]]\nname = \"python\"\nglobs = [\"*.none\"]\nrun = \"true\"\n"}),
+            )
+        }
+    });
+    let s = Session::new(&server, claude_bin);
+    install(&s, &repo);
+    let before = std::fs::read_to_string(&config).unwrap();
+    let (code, out, err) = s.claude(
+        &[
+            "-p",
+            "/ralph-gate:loop Fix pkg/mod.py --max-iterations 2 --completion-promise DONE",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "claude -p: {err}\n{out}");
+    let asked: Vec<String> = server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert!(asked.len() >= 3, "{asked:#?}");
+    assert!(
+        asked[1].contains("denied while a loop is running: editing ralph.toml"),
+        "the Write was denied and the model told why: {}",
+        asked[1]
+    );
+    assert!(
+        asked[2].contains("denied while a loop is running"),
+        "the shell command was denied: {}",
+        asked[2]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        before,
+        "the config is untouched"
+    );
+    let journal = journal(&repo);
+    assert!(
+        !journal.iter().any(|e| e["event"] == "cancel"),
+        "{journal:#?}"
+    );
+    let outcomes: Vec<&str> = journal
+        .iter()
+        .filter(|e| e["event"] == "stop")
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["promise_refused", "limit_reached"],
+        "{journal:#?}"
+    );
+    assert!(result(&out)["is_error"] == false);
+}
+
+#[test]
+fn the_marketplace_and_the_plugin_validate_with_claude() {
+    let Some(claude_bin) = claude() else {
+        unavailable(
+            "Claude Code (`claude`) is not installed",
+            "npm install -g @anthropic-ai/claude-code (see .ci/run)",
+        );
+        return;
+    };
+    let server = ModelServer::start(|_| Reply::text("ok"));
+    let s = Session::new(&server, claude_bin);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in [root.to_path_buf(), root.join("hooks/claude-plugin")] {
+        let (code, out, err) = s.claude(&["plugin", "validate", dir.to_str().unwrap()], root);
+        assert_eq!(code, 0, "{}: {out}{err}", dir.display());
+        assert!(out.contains("Validation passed"), "{out}");
+        assert!(
+            !out.contains("LICENSE"),
+            "no note about a missing licence: {out}"
+        );
+    }
 }
