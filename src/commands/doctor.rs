@@ -32,6 +32,18 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
             .map(|u| format!("a settings file does not parse: {u}")),
     );
 
+    if let Some(by) = claude_settings::plugin_enabled(&settings, "ralph-gate") {
+        let in_settings = settings.iter().any(|s| {
+            claude_settings::hooks(&s.value, "Stop")
+                .iter()
+                .any(|(c, _)| claude_settings::is_ralph_gate_hook(c, "hook stop"))
+        });
+        fine.push(if in_settings {
+            format!("the ralph-gate plugin ({}) and settings both register hooks: the plugin's stand down, so each event acts once", by.display())
+        } else {
+            format!("the ralph-gate plugin is enabled ({}) and its hooks act", by.display())
+        });
+    }
     hooks_on_path(&settings, env, &mut problems, &mut fine);
     match Project::open(cwd, config) {
         Ok(project) => {

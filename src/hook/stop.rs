@@ -180,9 +180,20 @@ pub fn run(
     let pinned_now = pin::of(&project.config);
     let verdict = match store.read(&loop_file) {
         Ok(copy) => {
-            // A copy left by an earlier loop of the same file name is not this loop's.
-            let copy = copy.filter(|c| c.started_at == state.started_at);
-            pin::judge(state.gates_pin.as_deref(), copy.as_ref(), &pinned_now)
+            // A copy left by an earlier loop of the same file name is not this loop's. It
+            // is said, since a state file rewritten with a new start time looks the same.
+            let (mine, earlier) = match copy {
+                Some(c) if c.started_at == state.started_at => (Some(c), None),
+                other => (None, other),
+            };
+            if let Some(e) = earlier {
+                notes.push(format!(
+                    "a pin of an earlier loop in {loop_file} (started {}) remained; this loop (started {}) is judged without it",
+                    e.started_at.as_deref().unwrap_or("?"),
+                    state.started_at.as_deref().unwrap_or("?")
+                ));
+            }
+            pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &pinned_now)
         }
         Err(e) => Verdict::Tampered(format!("the pin's copy cannot be read: {e}")),
     };

@@ -185,6 +185,7 @@ fn claude_code_runs_a_gated_loop_to_an_honest_end() {
         !out.contains("registered 2 times") && !out.contains("old version"),
         "doctor sees no double registration: {out} ({code})"
     );
+    assert!(out.contains("the plugin's stand down"), "{out}");
 
     let (code, out, err) = s.claude(
         &[
