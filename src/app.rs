@@ -28,7 +28,9 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             commands::check::run(&mut Project::open(&cwd, config)?, &args, &env)
         }
         Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args, &env),
-        Command::Hook { via, event } => Ok(commands::hook::run(&event, via, &env, &cwd, config)),
+        Command::Hook { via, agent, event } => {
+            Ok(commands::hook::run(&event, via, agent, &env, &cwd, config))
+        }
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd, config),
         Command::Doctor => commands::doctor::run(&env, &cwd, config),
         Command::Dash => {

@@ -32,12 +32,16 @@ pub enum Command {
     Check(CheckArgs),
     /// List the resolved gates and where each came from, or explain what paths would trigger.
     Gates(GatesArgs),
-    /// Claude Code hook entry points: read the event's JSON on stdin, answer on stdout.
+    /// Agent hook entry points: read the event's JSON on stdin, answer on stdout.
     Hook {
         /// Who registered this hook. `plugin`: stand down when the project's or the user's
         /// settings register ralph-gate's hook for the same event, so only one acts.
         #[arg(long, global = true, value_enum, default_value = "settings")]
         via: HookVia,
+        /// The agent that runs this hook: its payload is read, and its answer written, in
+        /// that agent's format. A payload that is certainly another agent's is refused.
+        #[arg(long, global = true, value_enum, default_value = "claude")]
+        agent: crate::agents::Agent,
         #[command(subcommand)]
         event: HookCommand,
     },
@@ -98,6 +102,9 @@ pub enum HookCommand {
     PostToolUse,
     /// When the agent stops: hold the loop to its promise and the stop gates.
     Stop,
+    /// The agent's reply, kept for its next stop (Cursor's afterAgentResponse: its stop
+    /// payload carries no final message).
+    AgentResponse,
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +143,11 @@ pub struct LoopStartArgs {
     /// Read the prompt from this file.
     #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
     pub prompt_file: Option<PathBuf>,
+
+    /// The agent whose stops the loop holds; its state file goes in that agent's folder
+    /// (`.claude/`, `.codex/`, `.gemini/`, ...).
+    #[arg(long, value_enum, default_value = "claude")]
+    pub agent: crate::agents::Agent,
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).

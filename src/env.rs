@@ -26,6 +26,8 @@ pub struct Environment {
     /// Claude Code ends a turn after this many Stop refusals in a row
     /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, default 8; 0 = no cap).
     pub stop_block_cap: u32,
+    /// Qwen Code's cap (`QWEN_CODE_STOP_HOOK_BLOCK_CAP`, default 8, at most 100).
+    pub qwen_block_cap: u32,
     /// The variables that decide which executable a version manager's shim runs (`HOME`,
     /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
     pub tool_vars: std::collections::BTreeMap<String, OsString>,
@@ -64,6 +66,10 @@ impl Environment {
             .iter()
             .any(|k| truthy(k)),
             stop_block_cap: std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_STOP_BLOCK_CAP),
+            qwen_block_cap: std::env::var("QWEN_CODE_STOP_HOOK_BLOCK_CAP")
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(DEFAULT_STOP_BLOCK_CAP),

@@ -99,15 +99,15 @@ pub fn is_own_state(rel: &Path) -> bool {
     if rel.starts_with(STATE_DIR) {
         return true;
     }
-    let mut parts = rel.components();
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(dir), Some(name), None) if dir.as_os_str() == crate::loop_state::DIR => {
-            let name = name.as_os_str().to_string_lossy();
-            (name.starts_with("ralph-loop") && name.ends_with(".local.md"))
-                || name.starts_with(".ralph-gate-")
-        }
-        _ => false,
-    }
+    let (Some(dir), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return false;
+    };
+    let name = name.to_string_lossy();
+    crate::agents::Agent::ALL
+        .iter()
+        .any(|a| dir == Path::new(a.state_dir()))
+        && ((name.starts_with("ralph-loop") && name.ends_with(".local.md"))
+            || name.starts_with(".ralph-gate-"))
 }
 
 pub const STATE_DIR: &str = ".ralph";

@@ -5,13 +5,23 @@
 
 use std::path::Path;
 
-/// Hook input from Claude Code's stdin: a value or an error whose message names where the
-/// JSON broke, and the edited path, if any, is never empty.
+/// Hook input on stdin, from any agent: a value or an error whose message names where the
+/// JSON broke; every agent's adapter reads it as any event without panicking, and an edited
+/// path is never empty.
 pub fn hook_input(bytes: &[u8]) {
+    use crate::agents::{self, Agent, Event};
     match crate::hook::protocol::parse(bytes) {
         Ok(input) => {
-            if let Some(path) = crate::hook::post_tool_use::edited_path(&input) {
-                assert!(!path.as_os_str().is_empty(), "an empty edited path");
+            for agent in Agent::ALL {
+                // Stop may read a transcript the payload names: not from fuzzed input.
+                for event in [Event::Edit, Event::Guard] {
+                    if let Ok(ask) = agents::ask(agent, event, &input) {
+                        assert!(
+                            ask.edited.iter().all(|p| !p.as_os_str().is_empty()),
+                            "an empty edited path"
+                        );
+                    }
+                }
             }
         }
         Err(e) => assert!(!e.to_string().is_empty()),
@@ -186,7 +196,7 @@ pub fn stop_decision(bytes: &[u8]) {
             StateChange::SetIteration(state.iteration.saturating_add(1)),
             "a refusal must count the iteration"
         );
-        let reason = d.output.reason.as_deref().unwrap_or_default();
+        let reason = d.output.reason().unwrap_or_default();
         assert!(
             reason.chars().count() <= crate::hook::protocol::TEXT_CAP,
             "reason over Claude Code's limit"

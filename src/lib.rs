@@ -4,6 +4,7 @@
 //! so that the fuzz targets in `fuzz/` can link the real parsers; its modules stay private,
 //! and the only public surface is [`main`] and the [`fuzzing`] entry points.
 
+mod agents;
 mod app;
 mod atomic;
 mod cache;

@@ -15,11 +15,16 @@
 //! ```
 //!
 //! `.claude/ralph-loop.local.md` holds one loop; `.claude/ralph-loop-<id>.local.md` (with a
-//! `loop_id` field) holds each further one. Updates rewrite single lines, as the plugin's
+//! `loop_id` field) holds each further one. Loops of other agents use the same format in
+//! their own folder (`.codex/`, `.gemini/`, ...) with an `agent:` field, so a repository
+//! driven by Codex never gets a `.claude/`, and one agent's stop never captures another's
+//! loop. Updates rewrite single lines, as the plugin's
 //! `sed` does, so fields ralph-gate does not know and the prompt survive byte for byte.
 
+use crate::agents::Agent;
 use std::path::{Path, PathBuf};
 
+/// Claude Code's folder, where the official plugin keeps its loop.
 pub const DIR: &str = ".claude";
 pub const MAIN_FILE: &str = "ralph-loop.local.md";
 
@@ -50,6 +55,8 @@ pub struct LoopState {
     pub loop_id: Option<String>,
     /// The digest of the stop gates pinned at loop start (see [`crate::pin`]).
     pub gates_pin: Option<String>,
+    /// The agent whose stops this loop holds (`None`: Claude Code, as the plugin writes it).
+    pub agent: Option<String>,
     /// The file's front matter ends its lines with CRLF: updates keep it so.
     crlf: bool,
 }
@@ -62,6 +69,7 @@ impl LoopState {
         session: &str,
         loop_id: Option<&str>,
         now: &str,
+        agent: Agent,
     ) -> Self {
         let mut text = String::from("---\nactive: true\niteration: 1\n");
         text.push_str(&format!("session_id: {}\n", session_key(session)));
@@ -73,6 +81,9 @@ impl LoopState {
         text.push_str(&format!("started_at: \"{now}\"\n"));
         if let Some(id) = loop_id {
             text.push_str(&format!("loop_id: {id}\n"));
+        }
+        if agent != Agent::Claude {
+            text.push_str(&format!("agent: {agent}\n"));
         }
         text.push_str(&format!("---\n\n{}\n", prompt.trim_end()));
         Self::parse(&text).expect("a freshly rendered state parses")
@@ -134,6 +145,7 @@ impl LoopState {
             started_at: field("started_at").map(unquote),
             loop_id: field("loop_id").map(unquote),
             gates_pin: field("gates_pin").map(unquote).filter(|v| !v.is_empty()),
+            agent: field("agent").map(unquote).filter(|v| !v.is_empty()),
             crlf,
             lines,
             body,
@@ -171,6 +183,14 @@ impl LoopState {
     pub fn set_pin(&mut self, digest: &str) {
         self.gates_pin = Some(digest.to_string());
         self.set_line("gates_pin", digest);
+    }
+
+    /// The agent this loop belongs to; an unknown name is nobody's.
+    pub fn agent(&self) -> Option<Agent> {
+        match &self.agent {
+            None => Some(Agent::Claude),
+            Some(name) => Agent::from_name(name),
+        }
     }
 
     pub fn limit_reached(&self) -> bool {
@@ -224,36 +244,78 @@ impl LoopFile {
 /// old or the new file), and a temporary file from a write in flight counts too. Under the
 /// lock, where every writer that replaces a loop file also holds it, `list` is exact.
 pub fn maybe_any(workspace: &Path) -> bool {
-    let dir = workspace.join(DIR);
-    if dir.join(MAIN_FILE).exists() {
-        return true;
-    }
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        name.starts_with("ralph-loop") || name.starts_with(".ralph-gate-")
+    Agent::ALL.iter().any(|a| {
+        let dir = workspace.join(a.state_dir());
+        if dir.join(MAIN_FILE).exists() {
+            return true;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("ralph-loop") || name.starts_with(".ralph-gate-")
+        })
     })
 }
 
-/// Every loop state file under `workspace/.claude`, the main one first.
+/// The name a loop's progress record, pin and lock are kept under: the file name, prefixed
+/// with the agent for loops outside `.claude/` (`codex-ralph-loop.local.md`), so loops of two
+/// agents never share one.
+pub fn key(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match Agent::ALL.iter().find(|a| a.state_dir() == dir) {
+        Some(Agent::Claude) | None => name,
+        Some(a) => format!("{a}-{name}"),
+    }
+}
+
+/// True when `key` (see [`key`]) names a loop state file that exists under `workspace`.
+pub fn exists(workspace: &Path, key_: &str) -> bool {
+    Agent::ALL.iter().any(|a| {
+        let dir = workspace.join(a.state_dir());
+        let name = match a {
+            Agent::Claude => Some(key_),
+            _ => key_.strip_prefix(&format!("{a}-")),
+        };
+        name.is_some_and(|n| is_state_name(n) && dir.join(n).exists())
+    })
+}
+
+/// True when `name` is a loop state file's name.
+pub fn is_state_name(name: &str) -> bool {
+    name == MAIN_FILE || (name.starts_with("ralph-loop-") && name.ends_with(".local.md"))
+}
+
+/// Every loop state file of every agent under `workspace`, Claude's main one first.
 pub fn list(workspace: &Path) -> Vec<LoopFile> {
-    let dir = workspace.join(DIR);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n == MAIN_FILE || (n.starts_with("ralph-loop-") && n.ends_with(".local.md"))
-            })
-        })
-        .collect();
-    paths.sort_by_key(|p| (p.file_name().is_none_or(|n| n != MAIN_FILE), p.clone()));
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for agent in Agent::ALL {
+        let Ok(entries) = std::fs::read_dir(workspace.join(agent.state_dir())) else {
+            continue;
+        };
+        paths.extend(
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(is_state_name)
+                }),
+        );
+    }
+    let main = workspace.join(DIR).join(MAIN_FILE);
+    paths.sort_by_key(|p| (*p != main, p.clone()));
     paths
         .into_iter()
         .map(|path| LoopFile {
@@ -285,10 +347,14 @@ pub fn session_key(raw: &str) -> String {
 }
 
 /// Which loop a session's stop belongs to: its own, else an unclaimed one (to be claimed).
-/// Loops owned by other sessions are never ours.
-pub fn select<'a>(files: &'a [LoopFile], session: &str) -> Option<&'a LoopFile> {
+/// Loops owned by other sessions, and loops of other agents, are never ours.
+pub fn select<'a>(files: &'a [LoopFile], session: &str, agent: Agent) -> Option<&'a LoopFile> {
     let session = session_key(session);
-    let active = |f: &&LoopFile| f.state.as_ref().is_ok_and(|s| s.active);
+    let active = |f: &&LoopFile| {
+        f.state
+            .as_ref()
+            .is_ok_and(|s| s.active && s.agent() == Some(agent))
+    };
     files
         .iter()
         .filter(active)
@@ -398,6 +464,7 @@ mod tests {
             "",
             Some("a1b2c3d4"),
             "2026-11-22T10:00:00Z",
+            Agent::Claude,
         );
         let again = LoopState::parse(&s.render()).unwrap();
         assert_eq!(again, s);
@@ -429,15 +496,40 @@ mod tests {
     fn selection_prefers_own_then_unclaimed_never_foreign() {
         let mk = |name: &str, session: &str| LoopFile {
             path: PathBuf::from(name),
-            state: Ok(LoopState::new("p", 0, None, session, None, "t")),
+            state: Ok(LoopState::new(
+                "p",
+                0,
+                None,
+                session,
+                None,
+                "t",
+                Agent::Claude,
+            )),
         };
         let files = vec![mk("a", "other"), mk("b", ""), mk("c", "me")];
-        assert_eq!(select(&files, "me").unwrap().path, PathBuf::from("c"));
-        assert_eq!(select(&files, "new").unwrap().path, PathBuf::from("b"));
+        assert_eq!(
+            select(&files, "me", Agent::Claude).unwrap().path,
+            PathBuf::from("c")
+        );
+        assert_eq!(
+            select(&files, "new", Agent::Claude).unwrap().path,
+            PathBuf::from("b")
+        );
         assert!(
-            select(&files[..1], "me").is_none(),
+            select(&files[..1], "me", Agent::Claude).is_none(),
             "another session's loop is not ours"
         );
+        assert!(
+            select(&files, "new", Agent::Codex).is_none(),
+            "a Claude loop never captures a Codex stop"
+        );
+        let codex = vec![LoopFile {
+            path: PathBuf::from("x"),
+            state: Ok(LoopState::new("p", 0, None, "", None, "t", Agent::Codex)),
+        }];
+        assert_eq!(codex[0].state.as_ref().unwrap().agent(), Some(Agent::Codex));
+        assert!(select(&codex, "s", Agent::Claude).is_none());
+        assert!(select(&codex, "s", Agent::Codex).is_some());
     }
 
     #[test]
@@ -456,10 +548,13 @@ mod tests {
             state: Ok(back),
         }];
         assert!(
-            select(&files, hostile).is_some(),
+            select(&files, hostile, Agent::Claude).is_some(),
             "the same session finds its loop"
         );
-        assert!(select(&files, "s").is_none(), "a prefix of it does not");
+        assert!(
+            select(&files, "s", Agent::Claude).is_none(),
+            "a prefix of it does not"
+        );
         assert_eq!(
             session_key("0f8fad5b-d9cb-469f-a165-70867728950e"),
             "0f8fad5b-d9cb-469f-a165-70867728950e",

@@ -239,7 +239,7 @@ fn loops(ws: &Path, project: &Project, problems: &mut Vec<String>, fine: &mut Ve
     let store = Store::for_workspace(ws);
     let now = pin::of(&project.config);
     for f in loop_state::list(ws) {
-        let name = f.name();
+        let name = loop_state::key(&f.path);
         let state = match &f.state {
             Ok(s) => s,
             Err(e) => {
@@ -273,7 +273,7 @@ fn loops(ws: &Path, project: &Project, problems: &mut Vec<String>, fine: &mut Ve
 
 /// Progress records and pins whose loop is gone: left by a loop ended outside ralph-gate.
 fn leftovers(ws: &Path, problems: &mut Vec<String>) {
-    let has_loop = |name: &str| ws.join(loop_state::DIR).join(name).exists();
+    let has_loop = |key: &str| loop_state::exists(ws, key);
     if let Ok(entries) = std::fs::read_dir(ws.join(crate::files::STATE_DIR).join("progress")) {
         for e in entries.flatten() {
             let file = e.file_name().to_string_lossy().into_owned();

@@ -55,19 +55,17 @@ fn start(
             ));
         }
     }
+    let agent = args.agent;
     let session = args
         .session
         .clone()
-        .or_else(|| env.claude_session_id.clone())
+        .or_else(|| agent.session_from_env(env))
         .unwrap_or_default();
-    let main = ws.join(loop_state::DIR).join(loop_state::MAIN_FILE);
+    let dir = ws.join(agent.state_dir());
+    let main = dir.join(loop_state::MAIN_FILE);
     let (path, id) = if main.exists() {
         let id = loop_state::new_id();
-        (
-            ws.join(loop_state::DIR)
-                .join(format!("ralph-loop-{id}.local.md")),
-            Some(id),
-        )
+        (dir.join(format!("ralph-loop-{id}.local.md")), Some(id))
     } else {
         (main, None)
     };
@@ -78,8 +76,9 @@ fn start(
         &session,
         id.as_deref(),
         &now(),
+        agent,
     );
-    let loop_file = file_name(&path);
+    let loop_file = loop_state::key(&path);
     // A progress record left by an earlier loop of this file name must not count here.
     let _ = std::fs::remove_file(crate::hook::stop::progress_path(ws, &loop_file));
     let mut state = state;
@@ -244,7 +243,7 @@ fn cancel(ws: &Path, id: Option<&str>, env: &Environment) -> Result<String, AppE
 /// loop is seen.
 pub fn end_by_hand(ws: &Path, path: &Path, who: &str) -> std::io::Result<()> {
     std::fs::remove_file(path)?;
-    let loop_file = file_name(path);
+    let loop_file = loop_state::key(path);
     let _ = std::fs::remove_file(crate::hook::stop::progress_path(ws, &loop_file));
     Store::for_workspace(ws).remove(&loop_file);
     let _ = journal::append(
@@ -276,7 +275,7 @@ fn approve(
     let project = Project::open(cwd, config)?;
     let now = crate::pin::of(&project.config);
     let store = Store::for_workspace(ws);
-    let loop_file = f.name();
+    let loop_file = loop_state::key(&f.path);
     let before = store
         .read(&loop_file)
         .ok()
@@ -313,12 +312,6 @@ fn approve(
         f.path.display(),
         now.source
     ))
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn prompt_line(prompt: &str) -> String {

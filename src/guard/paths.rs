@@ -49,7 +49,9 @@ impl Protected {
                 .compile_matcher();
             patterns.push((dir, m));
         };
-        pattern(ws.join(".claude"), "ralph-loop*.local.md");
+        for agent in crate::agents::Agent::ALL {
+            pattern(ws.join(agent.state_dir()), "ralph-loop*.local.md");
+        }
         pattern(ws.join(".claude"), "settings*.json");
         if let Some(ch) = p.claude_home {
             let ch = physical(ch);

@@ -3,7 +3,8 @@
 //! carries the decision out.
 
 use super::post_tool_use::gate_section;
-use super::protocol::{cap, HookOutput, TEXT_CAP};
+use super::protocol::{cap, TEXT_CAP};
+use super::Verdict;
 use crate::loop_state::LoopState;
 use crate::report::counts_as_failure;
 use crate::runner::GateResult;
@@ -72,7 +73,7 @@ pub enum StateChange {
 #[derive(Debug, Clone)]
 pub struct StopDecision {
     pub outcome: Outcome,
-    pub output: HookOutput,
+    pub output: Verdict,
     pub state: StateChange,
     /// One line for the journal.
     pub why: String,
@@ -80,7 +81,7 @@ pub struct StopDecision {
 
 impl StopDecision {
     pub fn blocks(&self) -> bool {
-        self.output.decision == Some("block")
+        self.output.blocks()
     }
 }
 
@@ -244,11 +245,9 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
     };
     StopDecision {
         outcome,
-        output: HookOutput {
-            decision: Some("block"),
-            reason: Some(cap(&reason, TEXT_CAP)),
-            system_message: Some(system),
-            ..Default::default()
+        output: Verdict::Block {
+            reason: cap(&reason, TEXT_CAP),
+            system: Some(system),
         },
         state: StateChange::SetIteration(next),
         why,
@@ -258,10 +257,7 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
 fn allow(outcome: Outcome, system: Option<String>, why: String) -> StopDecision {
     StopDecision {
         outcome,
-        output: HookOutput {
-            system_message: system,
-            ..Default::default()
-        },
+        output: Verdict::Allow { system },
         state: StateChange::Remove,
         why,
     }

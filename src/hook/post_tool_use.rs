@@ -2,7 +2,8 @@
 //! match it and hand their errors straight back to the agent as `additionalContext`.
 
 use super::notices;
-use super::protocol::{self, HookInput, HookOutput, HookSpecificOutput};
+use super::protocol;
+use super::{Ask, Verdict};
 use crate::config::Phase;
 use crate::env::Environment;
 use crate::files;
@@ -13,19 +14,8 @@ use crate::runner::{self, GateResult, Limits};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Pure: the file an edit tool wrote, if this tool call edited one.
-pub fn edited_path(input: &HookInput) -> Option<PathBuf> {
-    let key = match input.tool_name.as_deref()? {
-        "Write" | "Edit" | "MultiEdit" => "file_path",
-        "NotebookEdit" => "notebook_path",
-        _ => return None,
-    };
-    let path = input.tool_input.as_ref()?.get(key)?.as_str()?;
-    (!path.is_empty()).then(|| PathBuf::from(path))
-}
-
 /// Pure: what the agent is told when gates fail after its edit; `None` when nothing failed.
-pub fn feedback(edited: &Path, results: &[GateResult], ci: bool, cap: usize) -> Option<String> {
+pub fn feedback(edited: &str, results: &[GateResult], ci: bool, cap: usize) -> Option<String> {
     let failing: Vec<&GateResult> = results
         .iter()
         .filter(|r| counts_as_failure(r, ci))
@@ -37,7 +27,7 @@ pub fn feedback(edited: &Path, results: &[GateResult], ci: bool, cap: usize) -> 
         "ralph-gate: {} of {} failed after your edit to {}. Fix these before going on:\n",
         plural(failing.len(), "gate", "gates"),
         results.len(),
-        edited.display()
+        edited
     );
     let per_gate = (cap.saturating_sub(text.len() + 200) / failing.len()).max(300);
     for r in &failing {
@@ -64,52 +54,55 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
     s
 }
 
-pub fn run(
-    input: &HookInput,
-    env: &Environment,
-    cwd: &Path,
-    config: Option<&Path>,
-) -> Option<HookOutput> {
+/// The edit gates for the files an edit wrote, and what the agent is told.
+pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> Verdict {
     let started = Instant::now();
-    let edited = edited_path(input)?;
-    let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let absolute = base.join(&edited);
-    if !absolute.is_file() {
-        return None; // deleted, or not a file: nothing to check
+    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    // Deleted files, and things that are not files, have nothing to check.
+    let edited: Vec<&PathBuf> = ask
+        .edited
+        .iter()
+        .filter(|p| base.join(p).is_file())
+        .collect();
+    if edited.is_empty() {
+        return Verdict::Silent;
     }
     let project = match Project::open(&base, config) {
         Ok(p) => p,
         // The agent may have broken ralph.toml itself; tell it, so it can repair it.
         Err(e) => {
-            return Some(context(format!(
+            return context(format!(
                 "ralph-gate could not load its config, so no gate ran after this edit: {e}"
-            )))
+            ))
         }
     };
-    let rel = files::relative_to_root(project.root(), &base, &edited).ok()?;
-    if files::is_own_state(&rel) {
-        return None;
+    let rels: Vec<PathBuf> = edited
+        .iter()
+        .filter_map(|p| files::relative_to_root(project.root(), &base, p).ok())
+        .filter(|rel| !files::is_own_state(rel))
+        .collect();
+    if rels.is_empty() {
+        return Verdict::Silent;
     }
     let root = project.root().to_path_buf();
     let config = &project.config;
-    let edited_only = std::slice::from_ref(&rel);
     // The common case is an edit no gate cares about: answer it without listing the project.
     let head = |p: &Path| files::head(&root.join(p));
     let matching: Vec<&crate::config::Gate> = config
         .gates
         .iter()
-        .filter(|g| g.runs_in(Phase::Edit) && g.matches_file(&rel, &head))
+        .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
     if matching.is_empty() {
-        return None;
+        return Verdict::Silent;
     }
-    // Project gates, drivers and declared inputs see more than the edited file.
+    // Project gates, drivers and declared inputs see more than the edited files.
     let universe = if matching.iter().any(|g| g.needs_listing()) {
-        files::all(&root).unwrap_or_else(|_| edited_only.to_vec())
+        files::all(&root).unwrap_or_else(|_| rels.clone())
     } else {
-        edited_only.to_vec()
+        rels.clone()
     };
-    let plan = project.plan(edited_only, &universe, Phase::Edit, &[]);
+    let plan = project.plan(&rels, &universe, Phase::Edit, &[]);
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
@@ -126,34 +119,39 @@ pub fn run(
     .into_iter()
     .filter(|r| r.runs > 0)
     .collect();
-    let session = input.session_id.as_deref().unwrap_or("");
-    let told = notices::told(&root, session);
-    let notice = missing_notice(&rel, &results, &told);
+    let named = rels
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let told = notices::told(&root, &ask.session);
+    let notice = missing_notice(&named, &results, &told);
     if let Some((_, tools)) = &notice {
-        notices::remember(&root, session, tools);
+        notices::remember(&root, &ask.session, tools);
     }
-    let failures = feedback(&rel, &results, env.strict(), protocol::TEXT_CAP);
+    let failures = feedback(&named, &results, env.strict(), protocol::TEXT_CAP);
     let text = match (failures, &notice) {
-        (None, None) => return None,
+        (None, None) => return Verdict::Silent,
         (Some(f), None) => f,
         (None, Some((n, _))) => n.clone(),
         (Some(f), Some((n, _))) => format!("{n}\n\n{f}"),
     };
-    let mut out = context(text);
-    if let Some((_, tools)) = notice {
-        out.system_message = Some(format!(
-            "ralph-gate: not installed: {}; the gates that need it were skipped",
-            tools.join(", ")
-        ));
+    Verdict::Context {
+        text: protocol::cap(&text, protocol::TEXT_CAP),
+        system: notice.map(|(_, tools)| {
+            format!(
+                "ralph-gate: not installed: {}; the gates that need it were skipped",
+                tools.join(", ")
+            )
+        }),
     }
-    Some(out)
 }
 
 /// Pure: what the agent is told the first time in a session that a gate's tool is missing
 /// (tools in `told` were named before), and the tools it names. A skipped gate is not a
 /// pass: the agent should know its edits to these files go unchecked.
 pub fn missing_notice(
-    edited: &Path,
+    edited: &str,
     results: &[GateResult],
     told: &[String],
 ) -> Option<(String, Vec<String>)> {
@@ -181,7 +179,7 @@ pub fn missing_notice(
             } else {
                 format!("the gates {}", names.join(", "))
             },
-            edited.display(),
+            edited,
             gates
                 .iter()
                 .find_map(|g| g.install.as_ref())
@@ -193,15 +191,10 @@ pub fn missing_notice(
     Some((text, by_tool.into_iter().map(|(t, _)| t).collect()))
 }
 
-fn context(text: String) -> HookOutput {
-    HookOutput {
-        hook_specific_output: Some(HookSpecificOutput {
-            hook_event_name: "PostToolUse",
-            additional_context: Some(protocol::cap(&text, protocol::TEXT_CAP)),
-            permission_decision: None,
-            permission_decision_reason: None,
-        }),
-        ..Default::default()
+fn context(text: String) -> Verdict {
+    Verdict::Context {
+        text: protocol::cap(&text, protocol::TEXT_CAP),
+        system: None,
     }
 }
 
@@ -210,14 +203,6 @@ mod tests {
     use super::*;
     use crate::runner::GateStatus;
     use std::time::Duration;
-
-    fn input(tool: &str, tool_input: serde_json::Value) -> HookInput {
-        HookInput {
-            tool_name: Some(tool.into()),
-            tool_input: Some(tool_input),
-            ..Default::default()
-        }
-    }
 
     fn result(name: &str, status: GateStatus, output: &str) -> GateResult {
         GateResult {
@@ -238,43 +223,12 @@ mod tests {
     }
 
     #[test]
-    fn edit_tools_name_their_file_and_others_do_not() {
-        let j = serde_json::json!({"file_path": "/p/a.py", "content": "x"});
-        assert_eq!(
-            edited_path(&input("Write", j.clone())),
-            Some("/p/a.py".into())
-        );
-        assert_eq!(
-            edited_path(&input("Edit", j.clone())),
-            Some("/p/a.py".into())
-        );
-        assert_eq!(
-            edited_path(&input("MultiEdit", j.clone())),
-            Some("/p/a.py".into())
-        );
-        assert_eq!(
-            edited_path(&input("Bash", serde_json::json!({"command": "rm -rf /"}))),
-            None
-        );
-        assert_eq!(edited_path(&input("Read", j)), None);
-        let nb = serde_json::json!({"notebook_path": "/p/n.ipynb", "new_source": ""});
-        assert_eq!(
-            edited_path(&input("NotebookEdit", nb)),
-            Some("/p/n.ipynb".into())
-        );
-        assert_eq!(
-            edited_path(&input("Write", serde_json::json!({"file_path": 7}))),
-            None
-        );
-    }
-
-    #[test]
     fn feedback_names_only_failing_gates_without_colour() {
         let results = [
             result("ok", GateStatus::Pass, "fine"),
             result("py", GateStatus::Fail, "\x1b[31mSyntaxError\x1b[0m: bad"),
         ];
-        let text = feedback(Path::new("a.py"), &results, false, 8000).unwrap();
+        let text = feedback("a.py", &results, false, 8000).unwrap();
         assert!(
             text.contains("1 gate of 2 failed after your edit to a.py"),
             "{text}"
@@ -284,7 +238,7 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("[ok]"));
-        assert!(feedback(Path::new("a.py"), &results[..1], false, 8000).is_none());
+        assert!(feedback("a.py", &results[..1], false, 8000).is_none());
     }
 
     #[test]
@@ -300,17 +254,16 @@ mod tests {
             skipped("tsc", "tsc"),
             result("py", GateStatus::Pass, ""),
         ];
-        let (text, tools) = missing_notice(Path::new("a.sh"), &results, &[]).unwrap();
+        let (text, tools) = missing_notice("a.sh", &results, &[]).unwrap();
         assert_eq!(tools, ["shellcheck", "tsc"]);
         assert!(
             text.contains("`shellcheck` is not installed, so the gates shellcheck, shellcheck-strict did not check a.sh"),
             "{text}"
         );
         assert!(text.contains("Install it: apt-get install tsc."), "{text}");
-        let (_, again) =
-            missing_notice(Path::new("a.sh"), &results, &["shellcheck".into()]).unwrap();
+        let (_, again) = missing_notice("a.sh", &results, &["shellcheck".into()]).unwrap();
         assert_eq!(again, ["tsc"]);
-        assert!(missing_notice(Path::new("a.sh"), &results, &tools).is_none());
+        assert!(missing_notice("a.sh", &results, &tools).is_none());
     }
 
     #[test]
@@ -319,7 +272,7 @@ mod tests {
         let results: Vec<GateResult> = (0..4)
             .map(|i| result(&format!("g{i}"), GateStatus::Fail, &noisy))
             .collect();
-        let text = feedback(Path::new("a.rs"), &results, false, protocol::TEXT_CAP).unwrap();
+        let text = feedback("a.rs", &results, false, protocol::TEXT_CAP).unwrap();
         assert!(
             text.chars().count() <= protocol::TEXT_CAP,
             "{}",

@@ -3,24 +3,25 @@
 //! for everything else, it answers nothing, which Claude Code reads as "go on". No
 //! subprocess runs here: this hook sits in front of every edit and every shell command.
 
-use super::protocol::{HookInput, HookOutput, HookSpecificOutput};
+use super::{Ask, Verdict};
 use crate::env::Environment;
-use crate::guard::{self, paths::Places, paths::Protected, Call};
+use crate::guard::{self, paths::Places, paths::Protected};
 use crate::loop_state;
 use std::path::{Path, PathBuf};
 
-pub fn run(input: &HookInput, env: &Environment, cwd: &Path) -> Option<HookOutput> {
-    let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+pub fn run(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
+    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
     let ws = env
         .claude_project_dir
         .clone()
         .or_else(|| git_work_tree(&base))
         .unwrap_or_else(|| base.clone());
-    let session = input.session_id.clone().unwrap_or_default();
-    if !in_loop(&ws, &session) {
-        return None;
+    let Some(call) = &ask.call else {
+        return Verdict::Silent;
+    };
+    if !in_loop(&ws, &ask.session) {
+        return Verdict::Silent;
     }
-    let call = call(input)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let claude_home = std::env::var_os("CLAUDE_CONFIG_DIR")
         .map(PathBuf::from)
@@ -37,42 +38,19 @@ pub fn run(input: &HookInput, env: &Environment, cwd: &Path) -> Option<HookOutpu
         git_dir: git_dir.as_deref(),
         plugin_root: plugin_root.as_deref(),
     });
-    let denied = guard::judge(&call, &protected)?;
-    Some(deny(&denied.what))
-}
-
-/// The answer that refuses the call, with words the agent can act on.
-pub fn deny(what: &str) -> HookOutput {
-    let reason = format!(
-        "ralph-gate: denied while a loop is running: {what}. The config, ralph-gate's state (.ralph/), the loop's state file, the hook settings and git hooks decide when this loop may end, so they are not changed from inside it. Make the stop gates pass by fixing the code. If the gates or the loop really must change, say so and let the user do it (`ralph-gate loop cancel`, `ralph-gate loop approve` are theirs to run)."
-    );
-    HookOutput {
-        hook_specific_output: Some(HookSpecificOutput {
-            hook_event_name: "PreToolUse",
-            additional_context: None,
-            permission_decision: Some("deny"),
-            permission_decision_reason: Some(reason),
-        }),
-        ..Default::default()
+    match guard::judge(call, &protected) {
+        Some(denied) => deny(&denied.what),
+        None => Verdict::Silent,
     }
 }
 
-fn call(input: &HookInput) -> Option<Call> {
-    let tool = input.tool_name.as_deref()?;
-    let field = |k: &str| {
-        input
-            .tool_input
-            .as_ref()
-            .and_then(|v| v.get(k))
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
-    Some(match tool {
-        "Write" | "Edit" | "MultiEdit" => Call::Edit(field("file_path")?),
-        "NotebookEdit" => Call::Edit(field("notebook_path")?),
-        "Bash" => Call::Bash(field("command")?),
-        _ => Call::Other,
-    })
+/// The answer that refuses the call, with words the agent can act on.
+pub fn deny(what: &str) -> Verdict {
+    Verdict::Deny {
+        reason: format!(
+            "ralph-gate: denied while a loop is running: {what}. The config, ralph-gate's state (.ralph/), the loop's state file, the hook settings and git hooks decide when this loop may end, so they are not changed from inside it. Make the stop gates pass by fixing the code. If the gates or the loop really must change, say so and let the user do it (`ralph-gate loop cancel`, `ralph-gate loop approve` are theirs to run)."
+        ),
+    }
 }
 
 /// True when a loop this session owns, or one no session has claimed yet, is active.

@@ -32,11 +32,14 @@ pub fn normalize(promise: &str) -> String {
 }
 
 /// Where the last assistant text came from, for the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TextSource {
     LastAssistantMessage,
     Transcript,
+    /// Recorded from the agent's own after-response hook (Cursor).
+    Recorded,
+    #[default]
     None,
 }
 
@@ -53,18 +56,28 @@ pub fn last_text(message: Option<&str>, transcript: Option<&Path>) -> (Option<St
 }
 
 fn last_transcript_text(path: &Path) -> Option<String> {
+    let text = transcript_tail(path)?;
+    let lines: Vec<&str> = text.lines().collect();
+    last_message_text(&lines)
+}
+
+/// The end of a JSONL transcript (at most [`TRANSCRIPT_TAIL`] bytes), whole lines only.
+pub fn transcript_tail(path: &Path) -> Option<String> {
     let mut file = std::fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
     let start = len.saturating_sub(TRANSCRIPT_TAIL);
     file.seek(SeekFrom::Start(start)).ok()?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut lines: Vec<&str> = text.lines().collect();
-    if start > 0 && !lines.is_empty() {
-        lines.remove(0); // began mid-line
-    }
-    last_message_text(&lines)
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Some(if start > 0 {
+        // Began mid-line.
+        text.split_once('\n')
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    } else {
+        text
+    })
 }
 
 /// The last text of the last main-chain assistant *message*. Claude Code writes each content

@@ -6,13 +6,15 @@ mod verify;
 
 use super::decide::{self, Outcome, StateChange, StopFacts};
 use super::promise::{self, TextSource};
-use super::protocol::{cap, HookInput, HookOutput, TEXT_CAP};
+use super::protocol::{cap, TEXT_CAP};
+use super::{Ask, Verdict};
+use crate::agents::Agent;
 use crate::atomic;
 use crate::env::Environment;
 use crate::files;
 use crate::journal;
 use crate::loop_state::{self, LoopState};
-use crate::pin::{self, store::Store, Verdict};
+use crate::pin::{self, store::Store, Verdict as PinVerdict};
 use crate::project::Project;
 use crate::report::counts_as_failure;
 use crate::runner::{GateResult, Reuse};
@@ -61,7 +63,11 @@ type Found = (PathBuf, LoopState);
 
 /// The loop this stop belongs to, claimed for the session if it was unclaimed, and the state
 /// files that could not be read.
-fn find_loop(ws: &Path, session: &str) -> Result<(Option<Found>, Vec<String>), StopError> {
+fn find_loop(
+    ws: &Path,
+    session: &str,
+    agent: Agent,
+) -> Result<(Option<Found>, Vec<String>), StopError> {
     if !loop_state::maybe_any(ws) {
         return Ok((None, Vec::new()));
     }
@@ -79,7 +85,7 @@ fn find_loop(ws: &Path, session: &str) -> Result<(Option<Found>, Vec<String>), S
                 .map(|e| format!("{}: {e}", f.path.display()))
         })
         .collect();
-    let ours = match loop_state::select(&files, session) {
+    let ours = match loop_state::select(&files, session, agent) {
         Some(f) => {
             let mut state = f.state.clone().expect("select returns readable states");
             if state.session_id.is_empty() && !session.is_empty() {
@@ -95,17 +101,17 @@ fn find_loop(ws: &Path, session: &str) -> Result<(Option<Found>, Vec<String>), S
 }
 
 pub fn run(
-    input: &HookInput,
+    ask: &Ask,
     env: &Environment,
     cwd: &Path,
     config: Option<&Path>,
-) -> Result<Option<HookOutput>, StopError> {
+) -> Result<Verdict, StopError> {
     let started = Instant::now();
-    let session = input.session_id.clone().unwrap_or_default();
-    let base = input.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let session = ask.session.clone();
+    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
     let ws = workspace(env, &base);
 
-    let (ours, unreadable) = find_loop(&ws, &session)?;
+    let (ours, unreadable) = find_loop(&ws, &session, ask.agent)?;
     for u in &unreadable {
         let _ = journal::append(
             &ws,
@@ -122,18 +128,9 @@ pub fn run(
     }
     let Some((loop_path, state)) = ours else {
         notice_deleted_loops(&ws, &session);
-        return no_loop(
-            &base,
-            config,
-            env,
-            &ws,
-            &session,
-            input,
-            started,
-            &unreadable,
-        );
+        return no_loop(&base, config, env, &ws, ask, started, &unreadable);
     };
-    let loop_file = file_name(&loop_path);
+    let loop_file = loop_state::key(&loop_path);
 
     // This loop's own lock, held to the end of the stop: concurrent stops of one loop take
     // turns, so each decides on the true iteration (the limit is never overrun), while
@@ -145,7 +142,7 @@ pub fn run(
     let state = match loop_state::read(&loop_path) {
         Ok(fresh) if fresh.session_id == state.session_id => fresh,
         // Ended or cancelled by the stop before us, or taken over: nothing to hold.
-        _ => return Ok(None),
+        _ => return Ok(Verdict::Silent),
     };
 
     let mut notes = Vec::new();
@@ -156,23 +153,17 @@ pub fn run(
             files::STATE_DIR
         ));
     }
-    let (text, source) = promise::last_text(
-        input.last_assistant_message.as_deref(),
-        input.transcript_path.as_deref(),
-    );
+    let (text, source) = (ask.final_text.clone(), ask.text_source);
     let seen = text.as_deref().and_then(promise::extract);
     let misplaced = seen.is_none() && text.as_deref().is_some_and(promise::has_tag);
     let mut project = match Project::open(&base, config) {
         Ok(p) => p,
         Err(e) => {
             // Fail closed: a loop may not end on a config nobody can check against.
-            let out = HookOutput {
-                decision: Some("block"),
-                reason: Some(cap(&format!("ralph-gate cannot load its config, so the stop gates cannot run. Fix it, then finish the task:\n{e}"), TEXT_CAP)),
-                system_message: Some("ralph-gate: config error, loop continues".into()),
-                ..Default::default()
-            };
-            return Ok(Some(out));
+            return Ok(Verdict::Block {
+                reason: cap(&format!("ralph-gate cannot load its config, so the stop gates cannot run. Fix it, then finish the task:\n{e}"), TEXT_CAP),
+                system: Some("ralph-gate: config error, loop continues".into()),
+            });
         }
     };
 
@@ -195,9 +186,9 @@ pub fn run(
             }
             pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &pinned_now)
         }
-        Err(e) => Verdict::Tampered(format!("the pin's copy cannot be read: {e}")),
+        Err(e) => PinVerdict::Tampered(format!("the pin's copy cannot be read: {e}")),
     };
-    if let Verdict::Tampered(why) = &verdict {
+    if let PinVerdict::Tampered(why) = &verdict {
         notes.push(format!("pin tampered: {why}"));
     }
     let hold = hold_reason(&verdict);
@@ -233,9 +224,9 @@ pub fn run(
     let now = progress::next(
         previous.as_ref(),
         progress::fingerprint(&ws, &results, env.strict()),
-        input.stop_hook_active.unwrap_or(false),
+        ask.continuing,
     );
-    let block_cap = env.stop_block_cap;
+    let block_cap = ask.agent.block_cap(env);
 
     let decision = decide::decide(&StopFacts {
         state: &state,
@@ -261,7 +252,7 @@ pub fn run(
         let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
         match (&decision.state, loop_state::read(&loop_path)) {
             // Cancelled while the gates ran: nothing left to hold the agent to.
-            (_, Err(_)) if !loop_path.exists() => return Ok(None),
+            (_, Err(_)) if !loop_path.exists() => return Ok(Verdict::Silent),
             (StateChange::Remove, _) => {
                 std::fs::remove_file(&loop_path).map_err(io("remove", &loop_path))?;
                 let _ = std::fs::remove_file(&progress_path);
@@ -295,7 +286,7 @@ pub fn run(
                 })
             }
         }
-        if let Verdict::Stronger(changes) = &verdict {
+        if let PinVerdict::Stronger(changes) = &verdict {
             notes.push(format!(
                 "stop gates strengthened and pinned again: {}",
                 changes
@@ -310,13 +301,15 @@ pub fn run(
             &Entry {
                 time: journal::now(),
                 event: "stop",
+                agent: ask.agent,
+                block_cap,
                 session: &session,
                 loop_file: loop_file.clone(),
                 iteration: state.iteration,
                 promise_expected: state.completion_promise.as_deref(),
                 promise_seen: seen.as_deref(),
                 promise_source: source,
-                stop_hook_active: input.stop_hook_active.unwrap_or(false),
+                stop_hook_active: ask.continuing,
                 unchanged_stops: now.unchanged_stops,
                 blocks_in_a_row: now.blocks_in_a_row,
                 pin: pin_word(&verdict),
@@ -329,17 +322,17 @@ pub fn run(
         )
         .map_err(io("append to", &journal::path(&ws)))?;
     }
-    Ok(Some(decision.output))
+    Ok(decision.output)
 }
 
 /// The words the agent reads when the gates in force are not the pinned ones.
-fn hold_reason(verdict: &Verdict) -> Option<String> {
+fn hold_reason(verdict: &PinVerdict) -> Option<String> {
     let approve = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop. Put the gates back as they were, or finish the task and let a person decide.";
     if !verdict.holds() {
         return None;
     }
     match verdict {
-        Verdict::Weaker(changes) => Some(format!(
+        PinVerdict::Weaker(changes) => Some(format!(
             "The stop gates changed since this loop started, in ways that could let failing work pass:\n{}\n{approve}",
             changes
                 .iter()
@@ -347,21 +340,21 @@ fn hold_reason(verdict: &Verdict) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join("\n")
         )),
-        Verdict::Tampered(why) => Some(format!(
+        PinVerdict::Tampered(why) => Some(format!(
             "The record of the gates this loop started with was altered: {why}.\n{approve}"
         )),
         _ => None,
     }
 }
 
-fn pin_word(verdict: &Verdict) -> &'static str {
+fn pin_word(verdict: &PinVerdict) -> &'static str {
     match verdict {
-        Verdict::Same => "same",
-        Verdict::First => "pinned",
-        Verdict::Reworded => "reworded",
-        Verdict::Stronger(_) => "strengthened",
-        Verdict::Weaker(_) => "weakened",
-        Verdict::Tampered(_) => "tampered",
+        PinVerdict::Same => "same",
+        PinVerdict::First => "pinned",
+        PinVerdict::Reworded => "reworded",
+        PinVerdict::Stronger(_) => "strengthened",
+        PinVerdict::Weaker(_) => "weakened",
+        PinVerdict::Tampered(_) => "tampered",
     }
 }
 
@@ -370,7 +363,7 @@ fn pin_word(verdict: &Verdict) -> &'static str {
 fn notice_deleted_loops(ws: &Path, session: &str) {
     let store = Store::for_workspace(ws);
     for (loop_file, record) in store.pinned() {
-        if ws.join(loop_state::DIR).join(&loop_file).exists() {
+        if loop_state::exists(ws, &loop_file) {
             continue;
         }
         let _ = journal::append(
@@ -394,35 +387,32 @@ fn notice_deleted_loops(ws: &Path, session: &str) {
 }
 
 /// A stop with no loop of this session: `gate_every_stop` may still hold it to the gates.
-#[allow(clippy::too_many_arguments)]
 fn no_loop(
     base: &Path,
     config: Option<&Path>,
     env: &Environment,
     ws: &Path,
-    session: &str,
-    input: &HookInput,
+    ask: &Ask,
     started: Instant,
     unreadable: &[String],
-) -> Result<Option<HookOutput>, StopError> {
+) -> Result<Verdict, StopError> {
     if let Ok(project) = Project::open(base, config) {
         if project.config.settings.hooks.gate_every_stop {
-            return gate_plain_stop(project, env, ws, session, input, started).map(Some);
+            return gate_plain_stop(project, env, ws, ask, started);
         }
     }
     if unreadable.is_empty() {
-        return Ok(None);
+        return Ok(Verdict::Silent);
     }
-    Ok(Some(HookOutput {
-        system_message: Some(cap(
+    Ok(Verdict::Allow {
+        system: Some(cap(
             &format!(
                 "ralph-gate: cannot read loop state ({}); that loop is not being enforced.",
                 unreadable.join("; ")
             ),
             TEXT_CAP,
         )),
-        ..Default::default()
-    }))
+    })
 }
 
 /// `gate_every_stop` without a loop: the stop gates must pass before the agent may stop, but
@@ -431,10 +421,10 @@ fn gate_plain_stop(
     mut project: Project,
     env: &Environment,
     ws: &Path,
-    session: &str,
-    input: &HookInput,
+    ask: &Ask,
     started: Instant,
-) -> Result<HookOutput, StopError> {
+) -> Result<Verdict, StopError> {
+    let session = ask.session.as_str();
     let deadline = started + project.config.settings.hooks.stop_budget;
     let results =
         verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything).map_err(|e| {
@@ -449,7 +439,7 @@ fn gate_plain_stop(
         .filter(|r| counts_as_failure(r, env.strict()))
         .collect();
     let output = if failing.is_empty() {
-        HookOutput::default()
+        Verdict::Silent
     } else {
         let per = (TEXT_CAP / failing.len()).saturating_sub(200).max(300);
         let mut reason = format!(
@@ -459,29 +449,29 @@ fn gate_plain_stop(
         for r in &failing {
             reason.push_str(&super::post_tool_use::gate_section(r, per));
         }
-        HookOutput {
-            decision: Some("block"),
-            reason: Some(cap(&reason, TEXT_CAP)),
-            system_message: Some(format!(
+        Verdict::Block {
+            reason: cap(&reason, TEXT_CAP),
+            system: Some(format!(
                 "ralph-gate: {} failing",
                 crate::report::text::plural(failing.len(), "gate", "gates")
             )),
-            ..Default::default()
         }
     };
-    let blocks = output.decision.is_some();
+    let blocks = output.blocks();
     journal::append(
         ws,
         &Entry {
             time: journal::now(),
             event: "stop",
+            agent: ask.agent,
+            block_cap: ask.agent.block_cap(env),
             session,
             loop_file: String::new(),
             iteration: 0,
             promise_expected: None,
             promise_seen: None,
             promise_source: TextSource::None,
-            stop_hook_active: input.stop_hook_active.unwrap_or(false),
+            stop_hook_active: ask.continuing,
             unchanged_stops: 0,
             blocks_in_a_row: 0,
             pin: "",
@@ -517,12 +507,6 @@ fn journal_gates(results: &[GateResult], ci: bool) -> Vec<JournalGate<'_>> {
         .collect()
 }
 
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 #[derive(Serialize)]
 struct JournalGate<'a> {
     gate: &'a str,
@@ -537,6 +521,9 @@ struct JournalGate<'a> {
 struct Entry<'a> {
     time: String,
     event: &'static str,
+    agent: Agent,
+    /// Refusals in a row the agent allows before it ends the turn anyway (0: none known).
+    block_cap: u32,
     session: &'a str,
     loop_file: String,
     iteration: u64,

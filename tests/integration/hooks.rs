@@ -409,7 +409,10 @@ fn bad_stdin_is_explained_and_touches_no_state() {
     for (input, expect) in [
         (&b""[..], "empty"),
         (&b"not json"[..], "not a valid JSON object"),
-        (&br#"{"session_id": ["wrong", "type"]}"#[..], "invalid type"),
+        (
+            &br#"{"session_id": ["wrong", "type"]}"#[..],
+            "`session_id` in the hook input must be a string",
+        ),
         (&b"\xff\xfe\x00"[..], "not a valid JSON object"),
     ] {
         for hook in ["stop", "post-tool-use"] {

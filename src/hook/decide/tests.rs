@@ -10,6 +10,7 @@ fn state(iteration: u64, max: u64, promise: Option<&str>) -> LoopState {
         "s1",
         None,
         "t",
+        crate::agents::Agent::Claude,
     );
     s.set_iteration(iteration);
     s
@@ -71,7 +72,7 @@ fn promise_with_passing_gates_completes() {
     assert_eq!(d.outcome, Outcome::Completed);
     assert!(!d.blocks());
     assert_eq!(d.state, StateChange::Remove);
-    assert_eq!(d.output, HookOutput::default());
+    assert_eq!(d.output, Verdict::Allow { system: None });
 }
 
 #[test]
@@ -93,7 +94,7 @@ fn a_stop_gate_that_verified_nothing_cannot_grant_completion() {
             "{:?}",
             results[1].status
         );
-        let reason = d.output.reason.unwrap();
+        let reason = d.output.reason().unwrap();
         assert!(reason.contains("verified nothing: lint"), "{reason}");
         assert!(reason.contains("optional = true"), "{reason}");
     }
@@ -109,7 +110,7 @@ fn a_stop_gate_that_verified_nothing_cannot_grant_completion() {
     ));
     assert!(d
         .output
-        .reason
+        .reason()
         .unwrap()
         .contains("install it: apt-get install shellcheck"));
 }
@@ -124,7 +125,7 @@ fn a_hold_refuses_the_promise_and_says_who_may_lift_it() {
     };
     let d = decide(&held);
     assert_eq!(d.outcome, Outcome::PromiseRefused);
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(
         reason.contains("not the ones this loop started with"),
         "{reason}"
@@ -141,7 +142,7 @@ fn a_promise_that_does_not_end_the_message_is_explained() {
         ..facts(&s, None, &results, 0)
     });
     assert_eq!(d.outcome, Outcome::Continue);
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(reason.contains("must END the final message"), "{reason}");
 }
 
@@ -153,7 +154,7 @@ fn repeated_blocks_with_nothing_changed_name_the_work() {
         blocks_in_a_row: 3,
         ..facts(&s, Some("DONE"), &results, 0)
     });
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(
         reason.contains("3 stops in a row with nothing changed"),
         "{reason}"
@@ -175,7 +176,7 @@ fn promise_with_a_failing_gate_is_refused_with_its_errors() {
     let d = decide(&facts(&s, Some("DONE"), &results, 0));
     assert_eq!(d.outcome, Outcome::PromiseRefused);
     assert!(d.blocks());
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(reason.starts_with("ralph-gate refused your promise <promise>DONE</promise>: 1 gate is still failing (tests)"), "{reason}");
     assert!(
         reason.contains("[tests] exit 1\n$ tests .\ntests: error E1 in a.rs"),
@@ -186,7 +187,7 @@ fn promise_with_a_failing_gate_is_refused_with_its_errors() {
         "the task is repeated: {reason}"
     );
     assert_eq!(
-        d.output.system_message.as_deref(),
+        d.output.system(),
         Some("ralph-gate: iteration 3/10, 1 gate failing")
     );
     assert_eq!(d.state, StateChange::SetIteration(3));
@@ -198,7 +199,7 @@ fn no_promise_blocks_with_the_prompt_failures_and_how_to_finish() {
     let results = [gate("tsc", GateStatus::Fail)];
     let d = decide(&facts(&s, None, &results, 0));
     assert_eq!(d.outcome, Outcome::Continue);
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(
         reason.starts_with("Build the parser.\nMake the tests pass."),
         "{reason}"
@@ -211,7 +212,7 @@ fn no_promise_blocks_with_the_prompt_failures_and_how_to_finish() {
         "{reason}"
     );
     assert_eq!(
-        d.output.system_message.as_deref(),
+        d.output.system(),
         Some("ralph-gate: iteration 2/∞, 1 gate failing")
     );
 }
@@ -228,7 +229,7 @@ fn a_loop_without_a_promise_never_completes_by_text() {
     let s = state(1, 0, None);
     let d = decide(&facts(&s, Some("DONE"), &[], 0));
     assert_eq!(d.outcome, Outcome::Continue);
-    assert!(d.output.reason.unwrap().contains("no completion promise"));
+    assert!(d.output.reason().unwrap().contains("no completion promise"));
 }
 
 #[test]
@@ -239,7 +240,7 @@ fn iteration_limit_allows_and_names_what_still_fails() {
     assert_eq!(d.outcome, Outcome::LimitReached);
     assert!(!d.blocks());
     assert_eq!(d.state, StateChange::Remove);
-    let msg = d.output.system_message.unwrap();
+    let msg = d.output.system().unwrap();
     assert!(
         msg.contains("limit of 10 iterations unfinished") && msg.contains("tests"),
         "{msg}"
@@ -267,7 +268,7 @@ fn stuck_loop_is_stopped_after_the_configured_count() {
     assert_eq!(d.outcome, Outcome::Stuck);
     assert!(d
         .output
-        .system_message
+        .system()
         .unwrap()
         .contains("stopped as stuck: 3 stops in a row"));
     let never = StopFacts {
@@ -307,6 +308,7 @@ fn huge_failures_and_prompts_stay_under_the_cap() {
         "s1",
         None,
         "t",
+        crate::agents::Agent::Claude,
     );
     let mut big = gate("tests", GateStatus::Fail);
     big.output = "error\n".repeat(50_000);
@@ -318,7 +320,7 @@ fn huge_failures_and_prompts_stay_under_the_cap() {
         },
     ];
     let d = decide(&facts(&s, Some("DONE"), &results, 0));
-    let reason = d.output.reason.unwrap();
+    let reason = d.output.reason().unwrap();
     assert!(
         reason.chars().count() <= TEXT_CAP,
         "{}",

@@ -64,7 +64,19 @@ pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
             .map(|o| o.stdout)
             .unwrap_or_default()
     };
-    let outside_state = ["--", ".", ":(exclude).ralph", ":(exclude).claude"];
+    let mut outside_state: Vec<String> = vec![
+        "--".into(),
+        ".".into(),
+        ":(exclude).ralph".into(),
+        ":(exclude).claude".into(),
+    ];
+    for a in crate::agents::Agent::ALL {
+        outside_state.push(format!(
+            ":(exclude,glob){}/ralph-loop*.local.md",
+            a.state_dir()
+        ));
+    }
+    let outside_state: Vec<&str> = outside_state.iter().map(String::as_str).collect();
     h.update(&git(&[
         &["diff", "HEAD", "--binary", "--no-color"][..],
         &outside_state[..],

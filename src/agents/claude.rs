@@ -1,0 +1,91 @@
+//! Claude Code (and the agents that copied its hook protocol field for field: Qwen Code,
+//! Factory Droid; Codex's output schema is a subset of it). claude-code-hooks.md.
+
+use super::{base, path_field, text, Agent, Answer, Event, PayloadError};
+use crate::guard::Call;
+use crate::hook::promise;
+use crate::hook::{Ask, Verdict};
+use serde_json::{json, Map, Value};
+
+pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
+    let mut ask = base(v, "session_id");
+    match event {
+        Event::Edit => ask.edited = edited(v).into_iter().collect(),
+        Event::Stop => {
+            let transcript = text(v, "transcript_path").map(std::path::PathBuf::from);
+            let (t, source) = promise::last_text(
+                text(v, "last_assistant_message").as_deref(),
+                transcript.as_deref(),
+            );
+            ask.final_text = t;
+            ask.text_source = source;
+        }
+        Event::Guard => ask.call = call(v),
+        Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Claude)),
+    }
+    Ok(ask)
+}
+
+/// The file an edit tool wrote.
+pub fn edited(v: &Value) -> Option<std::path::PathBuf> {
+    let key = match v.get("tool_name")?.as_str()? {
+        "Write" | "Edit" | "MultiEdit" => "file_path",
+        "NotebookEdit" => "notebook_path",
+        _ => return None,
+    };
+    path_field(v.get("tool_input"), key)
+}
+
+fn call(v: &Value) -> Option<Call> {
+    let input = v.get("tool_input");
+    let field = |k: &str| {
+        input
+            .and_then(|i| i.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Some(match v.get("tool_name")?.as_str()? {
+        "Write" | "Edit" | "MultiEdit" => Call::Edit(field("file_path")?),
+        "NotebookEdit" => Call::Edit(field("notebook_path")?),
+        "Bash" => Call::Bash(field("command")?),
+        _ => Call::Other,
+    })
+}
+
+/// Claude's answer format: `decision`/`reason` for a stop, `hookSpecificOutput` for context
+/// and permissions, `systemMessage` for the user.
+pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
+    let mut out = Map::new();
+    let event_name = match (agent, event) {
+        (_, Event::Guard) => "PreToolUse",
+        _ => "PostToolUse",
+    };
+    match verdict {
+        Verdict::Silent => return Answer::nothing(),
+        Verdict::Context { text, .. } => {
+            out.insert(
+                "hookSpecificOutput".into(),
+                json!({"hookEventName": event_name, "additionalContext": text}),
+            );
+        }
+        Verdict::Block { reason, .. } => {
+            out.insert("decision".into(), json!("block"));
+            out.insert("reason".into(), json!(reason));
+        }
+        Verdict::Allow { .. } => {}
+        Verdict::Deny { reason } => {
+            out.insert(
+                "hookSpecificOutput".into(),
+                json!({"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                       "permissionDecisionReason": reason}),
+            );
+        }
+    }
+    if let Some(s) = verdict.system() {
+        out.insert("systemMessage".into(), json!(s));
+    }
+    if out.is_empty() {
+        return Answer::nothing();
+    }
+    Answer::json(Value::Object(out))
+}
