@@ -53,8 +53,26 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             std::io::stdout().lock().write_all(text.as_bytes())?;
             Ok(crate::exit::SUCCESS)
         }
-        Command::Init { force, absolute } => {
-            commands::init::run(&env, &cwd, &commands::init::Options { force, absolute })
+        Command::Init {
+            force,
+            absolute,
+            agents,
+        } => {
+            let mut chosen: Vec<crate::agents::Agent> = Vec::new();
+            for a in agents.into_iter().flatten() {
+                if !chosen.contains(&a) {
+                    chosen.push(a);
+                }
+            }
+            commands::init::run(
+                &env,
+                &cwd,
+                &commands::init::Options {
+                    force,
+                    absolute,
+                    agents: chosen,
+                },
+            )
         }
         Command::Cache(crate::cli::CacheCommand::Clear) => {
             let project = Project::open(&cwd, config)?;

@@ -72,6 +72,10 @@ pub enum Command {
         /// PATH that Claude Code and git will use).
         #[arg(long)]
         absolute: bool,
+        /// Register the hooks of this agent in its own config file (repeatable; `all` for
+        /// every one). Default: Claude Code and each agent the project shows signs of.
+        #[arg(long = "agent", value_name = "AGENT", value_parser = parse_agent_choice)]
+        agents: Vec<Vec<crate::agents::Agent>>,
     },
 }
 
@@ -217,4 +221,17 @@ pub struct GatesArgs {
     /// With --explain: only this phase (default: every phase).
     #[arg(long, value_enum)]
     pub phase: Option<Phase>,
+}
+
+/// `claude`, `codex`, ... or `all`.
+fn parse_agent_choice(s: &str) -> Result<Vec<crate::agents::Agent>, String> {
+    if s == "all" {
+        return Ok(crate::agents::Agent::ALL.to_vec());
+    }
+    crate::agents::Agent::from_name(s)
+        .map(|a| vec![a])
+        .ok_or_else(|| {
+            let names: Vec<&str> = crate::agents::Agent::ALL.iter().map(|a| a.name()).collect();
+            format!("unknown agent `{s}`; one of: {}, all", names.join(", "))
+        })
 }

@@ -10,9 +10,6 @@ use crate::hook::{Ask, Verdict};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// The `loop_limit` `init --agent cursor` writes on the stop hook.
-pub const LOOP_LIMIT: u32 = 25;
-
 pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
     let roots = v.get("workspace_roots").and_then(Value::as_array);
     let mut ask = Ask {

@@ -19,6 +19,9 @@ use crate::hook::{Ask, Verdict};
 use serde_json::Value;
 use std::path::Path;
 
+/// The `loop_limit` `init --agent cursor` writes on Cursor's stop hook: its cap on refusals.
+pub const CURSOR_LOOP_LIMIT: u32 = 25;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Agent {
@@ -135,7 +138,7 @@ impl Agent {
             Agent::Claude => env.stop_block_cap,
             Agent::Qwen => env.qwen_block_cap.min(100),
             Agent::Copilot => 8,
-            Agent::Cursor => cursor::LOOP_LIMIT,
+            Agent::Cursor => CURSOR_LOOP_LIMIT,
             Agent::Codex | Agent::Gemini | Agent::Droid => 0,
         }
     }

@@ -2,6 +2,7 @@
 
 mod common;
 
+mod agents;
 mod cache;
 mod check;
 mod claude_code;

@@ -5,6 +5,7 @@
 //! over a foreign one without --force), ignores `.ralph/`, and says when the `ralph-gate`
 //! the hooks will call is not on PATH. Running it twice changes nothing.
 
+mod agents;
 mod frameworks;
 
 use crate::app::AppError;
@@ -16,7 +17,7 @@ use crate::exit;
 use crate::files;
 use crate::hook::stop::workspace;
 use frameworks::Framework;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,8 @@ pub struct Options {
     pub force: bool,
     /// Write this binary's absolute path into the hooks instead of `ralph-gate`.
     pub absolute: bool,
+    /// The agents to set up; empty: Claude Code and every agent the project shows signs of.
+    pub agents: Vec<crate::agents::Agent>,
 }
 
 pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError> {
@@ -46,9 +49,29 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
         }
     }
     report.push(write_config(&ws, env)?);
-    report.push(write_settings(&ws, &program)?);
+    let chosen = if opts.agents.is_empty() {
+        let mut all = vec![crate::agents::Agent::Claude];
+        let found = agents::detected(&ws);
+        if !found.is_empty() {
+            report.push(format!(
+                "agents found in this project besides Claude Code: {}",
+                found
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        all.extend(found);
+        all
+    } else {
+        opts.agents.clone()
+    };
+    for agent in &chosen {
+        report.push(write_agent(&ws, *agent, &program)?);
+    }
     report.push(pre_commit(&ws, &program, opts.force)?);
-    report.push(ignore_state(&ws)?);
+    report.push(ignore_state(&ws, &chosen)?);
     for c in super::doctor::conflicts(&ws) {
         report.push(format!("warning: {c}"));
     }
@@ -161,16 +184,21 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
         .collect()
 }
 
-fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
-    let path = ws.join(".claude/settings.json");
-    let (all, _) = crate::claude_settings::load(ws);
-    if let Some(by) = crate::claude_settings::plugin_enabled(&all, "ralph-gate") {
-        // Both would run for every event: one stop would count as two iterations.
-        return Ok(format!(
-            ".claude/settings.json: no hooks added, the ralph-gate plugin is enabled ({}) and its hooks act",
-            by.display()
-        ));
+/// Registers ralph-gate's hooks in `agent`'s own config file, merged into what is there.
+fn write_agent(ws: &Path, agent: crate::agents::Agent, program: &str) -> Result<String, AppError> {
+    let spec = agents::spec(agent, program);
+    if agent == crate::agents::Agent::Claude {
+        let (all, _) = crate::claude_settings::load(ws);
+        if let Some(by) = crate::claude_settings::plugin_enabled(&all, "ralph-gate") {
+            // Both would run for every event: one stop would count as two iterations.
+            return Ok(format!(
+                "{}: no hooks added, the ralph-gate plugin is enabled ({}) and its hooks act",
+                spec.file,
+                by.display()
+            ));
+        }
     }
+    let path = agents::path(ws, &spec);
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
             AppError::Usage(format!(
@@ -181,10 +209,17 @@ fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
     };
-    let (merged, added) = merge_settings(existing, program)
+    let (merged, added) = agents::merge(existing, &spec)
         .map_err(|e| AppError::Usage(format!("{}: {e}", path.display())))?;
+    let note = spec
+        .note
+        .map(|n| format!("\n    note: {n}"))
+        .unwrap_or_default();
     if added.is_empty() {
-        return Ok(".claude/settings.json: the hooks are already there".into());
+        return Ok(format!(
+            "{} ({agent}): the hooks are already there{note}",
+            spec.file
+        ));
     }
     let mut text = serde_json::to_string_pretty(&merged).expect("settings serialise");
     text.push('\n');
@@ -194,77 +229,7 @@ fn write_settings(ws: &Path, program: &str) -> Result<String, AppError> {
         Some((last, rest)) => format!("the {} and {last} hooks", rest.join(", ")),
         None => String::new(),
     };
-    Ok(format!(".claude/settings.json: added {names}"))
-}
-
-/// Pure: `settings` with ralph-gate's PreToolUse, PostToolUse and Stop hooks (calling `program`) added
-/// where missing, and the names of the events that got one. Nothing already there is
-/// removed or reordered.
-pub fn merge_settings(
-    settings: Option<Value>,
-    program: &str,
-) -> Result<(Value, Vec<&'static str>), String> {
-    let mut root = settings.unwrap_or_else(|| Value::Object(Map::new()));
-    let obj = root
-        .as_object_mut()
-        .ok_or("the settings are not a JSON object")?;
-    let hooks = obj
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let hooks = hooks
-        .as_object_mut()
-        .ok_or("`hooks` is not a JSON object")?;
-    let guard = format!("{program} hook pre-tool-use");
-    let edit = format!("{program} hook post-tool-use");
-    let stop = format!("{program} hook stop");
-    let wanted = [
-        (
-            "PreToolUse",
-            "hook pre-tool-use",
-            json!({
-                "matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash",
-                "hooks": [{"type": "command", "command": guard, "timeout": 10}]
-            }),
-        ),
-        (
-            "PostToolUse",
-            "hook post-tool-use",
-            json!({
-                "matcher": "Write|Edit|MultiEdit|NotebookEdit",
-                "hooks": [{"type": "command", "command": edit, "timeout": 120}]
-            }),
-        ),
-        (
-            "Stop",
-            "hook stop",
-            json!({
-                "hooks": [{"type": "command", "command": stop, "timeout": 900}]
-            }),
-        ),
-    ];
-    let mut added = Vec::new();
-    for (event, command, entry) in wanted {
-        let list = hooks
-            .entry(event)
-            .or_insert_with(|| Value::Array(Vec::new()));
-        let list = list
-            .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{event}` is not a JSON array"))?;
-        let present = list.iter().any(|e| {
-            e.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
-                hs.iter().any(|h| {
-                    h.get("command")
-                        .and_then(Value::as_str)
-                        .is_some_and(|c| c.contains("ralph-gate") && c.contains(command))
-                })
-            })
-        });
-        if !present {
-            list.push(entry);
-            added.push(event);
-        }
-    }
-    Ok((root, added))
+    Ok(format!("{} ({agent}): added {names}{note}", spec.file))
 }
 
 /// Joins the project's pre-commit framework when it has one, else installs the git hook.
@@ -346,31 +311,50 @@ fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, App
     Ok(format!("pre-commit: installed {}", path.display()))
 }
 
-fn ignore_state(ws: &Path) -> Result<String, AppError> {
+/// `.ralph/` and the loop files of the chosen agents other than Claude are never committed.
+fn ignore_state(ws: &Path, chosen: &[crate::agents::Agent]) -> Result<String, AppError> {
     let path = ws.join(".gitignore");
     let current = std::fs::read_to_string(&path).unwrap_or_default();
-    if current
+    let has = |line: &str| current.lines().any(|l| l.trim() == line);
+    let mut missing: Vec<String> = Vec::new();
+    if !current
         .lines()
         .any(|l| matches!(l.trim(), ".ralph" | ".ralph/" | "/.ralph" | "/.ralph/"))
     {
+        missing.push(".ralph/".into());
+    }
+    for line in chosen.iter().filter_map(|a| agents::ignore_line(*a)) {
+        if !has(&line) && !missing.contains(&line) {
+            missing.push(line);
+        }
+    }
+    if missing.is_empty() {
         return Ok(".gitignore: already ignores .ralph/".into());
     }
     let mut text = current.clone();
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(".ralph/\n");
+    for m in &missing {
+        text.push_str(m);
+        text.push('\n');
+    }
     atomic::write(&path, text.as_bytes())?;
-    Ok(".gitignore: added .ralph/".into())
+    Ok(format!(".gitignore: added {}", missing.join(", ")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn merge_adds_both_hooks_to_empty_settings() {
-        let (v, added) = merge_settings(None, "ralph-gate").unwrap();
+        let (v, added) = agents::merge(
+            None,
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+        )
+        .unwrap();
         assert_eq!(added, ["PreToolUse", "PostToolUse", "Stop"]);
         assert_eq!(
             v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
@@ -388,7 +372,11 @@ mod tests {
                 "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "guard.sh"}]}]
             }
         });
-        let (once, added) = merge_settings(Some(existing.clone()), "ralph-gate").unwrap();
+        let (once, added) = agents::merge(
+            Some(existing.clone()),
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+        )
+        .unwrap();
         assert_eq!(added.len(), 3);
         assert_eq!(once["model"], "opus");
         assert_eq!(
@@ -401,16 +389,32 @@ mod tests {
             existing["hooks"]["PostToolUse"][0]
         );
         assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
-        let (twice, added) = merge_settings(Some(once.clone()), "ralph-gate").unwrap();
+        let (twice, added) = agents::merge(
+            Some(once.clone()),
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+        )
+        .unwrap();
         assert!(added.is_empty());
         assert_eq!(twice, once);
     }
 
     #[test]
     fn merge_refuses_shapes_it_would_have_to_destroy() {
-        assert!(merge_settings(Some(json!([1])), "ralph-gate").is_err());
-        assert!(merge_settings(Some(json!({"hooks": "x"})), "ralph-gate").is_err());
-        assert!(merge_settings(Some(json!({"hooks": {"Stop": {}}})), "ralph-gate").is_err());
+        assert!(agents::merge(
+            Some(json!([1])),
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+        )
+        .is_err());
+        assert!(agents::merge(
+            Some(json!({"hooks": "x"})),
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+        )
+        .is_err());
+        assert!(agents::merge(
+            Some(json!({"hooks": {"Stop": {}}})),
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+        )
+        .is_err());
     }
 
     #[test]
@@ -421,7 +425,11 @@ mod tests {
         .unwrap();
         let snippet: Value =
             serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
-        let (merged, _) = merge_settings(None, "ralph-gate").unwrap();
+        let (merged, _) = agents::merge(
+            None,
+            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+        )
+        .unwrap();
         let plugin = plugin["hooks"].to_string().replace(" --via plugin", "");
         assert_eq!(
             plugin,

@@ -1,0 +1,269 @@
+//! Each agent's hook config: its file, its shape, its event and field names, its timeout unit
+//! (agent-hooks.md). Merged into what is there, idempotently, never removing anything.
+
+use crate::agents::Agent;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+
+/// How an agent lists its hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Claude's: `hooks.EVENT = [{matcher?, hooks: [{type, command, timeout}]}]`.
+    Grouped,
+    /// Copilot's and Cursor's: `{version: 1, hooks: {event: [ENTRY]}}`.
+    Flat,
+}
+
+/// One hook ralph-gate registers: the agent's event name, ralph-gate's subcommand, the entry.
+struct Hook {
+    event: &'static str,
+    sub: &'static str,
+    entry: Value,
+}
+
+pub struct Spec {
+    /// The config file, relative to the project.
+    pub file: &'static str,
+    shape: Shape,
+    hooks: Vec<Hook>,
+    /// What the user must still do, if anything.
+    pub note: Option<&'static str>,
+}
+
+/// Hook timeouts, in seconds: the stop budget's default (600 s) plus room to answer.
+const EDIT_S: u64 = 120;
+const STOP_S: u64 = 900;
+const GUARD_S: u64 = 10;
+
+pub fn spec(agent: Agent, program: &str) -> Spec {
+    let cmd = |sub: &str| {
+        if agent == Agent::Claude {
+            format!("{program} hook {sub}")
+        } else {
+            format!("{program} hook {sub} --agent {agent}")
+        }
+    };
+    let grouped = |matcher: Option<&str>, sub: &str, timeout: u64| {
+        let mut group = Map::new();
+        if let Some(m) = matcher {
+            group.insert("matcher".into(), json!(m));
+        }
+        group.insert(
+            "hooks".into(),
+            json!([{"type": "command", "command": cmd(sub), "timeout": timeout}]),
+        );
+        Value::Object(group)
+    };
+    let hook = |event: &'static str, sub: &'static str, entry: Value| Hook { event, sub, entry };
+    match agent {
+        Agent::Claude => Spec {
+            file: ".claude/settings.json",
+            shape: Shape::Grouped,
+            hooks: vec![
+                hook("PreToolUse", "pre-tool-use", grouped(Some("Write|Edit|MultiEdit|NotebookEdit|Bash"), "pre-tool-use", GUARD_S)),
+                hook("PostToolUse", "post-tool-use", grouped(Some("Write|Edit|MultiEdit|NotebookEdit"), "post-tool-use", EDIT_S)),
+                hook("Stop", "stop", grouped(None, "stop", STOP_S)),
+            ],
+            note: None,
+        },
+        Agent::Codex => Spec {
+            file: ".codex/hooks.json",
+            shape: Shape::Grouped,
+            hooks: vec![
+                hook("PostToolUse", "post-tool-use", grouped(Some("apply_patch"), "post-tool-use", EDIT_S)),
+                hook("Stop", "stop", grouped(None, "stop", STOP_S)),
+            ],
+            note: Some("Codex runs a project's hooks only once you trust them: open /hooks in Codex and trust ralph-gate's (and trust the project)"),
+        },
+        Agent::Gemini => Spec {
+            file: ".gemini/settings.json",
+            shape: Shape::Grouped,
+            // Gemini's timeouts are milliseconds.
+            hooks: vec![
+                hook("AfterTool", "post-tool-use", grouped(Some("write_file|replace"), "post-tool-use", EDIT_S * 1000)),
+                hook("AfterAgent", "stop", grouped(None, "stop", STOP_S * 1000)),
+            ],
+            note: Some("Gemini CLI runs project hooks in trusted folders only: trust this folder"),
+        },
+        Agent::Qwen => Spec {
+            file: ".qwen/settings.json",
+            shape: Shape::Grouped,
+            // Qwen 0.24 reads a value >= 1000 as milliseconds, its docs say milliseconds:
+            // these are right under both readings.
+            hooks: vec![
+                hook("PostToolUse", "post-tool-use", grouped(Some("write_file|edit"), "post-tool-use", EDIT_S * 1000)),
+                hook("Stop", "stop", grouped(None, "stop", STOP_S * 1000)),
+            ],
+            note: None,
+        },
+        Agent::Droid => Spec {
+            file: ".factory/hooks.json",
+            shape: Shape::Grouped,
+            hooks: vec![
+                hook("PostToolUse", "post-tool-use", grouped(Some("Create|Edit|ApplyPatch"), "post-tool-use", EDIT_S)),
+                hook("Stop", "stop", grouped(None, "stop", STOP_S)),
+            ],
+            note: None,
+        },
+        Agent::Copilot => Spec {
+            file: ".github/hooks/ralph-gate.json",
+            shape: Shape::Flat,
+            hooks: vec![
+                hook("postToolUse", "post-tool-use", json!({"type": "command", "bash": cmd("post-tool-use"),
+                    "matcher": "create|edit|apply_patch", "timeoutSec": EDIT_S})),
+                hook("agentStop", "stop", json!({"type": "command", "bash": cmd("stop"), "timeoutSec": STOP_S})),
+            ],
+            note: Some("Copilot CLI runs repository hooks in trusted folders only (and with -p, only with COPILOT_PROMPT_MODE_REPO_HOOKS=1)"),
+        },
+        Agent::Cursor => Spec {
+            file: ".cursor/hooks.json",
+            shape: Shape::Flat,
+            hooks: vec![
+                hook("afterFileEdit", "post-tool-use", json!({"command": cmd("post-tool-use")})),
+                hook("afterAgentResponse", "agent-response", json!({"command": cmd("agent-response")})),
+                hook("stop", "stop", json!({"command": cmd("stop"), "loop_limit": crate::agents::CURSOR_LOOP_LIMIT})),
+            ],
+            note: Some("Cursor's hook protocol is not published on npm: the shape ralph-gate writes is from secondary sources; check it against your Cursor version"),
+        },
+    }
+}
+
+/// Pure: `existing` with the spec's hooks added where no ralph-gate hook for that event is,
+/// and the events that got one.
+pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'static str>), String> {
+    let mut root = existing.unwrap_or_else(|| Value::Object(Map::new()));
+    let obj = root
+        .as_object_mut()
+        .ok_or("the file is not a JSON object")?;
+    if spec.shape == Shape::Flat {
+        obj.entry("version").or_insert(json!(1));
+    }
+    let hooks = obj
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or("`hooks` is not a JSON object")?;
+    let mut added = Vec::new();
+    for h in &spec.hooks {
+        let list = hooks
+            .entry(h.event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("`hooks.{}` is not a JSON array", h.event))?;
+        let ours = |c: &Value| {
+            c.as_str()
+                .is_some_and(|c| c.contains("ralph-gate") && c.contains(&format!("hook {}", h.sub)))
+        };
+        let present = list.iter().any(|e| match spec.shape {
+            Shape::Grouped => e
+                .get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|hs| hs.iter().any(|x| x.get("command").is_some_and(ours))),
+            Shape::Flat => ["command", "bash"]
+                .iter()
+                .any(|k| e.get(*k).is_some_and(ours)),
+        });
+        if !present {
+            list.push(h.entry.clone());
+            added.push(h.event);
+        }
+    }
+    Ok((root, added))
+}
+
+/// Agents whose config folder the project already has (beside Claude, always set up).
+pub fn detected(ws: &Path) -> Vec<Agent> {
+    let marks: [(Agent, &[&str]); 6] = [
+        (Agent::Codex, &[".codex", "AGENTS.md"]),
+        (
+            Agent::Copilot,
+            &[
+                ".github/hooks",
+                ".github/copilot",
+                ".github/copilot-instructions.md",
+            ],
+        ),
+        (Agent::Gemini, &[".gemini", "GEMINI.md"]),
+        (Agent::Cursor, &[".cursor", ".cursorrules"]),
+        (Agent::Qwen, &[".qwen", "QWEN.md"]),
+        (Agent::Droid, &[".factory"]),
+    ];
+    marks
+        .iter()
+        .filter(|(_, files)| files.iter().any(|f| ws.join(f).exists()))
+        .map(|(a, _)| *a)
+        .collect()
+}
+
+/// The line `.gitignore` needs for this agent's loop files (Claude's live where Claude Code
+/// keeps its own local files).
+pub fn ignore_line(agent: Agent) -> Option<String> {
+    (agent != Agent::Claude).then(|| format!("{}/ralph-loop*.local.md", agent.state_dir()))
+}
+
+pub fn path(ws: &Path, spec: &Spec) -> PathBuf {
+    ws.join(spec.file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_gets_its_events_in_its_shape_and_units() {
+        let (codex, added) = merge(None, &spec(Agent::Codex, "ralph-gate")).unwrap();
+        assert_eq!(added, ["PostToolUse", "Stop"]);
+        assert_eq!(codex["hooks"]["PostToolUse"][0]["matcher"], "apply_patch");
+        assert_eq!(
+            codex["hooks"]["Stop"][0]["hooks"][0]["command"],
+            "ralph-gate hook stop --agent codex"
+        );
+        assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["timeout"], 900);
+
+        let (gemini, _) = merge(None, &spec(Agent::Gemini, "ralph-gate")).unwrap();
+        assert_eq!(
+            gemini["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"], 900_000,
+            "ms"
+        );
+        assert_eq!(
+            gemini["hooks"]["AfterTool"][0]["matcher"],
+            "write_file|replace"
+        );
+
+        let (copilot, added) = merge(None, &spec(Agent::Copilot, "ralph-gate")).unwrap();
+        assert_eq!(added, ["postToolUse", "agentStop"]);
+        assert_eq!(copilot["version"], 1);
+        assert_eq!(
+            copilot["hooks"]["agentStop"][0]["bash"],
+            "ralph-gate hook stop --agent copilot"
+        );
+        assert_eq!(copilot["hooks"]["postToolUse"][0]["timeoutSec"], 120);
+
+        let (cursor, _) = merge(None, &spec(Agent::Cursor, "ralph-gate")).unwrap();
+        assert_eq!(
+            cursor["hooks"]["stop"][0]["loop_limit"],
+            crate::agents::CURSOR_LOOP_LIMIT
+        );
+        assert_eq!(
+            cursor["hooks"]["afterAgentResponse"][0]["command"],
+            "ralph-gate hook agent-response --agent cursor"
+        );
+    }
+
+    #[test]
+    fn merging_keeps_what_is_there_and_is_idempotent() {
+        let s = spec(Agent::Copilot, "ralph-gate");
+        let existing = json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./notify.sh"}]}, "x": 1});
+        let (once, added) = merge(Some(existing.clone()), &s).unwrap();
+        assert_eq!(added, ["postToolUse", "agentStop"]);
+        assert_eq!(
+            once["hooks"]["agentStop"][0],
+            existing["hooks"]["agentStop"][0]
+        );
+        assert_eq!(once["x"], 1);
+        let (twice, added) = merge(Some(once.clone()), &s).unwrap();
+        assert!(added.is_empty());
+        assert_eq!(twice, once);
+        assert!(merge(Some(json!([1])), &s).is_err());
+    }
+}
