@@ -2,6 +2,7 @@
 
 mod common;
 
+mod agent_clis;
 mod agents;
 mod cache;
 mod check;

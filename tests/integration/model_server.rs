@@ -1,6 +1,7 @@
-//! A scripted Anthropic Messages API on 127.0.0.1 for driving real agent CLIs offline. Each
-//! POST is recorded; `script` turns the request body into the model's reply, which is sent
-//! as server-sent events when the client asks for a stream and as one JSON message if not.
+//! A scripted model API on 127.0.0.1 for driving real agent CLIs offline: Anthropic's
+//! Messages API (Claude Code) or OpenAI's Responses API (Codex, Copilot). Each POST is
+//! recorded; `script` turns the request body into the model's reply, which is sent as
+//! server-sent events when the client asks for a stream and as one JSON message if not.
 //! Every connection is answered once and closed, so no client pooling can stall it.
 
 use serde_json::{json, Value};
@@ -16,6 +17,19 @@ pub enum Block {
         name: String,
         input: Value,
     },
+    /// A Responses API free-form tool call (Codex's `apply_patch`): `input` is raw text.
+    Custom {
+        id: String,
+        name: String,
+        input: String,
+    },
+}
+
+/// Which provider API the server speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Messages,
+    Responses,
 }
 
 pub struct Reply {
@@ -38,6 +52,16 @@ impl Reply {
             }],
         }
     }
+
+    pub fn custom(id: &str, name: &str, input: &str) -> Self {
+        Self {
+            blocks: vec![Block::Custom {
+                id: id.into(),
+                name: name.into(),
+                input: input.into(),
+            }],
+        }
+    }
 }
 
 type Script = dyn Fn(&Value) -> Reply + Send + Sync;
@@ -49,6 +73,13 @@ pub struct ModelServer {
 
 impl ModelServer {
     pub fn start(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::start_wire(Wire::Messages, script)
+    }
+
+    pub fn start_wire(
+        wire: Wire,
+        script: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let port = listener.local_addr().unwrap().port();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -58,7 +89,7 @@ impl ModelServer {
             for stream in listener.incoming().flatten() {
                 let (seen, script) = (seen.clone(), script.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &seen, &*script);
+                    let _ = serve(stream, wire, &seen, &*script);
                 });
             }
         });
@@ -84,7 +115,12 @@ impl ModelServer {
     }
 }
 
-fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    wire: Wire,
+    seen: &Mutex<Vec<Value>>,
+    script: &Script,
+) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
@@ -138,15 +174,16 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Value>>, script: &Script) -> std::i
         s.len()
     };
     let reply = script(&request);
-    let stop = if reply.blocks.iter().any(|b| matches!(b, Block::Tool { .. })) {
+    let stop = if reply.blocks.iter().any(|b| !matches!(b, Block::Text(_))) {
         "tool_use"
     } else {
         "end_turn"
     };
-    let (kind, payload) = if request["stream"] == true {
-        ("text/event-stream", events(&reply, stop, n))
-    } else {
-        ("application/json", message(&reply, stop, n).to_string())
+    let (kind, payload) = match (wire, request["stream"] == true) {
+        (Wire::Messages, true) => ("text/event-stream", events(&reply, stop, n)),
+        (Wire::Messages, false) => ("application/json", message(&reply, stop, n).to_string()),
+        (Wire::Responses, true) => ("text/event-stream", response_events(&reply, n)),
+        (Wire::Responses, false) => ("application/json", response(&reply, n).to_string()),
     };
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -166,8 +203,67 @@ fn content(reply: &Reply) -> Vec<Value> {
             Block::Tool { id, name, input } => {
                 json!({"type": "tool_use", "id": id, "name": name, "input": input})
             }
+            Block::Custom { id, name, input } => {
+                json!({"type": "tool_use", "id": id, "name": name, "input": {"input": input}})
+            }
         })
         .collect()
+}
+
+/// The Responses API's output items for a reply.
+fn items(reply: &Reply, n: usize) -> Vec<Value> {
+    reply
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match b {
+            Block::Text(t) => json!({"type": "message", "role": "assistant", "id": format!("msg_{n}_{i}"),
+                "status": "completed", "content": [{"type": "output_text", "text": t, "annotations": []}]}),
+            Block::Tool { id, name, input } => json!({"type": "function_call", "id": format!("fc_{n}_{i}"),
+                "status": "completed", "call_id": id, "name": name, "arguments": input.to_string()}),
+            Block::Custom { id, name, input } => json!({"type": "custom_tool_call", "id": format!("ct_{n}_{i}"),
+                "status": "completed", "call_id": id, "name": name, "input": input}),
+        })
+        .collect()
+}
+
+fn response(reply: &Reply, n: usize) -> Value {
+    json!({"id": format!("resp_{n}"), "object": "response", "status": "completed", "model": "gpt-5.5",
+           "output": items(reply, n),
+           "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                     "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}})
+}
+
+fn response_events(reply: &Reply, n: usize) -> String {
+    let mut out = String::new();
+    let mut ev = |data: Value| {
+        out.push_str(&format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap_or("")
+        ));
+    };
+    let mut started = response(reply, n);
+    started["status"] = json!("in_progress");
+    started["output"] = json!([]);
+    ev(json!({"type": "response.created", "response": started.clone()}));
+    ev(json!({"type": "response.in_progress", "response": started}));
+    for (i, item) in items(reply, n).into_iter().enumerate() {
+        let mut added = item.clone();
+        if added["type"] == "message" {
+            added["content"] = json!([]);
+        }
+        ev(json!({"type": "response.output_item.added", "output_index": i, "item": added}));
+        if item["type"] == "message" {
+            let text = item["content"][0]["text"].clone();
+            ev(
+                json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": i,
+                      "content_index": 0, "delta": text}),
+            );
+        }
+        ev(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
+    }
+    ev(json!({"type": "response.completed", "response": response(reply, n)}));
+    out
 }
 
 fn message(reply: &Reply, stop: &str, n: usize) -> Value {
@@ -197,6 +293,10 @@ fn events(reply: &Reply, stop: &str, n: usize) -> String {
             Block::Tool { id, name, input } => (
                 json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
                 json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+            ),
+            Block::Custom { id, name, input } => (
+                json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": json!({"input": input}).to_string()}),
             ),
         };
         ev(

@@ -1,0 +1,219 @@
+//! Real agent CLIs other than Claude Code, from the npm registry, driven offline against the
+//! scripted model server (Responses API) with HOME and config in a temporary folder. For each:
+//! the model breaks a file -> the gate's error is in its next request; it claims the promise
+//! while the file is broken -> the agent goes on and the refusal reaches the model; it fixes
+//! the file and claims the promise -> the agent exits and the loop is recorded complete.
+
+use crate::common::{unavailable, which, Repo};
+use crate::model_server::{ModelServer, Reply, Wire};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GATE: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n";
+const BREAK: &str =
+    "*** Begin Patch\n*** Add File: pkg/bad.py\n+def g(:\n+    return 1\n*** End Patch\n";
+const FIX: &str =
+    "*** Begin Patch\n*** Update File: pkg/bad.py\n@@\n-def g(:\n+def g():\n*** End Patch\n";
+
+/// A home with `ralph-gate` on PATH, as users install it.
+struct Home {
+    dir: tempfile::TempDir,
+    path: std::ffi::OsString,
+}
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ralph-gate"), bin.join("ralph-gate"))
+            .unwrap();
+        let mut dirs = vec![bin];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        Self {
+            path: std::env::join_paths(dirs).unwrap(),
+            dir,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn command(&self, program: &Path, cwd: &Path, env: &[(&str, String)]) -> Command {
+        let mut cmd = Command::new("timeout");
+        cmd.arg("300")
+            .arg(program)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", &self.path)
+            .env("HOME", self.path())
+            .env("TMPDIR", self.path().join("tmp"))
+            .env("NO_COLOR", "1");
+        for keep in ["CARGO_HOME", "RUSTUP_HOME", "PYENV_ROOT"] {
+            if let Some(v) = std::env::var_os(keep) {
+                cmd.env(keep, v);
+            }
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+}
+
+/// A repository with the Python gate, hooks for `agent` and a loop of that agent.
+fn project(home: &Home, agent: &str) -> Repo {
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/ok.py", "x = 1\n");
+    repo.commit_all();
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    for args in [
+        vec!["init", "--agent", agent],
+        vec![
+            "loop",
+            "start",
+            "--agent",
+            agent,
+            "--max-iterations",
+            "6",
+            "--promise",
+            "DONE",
+            "Add pkg/bad.py and make every module compile.",
+        ],
+    ] {
+        let out = home
+            .command(&me, repo.path(), &[])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    repo
+}
+
+/// The scripted model: break, promise too early, fix, promise. `said` finds a tool call's
+/// id in the conversation so far.
+fn script(req: &Value) -> Reply {
+    let all = req["input"].to_string();
+    if all.contains("call_fix") {
+        Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+    } else if all.contains("refused your promise") {
+        Reply::custom("call_fix", "apply_patch", FIX)
+    } else if all.contains("call_break") {
+        Reply::text("Done.\n<promise>DONE</promise>")
+    } else {
+        Reply::custom("call_break", "apply_patch", BREAK)
+    }
+}
+
+fn stops(repo: &Repo) -> Vec<Value> {
+    std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "stop")
+        .collect()
+}
+
+/// What the model saw, request by request (the agent's own requests, which offer tools).
+fn conversation(server: &ModelServer) -> Vec<String> {
+    server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("tools").is_some())
+        .map(|r| r["input"].to_string())
+        .collect()
+}
+
+fn assert_the_loop(agent: &str, repo: &Repo, seen: &[String]) {
+    let fed_back = seen
+        .iter()
+        .position(|r| {
+            r.contains("failed after your edit to pkg/bad.py") && r.contains("SyntaxError")
+        })
+        .unwrap_or_else(|| panic!("{agent}: the gate's error reached the model: {seen:#?}"));
+    let refused = seen
+        .iter()
+        .position(|r| r.contains("refused your promise"))
+        .unwrap_or_else(|| panic!("{agent}: the refusal reached the model: {seen:#?}"));
+    assert!(fed_back < refused, "{agent}: feedback, then the refusal");
+    let outcomes: Vec<String> = stops(repo)
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(outcomes, ["promise_refused", "completed"], "{agent}");
+    assert!(stops(repo).iter().all(|e| e["agent"] == agent), "{agent}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+}
+
+#[test]
+fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
+    let Some(codex) = which("codex") else {
+        unavailable(
+            "Codex CLI (`codex`) is not installed",
+            "npm install -g @openai/codex (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    let repo = project(&home, "codex");
+    assert!(repo.exists(".codex/ralph-loop.local.md") && !repo.exists(".claude"));
+    let server = ModelServer::start_wire(Wire::Responses, script);
+    let codex_home = home.path().join("codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_KEY\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        server.url(),
+        repo.path().display()
+    );
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    let out = home
+        .command(
+            &codex,
+            repo.path(),
+            &[
+                ("CODEX_HOME", codex_home.display().to_string()),
+                ("SCRIPTED_KEY", "dummy".into()),
+            ],
+        )
+        .args([
+            "exec",
+            "--json",
+            // Tests only: the hooks ralph-gate registered are trusted without the /hooks review.
+            "--dangerously-bypass-hook-trust",
+            "-s",
+            "danger-full-access",
+            "Add pkg/bad.py and make every module compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "codex exec: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_the_loop("codex", &repo, &conversation(&server));
+    assert!(!repo.exists(".codex/ralph-loop.local.md"), "the loop ended");
+    assert!(stdout.contains("turn.completed"), "{stdout}");
+}
