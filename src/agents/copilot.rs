@@ -42,6 +42,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
         }
         Event::Stop => {
             let transcript = text(v, "transcriptPath").map(|t| expand_home(&t));
+            if let (Some(t), Some(ts)) = (&transcript, v.get("timestamp").and_then(Value::as_u64)) {
+                wait_for_stop_event(t, ts);
+            }
             ask.final_text = transcript.as_deref().and_then(last_message);
             ask.text_source = if ask.final_text.is_some() {
                 TextSource::Transcript
@@ -58,6 +61,32 @@ fn expand_home(p: &str) -> std::path::PathBuf {
     match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => Path::new(&home).join(rest),
         _ => p.into(),
+    }
+}
+
+/// How long a stop waits for Copilot to finish writing the turn to its events file.
+const FLUSH_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Copilot writes `events.jsonl` as it goes and runs `agentStop` hooks in parallel with
+/// recording the stop (seen with Copilot 1.0.102: the first stop of a session could read a
+/// file that did not yet hold the final message). The stop's own `hook.start` event, with
+/// this payload's timestamp, comes after the final message: wait until it is there.
+fn wait_for_stop_event(path: &Path, timestamp: u64) {
+    let deadline = std::time::Instant::now() + FLUSH_WAIT;
+    loop {
+        let written = promise::transcript_tail(path).is_some_and(|tail| {
+            tail.lines().rev().take(50).any(|line| {
+                serde_json::from_str::<Value>(line).is_ok_and(|e| {
+                    e["type"] == "hook.start"
+                        && e["data"]["hookType"] == "agentStop"
+                        && e["data"]["input"]["timestamp"].as_u64() == Some(timestamp)
+                })
+            })
+        });
+        if written || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

@@ -217,3 +217,64 @@ fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
     assert!(!repo.exists(".codex/ralph-loop.local.md"), "the loop ended");
     assert!(stdout.contains("turn.completed"), "{stdout}");
 }
+
+#[test]
+fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
+    let Some(copilot) = which("copilot") else {
+        unavailable(
+            "Copilot CLI (`copilot`) is not installed",
+            "npm install -g @github/copilot (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    let repo = project(&home, "copilot");
+    assert!(
+        repo.exists(".github/hooks/ralph-gate.json") && repo.exists(".copilot/ralph-loop.local.md")
+    );
+    let server = ModelServer::start_wire(Wire::Responses, script);
+    let out = home
+        .command(
+            &copilot,
+            repo.path(),
+            &[
+                ("COPILOT_OFFLINE", "true".into()),
+                ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url())),
+                ("COPILOT_PROVIDER_WIRE_API", "responses".into()),
+                ("COPILOT_MODEL", "gpt-5.5".into()),
+                // Repository hooks run in -p mode only with this, in a trusted folder
+                // (exactly "true" trusts the working directory).
+                ("COPILOT_PROMPT_MODE_REPO_HOOKS", "1".into()),
+                ("COPILOT_ALLOW_ALL", "true".into()),
+            ],
+        )
+        .args([
+            "-p",
+            "Add pkg/bad.py and make every module compile.",
+            "--allow-all-tools",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "copilot -p: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = conversation(&server);
+    assert!(
+        seen.iter()
+            .any(|r| r.contains("Additional guidance from postToolUse hooks")),
+        "the feedback arrived as Copilot's postToolUse guidance: {seen:#?}"
+    );
+    assert_the_loop("copilot", &repo, &seen);
+    assert!(
+        !repo.exists(".copilot/ralph-loop.local.md"),
+        "the loop ended"
+    );
+}
