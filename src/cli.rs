@@ -41,7 +41,7 @@ pub enum Command {
         /// The agent that runs this hook: its payload is read, and its answer written, in
         /// that agent's format. A payload that is certainly another agent's is refused.
         #[arg(long, global = true, value_enum, default_value = "claude")]
-        agent: crate::agents::Agent,
+        agent: crate::agent::Agent,
         #[command(subcommand)]
         event: HookCommand,
     },
@@ -75,7 +75,7 @@ pub enum Command {
         /// Register the hooks of this agent in its own config file (repeatable; `all` for
         /// every one). Default: Claude Code and each agent the project shows signs of.
         #[arg(long = "agent", value_name = "AGENT", value_parser = parse_agent_choice)]
-        agents: Vec<Vec<crate::agents::Agent>>,
+        agents: Vec<Vec<crate::agent::Agent>>,
     },
 }
 
@@ -151,7 +151,7 @@ pub struct LoopStartArgs {
     /// The agent whose stops the loop holds; its state file goes in that agent's folder
     /// (`.claude/`, `.codex/`, `.gemini/`, ...).
     #[arg(long, value_enum, default_value = "claude")]
-    pub agent: crate::agents::Agent,
+    pub agent: crate::agent::Agent,
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).
@@ -224,14 +224,14 @@ pub struct GatesArgs {
 }
 
 /// `claude`, `codex`, ... or `all`.
-fn parse_agent_choice(s: &str) -> Result<Vec<crate::agents::Agent>, String> {
+fn parse_agent_choice(s: &str) -> Result<Vec<crate::agent::Agent>, String> {
     if s == "all" {
-        return Ok(crate::agents::Agent::ALL.to_vec());
+        return Ok(crate::agent::Agent::ALL.to_vec());
     }
-    crate::agents::Agent::from_name(s)
+    crate::agent::Agent::from_name(s)
         .map(|a| vec![a])
         .ok_or_else(|| {
-            let names: Vec<&str> = crate::agents::Agent::ALL.iter().map(|a| a.name()).collect();
+            let names: Vec<&str> = crate::agent::Agent::ALL.iter().map(|a| a.name()).collect();
             format!("unknown agent `{s}`; one of: {}, all", names.join(", "))
         })
 }

@@ -103,7 +103,7 @@ pub fn is_own_state(rel: &Path) -> bool {
         return false;
     };
     let name = name.to_string_lossy();
-    crate::agents::Agent::ALL
+    crate::agent::Agent::ALL
         .iter()
         .any(|a| dir == Path::new(a.state_dir()))
         && ((name.starts_with("ralph-loop") && name.ends_with(".local.md"))

@@ -4,6 +4,7 @@
 //! so that the fuzz targets in `fuzz/` can link the real parsers; its modules stay private,
 //! and the only public surface is [`main`] and the [`fuzzing`] entry points.
 
+mod agent;
 mod agents;
 mod app;
 mod atomic;
@@ -14,7 +15,6 @@ mod commands;
 mod config;
 mod dash;
 mod digest;
-mod drivers;
 mod env;
 mod exit;
 mod files;
@@ -25,14 +25,17 @@ mod guard;
 mod hook;
 mod journal;
 mod loop_state;
+mod manifests;
 mod pin;
 mod plan;
 mod project;
 mod report;
 mod results;
 mod runner;
+mod signals;
 mod staged;
 mod status;
+mod text;
 mod tools;
 
 use clap::Parser;

@@ -21,7 +21,7 @@
 //! loop. Updates rewrite single lines, as the plugin's
 //! `sed` does, so fields ralph-gate does not know and the prompt survive byte for byte.
 
-use crate::agents::Agent;
+use crate::agent::Agent;
 use std::path::{Path, PathBuf};
 
 /// Claude Code's folder, where the official plugin keeps its loop.

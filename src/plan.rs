@@ -3,7 +3,8 @@
 //! to compute and easy to test on a project held in memory.
 
 use crate::config::{Config, Driver, Gate, Phase, Scope};
-use crate::drivers;
+pub mod drivers;
+
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};

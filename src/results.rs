@@ -4,7 +4,7 @@
 //! never leave a half-written record.
 
 use crate::atomic;
-use crate::runner::{GateResult, GateStatus};
+use crate::runner::{self, GateResult, GateStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -80,6 +80,26 @@ pub fn load(root: &Path) -> Vec<Record> {
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
         .collect()
+}
+
+/// Runs `plan` the way every caller does: with the project's result cache (read as `reuse`
+/// allows, never under `RALPH_GATE_NO_CACHE`; always written), then records each gate's latest result
+/// in `.ralph/results` for `status` and the dashboard. A record that cannot be written does
+/// not fail the run.
+pub fn run_recorded(
+    config: &crate::config::Config,
+    plan: &crate::plan::Plan,
+    limits: &runner::Limits,
+    env: &crate::env::Environment,
+    reuse: runner::Reuse,
+    phase: crate::config::Phase,
+    on_gate: &(dyn Fn(&GateResult) + Sync),
+) -> Vec<GateResult> {
+    let results = runner::with_context(config, env, reuse, |cx| {
+        runner::run(cx, plan, limits, on_gate)
+    });
+    let _ = record(&config.root, phase.as_str(), &results);
+    results
 }
 
 #[cfg(test)]

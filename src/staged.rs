@@ -97,7 +97,7 @@ impl Hidden {
     /// (its backup is kept).
     pub fn restore(self) -> Vec<String> {
         let messages = restore_state(&mut lock(&self.state));
-        crate::runner::signals::forget_cleanup(self.cleanup);
+        crate::signals::forget_cleanup(self.cleanup);
         messages
     }
 }
@@ -105,7 +105,7 @@ impl Hidden {
 impl Drop for Hidden {
     fn drop(&mut self) {
         let messages = restore_state(&mut lock(&self.state));
-        crate::runner::signals::forget_cleanup(self.cleanup);
+        crate::signals::forget_cleanup(self.cleanup);
         report(&messages);
     }
 }
@@ -199,7 +199,7 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
         done: false,
     }));
     let for_signal = Arc::clone(&state);
-    let cleanup = crate::runner::signals::on_stop(move || {
+    let cleanup = crate::signals::on_stop(move || {
         report(&restore_state(&mut lock(&for_signal)));
     });
     let hidden = Hidden { state, cleanup };
@@ -259,7 +259,7 @@ pub fn recover(root: &Path) -> Result<Vec<String>, StagedError> {
         }
         messages.push(format!(
             "put back {} with unstaged changes that an interrupted `check --staged` had hidden",
-            crate::report::text::plural(state.manifest.entries.len(), "file", "files")
+            crate::text::plural(state.manifest.entries.len(), "file", "files")
         ));
     }
     Ok(messages)

@@ -2,9 +2,9 @@
 //! the recent stop decisions. `ralph-gate status` prints it; the dashboard draws it.
 
 use crate::loop_state::{self, LoopFile};
-use crate::report::text::duration;
 use crate::results::{self, Record};
 use crate::runner::GateStatus;
+use crate::text::duration;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;

@@ -3,62 +3,13 @@
 //! root. A dependency upgrade, a new `.shellcheckrc` rule or a pinned toolchain changes a
 //! result without touching a single checked file, so every key holds these.
 
+use crate::manifests::is_context_name;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// Names looked for in each folder.
-const NAMES: &[&str] = &[
-    // JavaScript and TypeScript
-    "package.json",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "pnpm-lock.yaml",
-    "pnpm-workspace.yaml",
-    "yarn.lock",
-    ".yarnrc.yml",
-    ".pnpmfile.cjs",
-    "bun.lock",
-    "bun.lockb",
-    ".npmrc",
-    ".nvmrc",
-    ".node-version",
-    // Rust
-    "Cargo.toml",
-    "Cargo.lock",
-    "rust-toolchain",
-    "rust-toolchain.toml",
-    // Go
-    "go.mod",
-    "go.sum",
-    "go.work",
-    "go.work.sum",
-    // Python
-    "pyproject.toml",
-    "setup.cfg",
-    "setup.py",
-    "uv.lock",
-    "poetry.lock",
-    "Pipfile",
-    "Pipfile.lock",
-    ".python-version",
-    // Shell
-    ".shellcheckrc",
-    "shellcheckrc",
-    // Version managers
-    ".tool-versions",
-    "mise.toml",
-    ".mise.toml",
-];
-
 /// Files in a subfolder of each folder (Cargo's own config).
 const NESTED: &[&str] = &[".cargo/config.toml", ".cargo/config"];
-
-pub fn is_context_name(name: &str) -> bool {
-    NAMES.contains(&name)
-        || ((name.starts_with("requirements") || name.starts_with("constraints"))
-            && name.ends_with(".txt"))
-}
 
 /// Context files of a run's folders, each folder listed once per run.
 pub struct ContextFiles {

@@ -16,7 +16,6 @@ use std::time::{Instant, SystemTime};
 
 /// Bumped whenever the key's make-up or the entry format changes.
 const FORMAT: &str = "ralph-gate-cache-v2";
-pub const DEFAULT_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -162,7 +161,7 @@ mod tests {
     #[test]
     fn an_entry_under_the_wrong_key_or_damaged_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = Cache::open(dir.path(), DEFAULT_LIMIT_BYTES);
+        let cache = Cache::open(dir.path(), crate::config::DEFAULT_CACHE_LIMIT_BYTES);
         let key = "ab".repeat(32);
         let entry = Entry {
             key: key.clone(),

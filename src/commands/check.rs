@@ -1,15 +1,15 @@
 //! `ralph-gate check`: run the gates over a selection of files and report.
 
 use super::known_gates;
-use crate::app::AppError;
 use crate::cli::CheckArgs;
+use crate::commands::AppError;
 use crate::env::Environment;
 use crate::exit;
 use crate::files::{self, Selection};
 use crate::project::Project;
-use crate::report::text::plural;
 use crate::report::{human::Human, json, junit, Format, RunInfo, Summary};
 use crate::runner::{self, GateResult};
+use crate::text::plural;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
@@ -87,7 +87,7 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
         jobs,
         deadline: None,
     };
-    let results = runner::run_recorded(
+    let results = crate::results::run_recorded(
         config,
         &plan,
         &limits,

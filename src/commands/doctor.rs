@@ -2,8 +2,8 @@
 //! this project, found and explained. Exit 1 on any problem. `init` and `loop start` run the
 //! conflict checks and warn.
 
-use crate::app::AppError;
 use crate::claude_settings::{self, Settings};
+use crate::commands::AppError;
 use crate::config::Phase;
 use crate::env::Environment;
 use crate::exit;
@@ -78,7 +78,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
     } else {
         format!(
             "{}\n",
-            crate::report::text::plural(problems.len(), "problem", "problems")
+            crate::text::plural(problems.len(), "problem", "problems")
         )
     });
     std::io::stdout().lock().write_all(out.as_bytes())?;

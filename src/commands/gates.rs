@@ -1,8 +1,8 @@
 //! `ralph-gate gates`: the resolved gates and their origin; `--explain PATH...`: what those
 //! paths would run, phase by phase.
 
-use crate::app::AppError;
 use crate::cli::GatesArgs;
+use crate::commands::AppError;
 use crate::config::Gate;
 use crate::config::{duration, Phase};
 use crate::env::Environment;
@@ -10,8 +10,8 @@ use crate::exit;
 use crate::files;
 use crate::plan::Job;
 use crate::project::Project;
-use crate::report::text::plural;
 use crate::runner::{self, Invocation};
+use crate::text::plural;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;

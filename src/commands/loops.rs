@@ -1,7 +1,7 @@
 //! `ralph-gate loop start|status|list|cancel`: the loop state files, by hand.
 
-use crate::app::AppError;
 use crate::cli::{LoopCommand, LoopStartArgs};
+use crate::commands::AppError;
 use crate::env::Environment;
 use crate::exit;
 use crate::hook::stop::workspace;

@@ -1,14 +1,18 @@
 //! One module per subcommand: glue between the project, the planner, the runner and a reporter.
 
+pub mod cache;
 pub mod check;
+pub mod dash;
 pub mod doctor;
+pub mod error;
 pub mod gates;
 pub mod hook;
 pub mod init;
 pub mod loops;
+pub mod status;
 
-use crate::app::AppError;
 use crate::config::Config;
+pub use error::AppError;
 
 /// Rejects `--gate` names the config does not define, listing the ones it does.
 fn known_gates(config: &Config, wanted: &[String]) -> Result<(), AppError> {

@@ -140,6 +140,8 @@ pub struct Settings {
     pub cache_limit_bytes: u64,
 }
 
+/// The result cache's size limit unless `cache_limit_mb` says otherwise.
+pub const DEFAULT_CACHE_LIMIT_BYTES: u64 = 256 * 1024 * 1024;
 pub const DEFAULT_EDIT_BUDGET: Duration = Duration::from_secs(90);
 pub const DEFAULT_STOP_BUDGET: Duration = Duration::from_secs(600);
 pub const DEFAULT_STUCK_AFTER: u32 = 3;
@@ -269,7 +271,7 @@ pub fn resolve(
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
         cache_limit_bytes: raw_defaults
             .and_then(|d| d.cache_limit_mb)
-            .map_or(crate::cache::DEFAULT_LIMIT_BYTES, |mb| {
+            .map_or(DEFAULT_CACHE_LIMIT_BYTES, |mb| {
                 mb.saturating_mul(1024 * 1024)
             }),
         hooks: {

@@ -34,8 +34,8 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
     // the terminal; restore() below covers every other way out.
     let mut terminal = ratatui::init();
     // SIGTERM or SIGHUP from outside: kill any re-run's gates, restore the terminal, exit.
-    crate::runner::signals::before_exit(ratatui::restore);
-    crate::runner::signals::install();
+    crate::signals::before_exit(ratatui::restore);
+    crate::signals::install();
     let result = (|| -> std::io::Result<()> {
         while !app.quit {
             terminal.draw(|f| ui::draw(f, &app))?;
@@ -115,7 +115,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             jobs: cfg.settings.jobs,
             deadline: None,
         };
-        crate::runner::run_recorded(
+        crate::results::run_recorded(
             cfg,
             &plan,
             &limits,

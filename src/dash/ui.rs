@@ -2,9 +2,9 @@
 //! ratatui's test backend and read the screen back.
 
 use super::app::{App, Focus};
-use crate::report::text::{duration, strip_ansi};
 use crate::runner::GateStatus;
 use crate::status::{ago, status_tag};
+use crate::text::{duration, strip_ansi};
 use ansi_to_tui::IntoText;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};

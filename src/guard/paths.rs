@@ -49,7 +49,7 @@ impl Protected {
                 .compile_matcher();
             patterns.push((dir, m));
         };
-        for agent in crate::agents::Agent::ALL {
+        for agent in crate::agent::Agent::ALL {
             pattern(ws.join(agent.state_dir()), "ralph-loop*.local.md");
         }
         pattern(ws.join(".claude"), "settings*.json");

@@ -140,7 +140,7 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
     };
     let system = format!(
         "ralph-gate: iteration {next}/{of}, {} failing",
-        crate::report::text::plural(failing.len(), "gate", "gates")
+        crate::text::plural(failing.len(), "gate", "gates")
     );
     let finish = match &expected {
         Some(p) => format!("To finish: make every gate pass, then output <promise>{p}</promise> (only when it is true)."),
@@ -151,7 +151,7 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
     if !failing.is_empty() {
         blockers.push(format!(
             "{} still failing ({names})",
-            crate::report::text::plural(failing.len(), "gate is", "gates are")
+            crate::text::plural(failing.len(), "gate is", "gates are")
         ));
     }
     let mut checks = String::new();
@@ -172,7 +172,7 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
             .collect();
         blockers.push(format!(
             "{} verified nothing: {}",
-            crate::report::text::plural(unverified.len(), "stop gate", "stop gates"),
+            crate::text::plural(unverified.len(), "stop gate", "stop gates"),
             list.join(", ")
         ));
         checks.push_str("\nA stop gate that checked nothing cannot grant completion. If that is expected, a person marks it `optional = true` in the config; do not change the config yourself.\n");

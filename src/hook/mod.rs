@@ -1,6 +1,6 @@
 //! The hooks' decisions, agent-neutral: what an agent asks (an edit was made, it wants to
 //! stop, it is about to run a tool) comes in as an [`Ask`] that an adapter in
-//! [`crate::agents`] parsed from that agent's payload, and what ralph-gate decides goes out as
+//! the `agents` module parsed from that agent's payload, and what ralph-gate decides goes out as
 //! a [`Verdict`] that the same adapter renders in the agent's own format.
 
 pub mod decide;
@@ -11,7 +11,7 @@ pub mod promise;
 pub mod protocol;
 pub mod stop;
 
-use crate::agents::Agent;
+use crate::agent::Agent;
 use crate::guard::Call;
 use promise::TextSource;
 use std::path::PathBuf;

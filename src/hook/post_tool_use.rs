@@ -9,8 +9,8 @@ use crate::env::Environment;
 use crate::files;
 use crate::project::Project;
 use crate::report::counts_as_failure;
-use crate::report::text::{head_tail, plural, strip_ansi};
 use crate::runner::{self, GateResult, Limits};
+use crate::text::{head_tail, plural, strip_ansi};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -107,7 +107,7 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
     };
-    let results: Vec<GateResult> = runner::run_recorded(
+    let results: Vec<GateResult> = crate::results::run_recorded(
         config,
         &plan,
         &limits,

@@ -8,7 +8,7 @@ use super::decide::{self, Outcome, StateChange, StopFacts};
 use super::promise::{self, TextSource};
 use super::protocol::{cap, TEXT_CAP};
 use super::{Ask, Verdict};
-use crate::agents::Agent;
+use crate::agent::Agent;
 use crate::atomic;
 use crate::env::Environment;
 use crate::files;
@@ -444,7 +444,7 @@ fn gate_plain_stop(
         let per = (TEXT_CAP / failing.len()).saturating_sub(200).max(300);
         let mut reason = format!(
             "ralph-gate: {} failing. Fix them before you stop:\n",
-            crate::report::text::plural(failing.len(), "stop gate is", "stop gates are")
+            crate::text::plural(failing.len(), "stop gate is", "stop gates are")
         );
         for r in &failing {
             reason.push_str(&super::post_tool_use::gate_section(r, per));
@@ -453,7 +453,7 @@ fn gate_plain_stop(
             reason: cap(&reason, TEXT_CAP),
             system: Some(format!(
                 "ralph-gate: {} failing",
-                crate::report::text::plural(failing.len(), "gate", "gates")
+                crate::text::plural(failing.len(), "gate", "gates")
             )),
         }
     };

@@ -2,9 +2,9 @@
 //! summary line. Gates are printed as soon as every gate before them has finished, so output
 //! streams without ever interleaving.
 
-use super::text::{duration, head_tail, plural, strip_ansi};
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, RunDetail};
+use crate::text::{duration, head_tail, plural, strip_ansi};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;

@@ -1,9 +1,9 @@
 //! The JSON report. Schema `ralph-gate.check.v1`, documented in the README; fields are only
 //! ever added, never renamed or removed, within a schema version.
 
-use super::text::{head_tail, strip_ansi};
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, ToolInfo};
+use crate::text::{head_tail, strip_ansi};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "ralph-gate.check.v1";

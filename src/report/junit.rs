@@ -1,9 +1,9 @@
 //! JUnit XML: one testcase per gate, the shape CI systems (GitLab, Jenkins, GitHub test
 //! reporters) read.
 
-use super::text::{head_tail, strip_ansi};
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus};
+use crate::text::{head_tail, strip_ansi};
 
 pub fn render(results: &[GateResult], info: &RunInfo) -> String {
     let s = Summary::of(results, info.ci);

@@ -4,7 +4,6 @@
 pub mod human;
 pub mod json;
 pub mod junit;
-pub mod text;
 
 use crate::runner::{GateResult, GateStatus};
 use std::time::Duration;

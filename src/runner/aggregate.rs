@@ -102,7 +102,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
     // A gate that exits 0 can still say it checked nothing ("0 tests ran"): `fail_on`.
     let matched = (status == GateStatus::Pass)
         .then(|| {
-            let plain = crate::report::text::strip_ansi(&output);
+            let plain = crate::text::strip_ansi(&output);
             gate.fail_on
                 .iter()
                 .find(|p| p.is_match(&plain))

@@ -6,7 +6,6 @@ pub mod capture;
 mod job;
 mod paths;
 pub mod process;
-pub mod signals;
 
 use crate::cache::context::ContextFiles;
 use crate::cache::Cache;
@@ -158,24 +157,6 @@ pub struct RunContext<'a> {
     pub context: &'a ContextFiles,
 }
 
-/// Runs `plan` the way every caller does: with the project's result cache (read as `reuse`
-/// allows, never under `RALPH_GATE_NO_CACHE`; always written), then records each gate's latest result
-/// in `.ralph/results` for `status` and the dashboard. A record that cannot be written does
-/// not fail the run.
-pub fn run_recorded(
-    config: &Config,
-    plan: &Plan,
-    limits: &Limits,
-    env: &Environment,
-    reuse: Reuse,
-    phase: crate::config::Phase,
-    on_gate: &(dyn Fn(&GateResult) + Sync),
-) -> Vec<GateResult> {
-    let results = with_context(config, env, reuse, |cx| run(cx, plan, limits, on_gate));
-    let _ = crate::results::record(&config.root, phase.as_str(), &results);
-    results
-}
-
 /// Builds the shared run context for `config` (cache, digests, tools) and hands it to `f`;
 /// what was learned about files and tools is saved afterwards.
 pub fn with_context<T>(
@@ -215,7 +196,7 @@ pub fn run(
     limits: &Limits,
     on_gate: &(dyn Fn(&GateResult) + Sync),
 ) -> Vec<GateResult> {
-    signals::install();
+    crate::signals::install();
     let config = cx.config;
     let results: Vec<Mutex<Option<GateResult>>> =
         plan.gates.iter().map(|_| Mutex::new(None)).collect();

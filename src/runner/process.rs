@@ -2,7 +2,7 @@
 //! stdout and stderr merged into one bounded capture, and a timeout that kills the whole group.
 
 use super::capture::Captured;
-use super::signals;
+use crate::signals;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};

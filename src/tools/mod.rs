@@ -442,12 +442,12 @@ fn capture(argv: &[OsString], cwd: &Path, env: &[(OsString, OsString)]) -> Optio
     let status = match child.wait_timeout(PROBE_TIMEOUT) {
         Ok(Some(status)) => status,
         _ => {
-            crate::runner::signals::kill_group(child.id() as i32, libc::SIGKILL);
+            crate::signals::kill_group(child.id() as i32, libc::SIGKILL);
             let _ = child.wait();
             return None;
         }
     };
-    crate::runner::signals::kill_group(child.id() as i32, libc::SIGKILL);
+    crate::signals::kill_group(child.id() as i32, libc::SIGKILL);
     let out = reader.join().ok()?;
     status.success().then_some(out)
 }

@@ -8,8 +8,8 @@
 mod agents;
 mod frameworks;
 
-use crate::app::AppError;
 use crate::atomic;
+use crate::commands::AppError;
 use crate::config::presets;
 use crate::config::template::shell_quote;
 use crate::env::Environment;
@@ -49,7 +49,13 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
         }
     }
     report.push(write_config(&ws, env)?);
-    let chosen = if opts.agents.is_empty() {
+    let mut asked: Vec<crate::agents::Agent> = Vec::new();
+    for a in &opts.agents {
+        if !asked.contains(a) {
+            asked.push(*a);
+        }
+    }
+    let chosen = if asked.is_empty() {
         let mut all = vec![crate::agents::Agent::Claude];
         let found = agents::detected(&ws);
         if !found.is_empty() {
@@ -65,7 +71,7 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
         all.extend(found);
         all
     } else {
-        opts.agents.clone()
+        asked
     };
     for agent in &chosen {
         report.push(write_agent(&ws, *agent, &program)?);
@@ -177,7 +183,7 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
             format!(
                 "{}: {} on this project, e.g. `{}`{tool}",
                 r.gate,
-                crate::report::text::plural(r.runs, "run", "runs"),
+                crate::text::plural(r.runs, "run", "runs"),
                 r.command.chars().take(120).collect::<String>()
             )
         })

@@ -10,7 +10,7 @@ fn state(iteration: u64, max: u64, promise: Option<&str>) -> LoopState {
         "s1",
         None,
         "t",
-        crate::agents::Agent::Claude,
+        crate::agent::Agent::Claude,
     );
     s.set_iteration(iteration);
     s
@@ -308,7 +308,7 @@ fn huge_failures_and_prompts_stay_under_the_cap() {
         "s1",
         None,
         "t",
-        crate::agents::Agent::Claude,
+        crate::agent::Agent::Claude,
     );
     let mut big = gate("tests", GateStatus::Fail);
     big.output = "error\n".repeat(50_000);

@@ -70,7 +70,7 @@ pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
         ":(exclude).ralph".into(),
         ":(exclude).claude".into(),
     ];
-    for a in crate::agents::Agent::ALL {
+    for a in crate::agent::Agent::ALL {
         outside_state.push(format!(
             ":(exclude,glob){}/ralph-loop*.local.md",
             a.state_dir()
@@ -101,7 +101,7 @@ pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
     }
     for r in results.iter().filter(|r| counts_as_failure(r, ci)) {
         h.update(r.name.as_bytes());
-        h.update(crate::report::text::strip_ansi(&r.output).as_bytes());
+        h.update(crate::text::strip_ansi(&r.output).as_bytes());
     }
     h.finalize().to_hex().to_string()
 }

@@ -8,7 +8,7 @@ use crate::config::Phase;
 use crate::env::Environment;
 use crate::project::Project;
 use crate::report::counts_as_failure;
-use crate::runner::{self, GateResult, Limits, Reuse};
+use crate::runner::{GateResult, Limits, Reuse};
 use std::time::Instant;
 
 pub fn stop_gates(
@@ -25,7 +25,7 @@ pub fn stop_gates(
         jobs: config.settings.jobs,
         deadline: Some(deadline),
     };
-    Ok(runner::run_recorded(
+    Ok(crate::results::run_recorded(
         config,
         &plan,
         &limits,

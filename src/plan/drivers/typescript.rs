@@ -54,7 +54,7 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
             let manifest_above = f
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(crate::cache::context::is_context_name)
+                .is_some_and(crate::manifests::is_context_name)
                 && dir.starts_with(f.parent().unwrap_or(Path::new("")));
             if manifest_above || ts.inputs(p).files.contains(f) {
                 affected.insert(p.clone());

@@ -1,5 +1,5 @@
 use super::*;
-use crate::drivers::testing;
+use crate::plan::drivers::testing;
 use crate::plan::MemFs;
 
 fn jobs(fs: &MemFs, selected: &[&str]) -> Vec<Job> {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::Config;
-use crate::drivers::testing;
+use crate::plan::drivers::testing;
 use crate::plan::MemFs;
 
 fn preset() -> Config {
