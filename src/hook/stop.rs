@@ -1,6 +1,7 @@
 //! `ralph-gate hook stop`: gathers the facts (loop, promise, pin, gate results, progress),
 //! asks `decide`, and carries the decision out: state file, pin, journal, output.
 
+mod pins;
 mod progress;
 mod verify;
 
@@ -14,7 +15,7 @@ use crate::env::Environment;
 use crate::files;
 use crate::journal;
 use crate::loop_state::{self, LoopState};
-use crate::pin::{self, store::Store, Verdict as PinVerdict};
+use crate::pin::{store::Store, Verdict as PinVerdict};
 use crate::project::Project;
 use crate::report::counts_as_failure;
 use crate::runner::{GateResult, Reuse};
@@ -100,6 +101,55 @@ fn find_loop(
     Ok((ours, unreadable))
 }
 
+/// What a stop finds.
+enum Claimed {
+    /// No loop of this session (and these state files could not be read).
+    None { unreadable: Vec<String> },
+    /// The loop ended or changed hands while this stop waited for it.
+    Gone,
+    /// This session's loop, read again under its own lock, which is held to the end of the
+    /// stop: concurrent stops of one loop take turns, so each decides on the true iteration
+    /// (the limit is never overrun), while other sessions' loops are not held up.
+    Loop {
+        path: PathBuf,
+        state: Box<LoopState>,
+        guard: atomic::Lock,
+    },
+}
+
+fn claim(ws: &Path, session: &str, agent: Agent) -> Result<Claimed, StopError> {
+    let (ours, unreadable) = find_loop(ws, session, agent)?;
+    for u in &unreadable {
+        let _ = journal::append(
+            ws,
+            &journal::Event {
+                session,
+                ..journal::Event::new(
+                    "state_unreadable",
+                    format!("session {session}"),
+                    "",
+                    format!("{u}: this loop is not enforced until the file is fixed or removed"),
+                )
+            },
+        );
+    }
+    let Some((path, state)) = ours else {
+        return Ok(Claimed::None { unreadable });
+    };
+    let lock = ralph_dir(ws)
+        .join("locks")
+        .join(format!("{}.lock", loop_state::key(&path)));
+    let guard = atomic::lock(&lock).map_err(io("lock", &lock))?;
+    Ok(match loop_state::read(&path) {
+        Ok(fresh) if fresh.session_id == state.session_id => Claimed::Loop {
+            path,
+            state: Box::new(fresh),
+            guard,
+        },
+        _ => Claimed::Gone,
+    })
+}
+
 pub fn run(
     ask: &Ask,
     env: &Environment,
@@ -111,39 +161,15 @@ pub fn run(
     let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
     let ws = workspace(env, &base);
 
-    let (ours, unreadable) = find_loop(&ws, &session, ask.agent)?;
-    for u in &unreadable {
-        let _ = journal::append(
-            &ws,
-            &journal::Event {
-                session: &session,
-                ..journal::Event::new(
-                    "state_unreadable",
-                    format!("session {session}"),
-                    "",
-                    format!("{u}: this loop is not enforced until the file is fixed or removed"),
-                )
-            },
-        );
-    }
-    let Some((loop_path, state)) = ours else {
-        notice_deleted_loops(&ws, &session);
-        return no_loop(&base, config, env, &ws, ask, started, &unreadable);
+    let (loop_path, state, _loop_guard) = match claim(&ws, &session, ask.agent)? {
+        Claimed::Loop { path, state, guard } => (path, *state, guard),
+        Claimed::Gone => return Ok(Verdict::Silent),
+        Claimed::None { unreadable } => {
+            notice_deleted_loops(&ws, &session);
+            return no_loop(&base, config, env, &ws, ask, started, &unreadable);
+        }
     };
     let loop_file = loop_state::key(&loop_path);
-
-    // This loop's own lock, held to the end of the stop: concurrent stops of one loop take
-    // turns, so each decides on the true iteration (the limit is never overrun), while
-    // other sessions' loops are not held up.
-    let loop_lock = ralph_dir(&ws)
-        .join("locks")
-        .join(format!("{loop_file}.lock"));
-    let _loop_guard = atomic::lock(&loop_lock).map_err(io("lock", &loop_lock))?;
-    let state = match loop_state::read(&loop_path) {
-        Ok(fresh) if fresh.session_id == state.session_id => fresh,
-        // Ended or cancelled by the stop before us, or taken over: nothing to hold.
-        _ => return Ok(Verdict::Silent),
-    };
 
     let mut notes = Vec::new();
     if state.iteration > 1 && !journal::path(&ws).exists() {
@@ -167,52 +193,26 @@ pub fn run(
         }
     };
 
-    let store = Store::for_workspace(&ws);
-    let pinned_now = pin::of(&project.config);
-    let verdict = match store.read(&loop_file) {
-        Ok(copy) => {
-            // A copy left by an earlier loop of the same file name is not this loop's. It
-            // is said, since a state file rewritten with a new start time looks the same.
-            let (mine, earlier) = match copy {
-                Some(c) if c.started_at == state.started_at => (Some(c), None),
-                other => (None, other),
-            };
-            if let Some(e) = earlier {
-                notes.push(format!(
-                    "a pin of an earlier loop in {loop_file} (started {}) remained; this loop (started {}) is judged without it",
-                    e.started_at.as_deref().unwrap_or("?"),
-                    state.started_at.as_deref().unwrap_or("?")
-                ));
-            }
-            pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &pinned_now)
-        }
-        Err(e) => PinVerdict::Tampered(format!("the pin's copy cannot be read: {e}")),
-    };
-    if let PinVerdict::Tampered(why) = &verdict {
-        notes.push(format!("pin tampered: {why}"));
-    }
-    let hold = hold_reason(&verdict);
+    let pinning = pins::Pinning::judge(&ws, &loop_file, &state, &project.config, &mut notes);
+    let verdict = &pinning.verdict;
+    let hold = pins::hold_reason(verdict);
 
     let deadline = started + project.config.settings.hooks.stop_budget;
     let stuck_after = project.config.settings.hooks.stuck_after;
-    let listing = |e: files::FilesError| StopError::Io {
+    let expected = state.completion_promise.as_deref().map(promise::normalize);
+    let promised = matches!((&expected, &seen), (Some(e), Some(s)) if e == s);
+    let results = verify::for_stop(
+        &mut project,
+        env,
+        deadline,
+        promised && hold.is_none(),
+        &mut notes,
+    )
+    .map_err(|e| StopError::Io {
         what: "list files in",
         path: ws.clone(),
         source: std::io::Error::other(e.to_string()),
-    };
-    let mut results =
-        verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything).map_err(listing)?;
-    let expected = state.completion_promise.as_deref().map(promise::normalize);
-    let promised = matches!((&expected, &seen), (Some(e), Some(s)) if e == s);
-    let would_end = promised
-        && hold.is_none()
-        && !results.iter().any(|r| counts_as_failure(r, env.strict()))
-        && decide::unverified(&results, env.strict()).is_empty();
-    if would_end {
-        notes.extend(
-            verify::verify_fresh(&mut project, env, deadline, &mut results).map_err(listing)?,
-        );
-    }
+    })?;
 
     let progress_path = progress::path(&ws, &loop_file);
     let previous = progress::read(&progress_path).unwrap_or_else(|e| {
@@ -247,115 +247,103 @@ pub fn run(
         ));
     }
 
-    {
-        let lock_path = ralph_dir(&ws).join("locks/stop.lock");
-        let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
-        match (&decision.state, loop_state::read(&loop_path)) {
-            // Cancelled while the gates ran: nothing left to hold the agent to.
-            (_, Err(_)) if !loop_path.exists() => return Ok(Verdict::Silent),
-            (StateChange::Remove, _) => {
-                std::fs::remove_file(&loop_path).map_err(io("remove", &loop_path))?;
-                let _ = std::fs::remove_file(&progress_path);
-                store.remove(&loop_file);
-            }
-            (StateChange::SetIteration(n), Ok(mut fresh)) => {
-                fresh.set_iteration((*n).max(fresh.iteration.saturating_add(1)));
-                if verdict.repins() {
-                    fresh.set_pin(&pinned_now.digest);
-                    store
-                        .write(
-                            &loop_file,
-                            &pin::Record {
-                                pin: pinned_now.clone(),
-                                started_at: fresh.started_at.clone(),
-                                session: fresh.session_id.clone(),
-                            },
-                        )
-                        .map_err(io("write the pin in", store.dir()))?;
-                }
-                atomic::write(&loop_path, fresh.render().as_bytes())
-                    .map_err(io("update", &loop_path))?;
-                let record = serde_json::to_vec(&now).expect("serialises");
-                atomic::write(&progress_path, &record).map_err(io("write", &progress_path))?;
-            }
-            (StateChange::SetIteration(_), Err(e)) => {
-                return Err(StopError::Io {
-                    what: "re-read",
-                    path: loop_path.clone(),
-                    source: std::io::Error::other(e),
-                })
-            }
-        }
-        if let PinVerdict::Stronger(changes) = &verdict {
-            notes.push(format!(
-                "stop gates strengthened and pinned again: {}",
-                changes
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
-        }
-        journal::append(
-            &ws,
-            &Entry {
-                time: journal::now(),
-                event: "stop",
-                agent: ask.agent,
-                block_cap,
-                session: &session,
-                loop_file: loop_file.clone(),
-                iteration: state.iteration,
-                promise_expected: state.completion_promise.as_deref(),
-                promise_seen: seen.as_deref(),
-                promise_source: source,
-                stop_hook_active: ask.continuing,
-                unchanged_stops: now.unchanged_stops,
-                blocks_in_a_row: now.blocks_in_a_row,
-                pin: pin_word(&verdict),
-                gates: journal_gates(&results, env.strict()),
-                decision: if decision.blocks() { "block" } else { "allow" },
-                outcome: decision.outcome,
-                why: &decision.why,
-                notes: &notes,
-            },
-        )
-        .map_err(io("append to", &journal::path(&ws)))?;
+    let settled = settle(
+        &Settle {
+            ws: &ws,
+            loop_path: &loop_path,
+            loop_file: &loop_file,
+            pinning: &pinning,
+            progress_path: &progress_path,
+            progress: &now,
+        },
+        &decision,
+    )?;
+    if !settled {
+        return Ok(Verdict::Silent);
     }
+    if let PinVerdict::Stronger(changes) = verdict {
+        notes.push(format!(
+            "stop gates strengthened and pinned again: {}",
+            changes
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    journal::append(
+        &ws,
+        &Entry {
+            time: journal::now(),
+            event: "stop",
+            agent: ask.agent,
+            block_cap,
+            session: &session,
+            loop_file: loop_file.clone(),
+            iteration: state.iteration,
+            promise_expected: state.completion_promise.as_deref(),
+            promise_seen: seen.as_deref(),
+            promise_source: source,
+            stop_hook_active: ask.continuing,
+            unchanged_stops: now.unchanged_stops,
+            blocks_in_a_row: now.blocks_in_a_row,
+            pin: pins::word(verdict),
+            gates: journal_gates(&results, env.strict()),
+            decision: if decision.blocks() { "block" } else { "allow" },
+            outcome: decision.outcome,
+            why: &decision.why,
+            notes: &notes,
+        },
+    )
+    .map_err(io("append to", &journal::path(&ws)))?;
     Ok(decision.output)
 }
 
-/// The words the agent reads when the gates in force are not the pinned ones.
-fn hold_reason(verdict: &PinVerdict) -> Option<String> {
-    let approve = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop. Put the gates back as they were, or finish the task and let a person decide.";
-    if !verdict.holds() {
-        return None;
-    }
-    match verdict {
-        PinVerdict::Weaker(changes) => Some(format!(
-            "The stop gates changed since this loop started, in ways that could let failing work pass:\n{}\n{approve}",
-            changes
-                .iter()
-                .map(|c| format!("- {c}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        )),
-        PinVerdict::Tampered(why) => Some(format!(
-            "The record of the gates this loop started with was altered: {why}.\n{approve}"
-        )),
-        _ => None,
-    }
+/// What a stop changes besides its answer, for [`settle`].
+struct Settle<'a> {
+    ws: &'a Path,
+    loop_path: &'a Path,
+    loop_file: &'a str,
+    pinning: &'a pins::Pinning,
+    progress_path: &'a Path,
+    progress: &'a progress::Progress,
 }
 
-fn pin_word(verdict: &PinVerdict) -> &'static str {
-    match verdict {
-        PinVerdict::Same => "same",
-        PinVerdict::First => "pinned",
-        PinVerdict::Reworded => "reworded",
-        PinVerdict::Stronger(_) => "strengthened",
-        PinVerdict::Weaker(_) => "weakened",
-        PinVerdict::Tampered(_) => "tampered",
+/// Carries the decision out under the stop lock: the loop ends (state file, progress and pin
+/// removed) or counts one more iteration (and is pinned again when the pin says so). False
+/// when the loop was cancelled while the gates ran: nothing is left to hold the agent to.
+fn settle(s: &Settle<'_>, decision: &decide::StopDecision) -> Result<bool, StopError> {
+    let lock_path = ralph_dir(s.ws).join("locks/stop.lock");
+    let _guard = atomic::lock(&lock_path).map_err(io("lock", &lock_path))?;
+    match (&decision.state, loop_state::read(s.loop_path)) {
+        // Cancelled while the gates ran: nothing left to hold the agent to.
+        (_, Err(_)) if !s.loop_path.exists() => return Ok(false),
+        (StateChange::Remove, _) => {
+            std::fs::remove_file(s.loop_path).map_err(io("remove", s.loop_path))?;
+            let _ = std::fs::remove_file(s.progress_path);
+            s.pinning.store.remove(s.loop_file);
+        }
+        (StateChange::SetIteration(n), Ok(mut fresh)) => {
+            fresh.set_iteration((*n).max(fresh.iteration.saturating_add(1)));
+            if s.pinning.verdict.repins() {
+                s.pinning
+                    .repin(s.loop_file, &mut fresh)
+                    .map_err(io("write the pin in", s.pinning.store.dir()))?;
+            }
+            atomic::write(s.loop_path, fresh.render().as_bytes())
+                .map_err(io("update", s.loop_path))?;
+            let record = serde_json::to_vec(s.progress).expect("serialises");
+            atomic::write(s.progress_path, &record).map_err(io("write", s.progress_path))?;
+        }
+        (StateChange::SetIteration(_), Err(e)) => {
+            return Err(StopError::Io {
+                what: "re-read",
+                path: s.loop_path.to_path_buf(),
+                source: std::io::Error::other(e),
+            })
+        }
     }
+    Ok(true)
 }
 
 /// Pinned loops whose state file is gone without ralph-gate ending or cancelling them: the

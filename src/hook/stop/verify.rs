@@ -76,3 +76,22 @@ pub fn verify_fresh(
     }
     Ok(contradicted)
 }
+
+/// The stop gates for a stop: from the cache, and when they would let the loop end
+/// (`may_end`: the promise is made and nothing holds the loop), run again trusting nothing.
+/// What a fresh run contradicted goes to `notes`.
+pub fn for_stop(
+    project: &mut Project,
+    env: &Environment,
+    deadline: Instant,
+    may_end: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<GateResult>, crate::files::FilesError> {
+    let mut results = stop_gates(project, env, deadline, &[], Reuse::Everything)?;
+    let green = !results.iter().any(|r| counts_as_failure(r, env.strict()))
+        && crate::hook::decide::unverified(&results, env.strict()).is_empty();
+    if may_end && green {
+        notes.extend(verify_fresh(project, env, deadline, &mut results)?);
+    }
+    Ok(results)
+}
