@@ -16,6 +16,8 @@ pub enum Agent {
     Cursor,
     Qwen,
     Droid,
+    /// OpenCode, through the plugin in `hooks/opencode/`, which sends Claude-shaped payloads.
+    Opencode,
 }
 
 impl std::fmt::Display for Agent {
@@ -25,7 +27,7 @@ impl std::fmt::Display for Agent {
 }
 
 impl Agent {
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Copilot,
@@ -33,6 +35,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Qwen,
         Agent::Droid,
+        Agent::Opencode,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Agent {
             Agent::Cursor => "cursor",
             Agent::Qwen => "qwen",
             Agent::Droid => "droid",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -62,6 +66,7 @@ impl Agent {
             Agent::Cursor => ".cursor",
             Agent::Qwen => ".qwen",
             Agent::Droid => ".factory",
+            Agent::Opencode => ".opencode",
         }
     }
 
@@ -73,7 +78,7 @@ impl Agent {
             Agent::Qwen => env.qwen_block_cap.min(100),
             Agent::Copilot => 8,
             Agent::Cursor => CURSOR_LOOP_LIMIT,
-            Agent::Codex | Agent::Gemini | Agent::Droid => 0,
+            Agent::Codex | Agent::Gemini | Agent::Droid | Agent::Opencode => 0,
         }
     }
 

@@ -155,8 +155,13 @@ pub struct LoopStartArgs {
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "any_session")]
     pub session: Option<String>,
+
+    /// Any session of the agent may stop this loop: for agents run once per iteration in a
+    /// shell loop (`codex exec`, `opencode run`, `claude -p`), where each run is a new session.
+    #[arg(long)]
+    pub any_session: bool,
 
     /// The prompt (words are joined with spaces). Options may come before or after it, as
     /// with the official plugin's command; put `--` before a prompt that starts with `-`.

@@ -335,6 +335,9 @@ pub fn read(path: &Path) -> Result<LoopState, String> {
 /// state file's other fields or fail to read back equal, so it is stored as a digest that
 /// the same session always maps to. Found by the `loop_state` fuzz target.
 pub fn session_key(raw: &str) -> String {
+    if raw == ANY_SESSION {
+        return raw.to_string();
+    }
     let plain = raw.len() <= 128
         && raw
             .bytes()
@@ -359,9 +362,9 @@ pub fn select<'a>(files: &'a [LoopFile], session: &str, agent: Agent) -> Option<
         .iter()
         .filter(active)
         .find(|f| {
-            f.state
-                .as_ref()
-                .is_ok_and(|s| !session.is_empty() && s.session_id == session)
+            f.state.as_ref().is_ok_and(|s| {
+                (!session.is_empty() && s.session_id == session) || s.session_id == ANY_SESSION
+            })
         })
         .or_else(|| {
             files
@@ -370,6 +373,11 @@ pub fn select<'a>(files: &'a [LoopFile], session: &str, agent: Agent) -> Option<
                 .find(|f| f.state.as_ref().is_ok_and(|s| s.session_id.is_empty()))
         })
 }
+
+/// The session id of a loop that any session of its agent may stop (`loop start
+/// --any-session`): for agents run once per iteration (`codex exec`, `opencode run`,
+/// `claude -p` in a shell loop), where every iteration is a new session.
+pub const ANY_SESSION: &str = "*";
 
 /// A short id for a further loop's file name.
 pub fn new_id() -> String {
@@ -530,6 +538,25 @@ mod tests {
         assert_eq!(codex[0].state.as_ref().unwrap().agent(), Some(Agent::Codex));
         assert!(select(&codex, "s", Agent::Claude).is_none());
         assert!(select(&codex, "s", Agent::Codex).is_some());
+        let shared = vec![LoopFile {
+            path: PathBuf::from("y"),
+            state: Ok(LoopState::new(
+                "p",
+                0,
+                None,
+                ANY_SESSION,
+                None,
+                "t",
+                Agent::Opencode,
+            )),
+        }];
+        assert_eq!(shared[0].state.as_ref().unwrap().session_id, "*");
+        for session in ["run-1", "run-2"] {
+            assert!(
+                select(&shared, session, Agent::Opencode).is_some(),
+                "any session of the agent stops a shared loop"
+            );
+        }
     }
 
     #[test]

@@ -116,6 +116,8 @@ pub fn ask(agent: Agent, event: Event, payload: &Value) -> Result<Ask, PayloadEr
         Agent::Cursor => cursor::ask(event, payload),
         Agent::Qwen => qwen::ask(event, payload),
         Agent::Droid => droid::ask(event, payload),
+        // The plugin in hooks/opencode/ speaks Claude's payloads.
+        Agent::Opencode => claude::ask(event, payload),
     }?;
     ask.agent = agent;
     Ok(ask)
@@ -127,7 +129,7 @@ pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
         return Answer::nothing();
     }
     match agent {
-        Agent::Claude | Agent::Qwen | Agent::Droid | Agent::Codex => {
+        Agent::Claude | Agent::Qwen | Agent::Droid | Agent::Codex | Agent::Opencode => {
             claude::answer(agent, event, verdict)
         }
         Agent::Copilot => copilot::answer(event, verdict),
@@ -141,7 +143,7 @@ pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
 /// stderr; Copilot ignores exit 2, and Gemini and Cursor read JSON best, so they get a block.
 pub fn stop_error(agent: Agent, message: &str) -> (Answer, Option<String>) {
     match agent {
-        Agent::Claude | Agent::Qwen | Agent::Droid | Agent::Codex => (
+        Agent::Claude | Agent::Qwen | Agent::Droid | Agent::Codex | Agent::Opencode => (
             Answer {
                 stdout: None,
                 code: crate::exit::HOOK_BLOCKING_ERROR,

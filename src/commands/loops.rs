@@ -56,11 +56,14 @@ fn start(
         }
     }
     let agent = args.agent;
-    let session = args
-        .session
-        .clone()
-        .or_else(|| agent.session_from_env(env))
-        .unwrap_or_default();
+    let session = if args.any_session {
+        loop_state::ANY_SESSION.to_string()
+    } else {
+        args.session
+            .clone()
+            .or_else(|| agent.session_from_env(env))
+            .unwrap_or_default()
+    };
     let dir = ws.join(agent.state_dir());
     let main = dir.join(loop_state::MAIN_FILE);
     let (path, id) = if main.exists() {

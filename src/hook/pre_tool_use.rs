@@ -60,9 +60,12 @@ fn in_loop(ws: &Path, session: &str) -> bool {
     }
     let key = loop_state::session_key(session);
     loop_state::list(ws).iter().any(|f| {
-        f.state
-            .as_ref()
-            .is_ok_and(|s| s.active && (s.session_id.is_empty() || s.session_id == key))
+        f.state.as_ref().is_ok_and(|s| {
+            s.active
+                && (s.session_id.is_empty()
+                    || s.session_id == key
+                    || s.session_id == loop_state::ANY_SESSION)
+        })
     })
 }
 

@@ -66,8 +66,13 @@ impl Home {
     }
 }
 
-/// A repository with the Python gate, hooks for `agent` and a loop of that agent.
+/// A repository with the Python gate, hooks for `agent` and a loop of that agent (`extra`:
+/// more `loop start` options).
 fn project(home: &Home, agent: &str) -> Repo {
+    project_with(home, agent, &[])
+}
+
+fn project_with(home: &Home, agent: &str, extra: &[&str]) -> Repo {
     let repo = Repo::git();
     repo.config(GATE);
     repo.write("pkg/ok.py", "x = 1\n");
@@ -75,17 +80,21 @@ fn project(home: &Home, agent: &str) -> Repo {
     let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
     for args in [
         vec!["init", "--agent", agent],
-        vec![
-            "loop",
-            "start",
-            "--agent",
-            agent,
-            "--max-iterations",
-            "6",
-            "--promise",
-            "DONE",
-            "Add pkg/bad.py and make every module compile.",
-        ],
+        [
+            &[
+                "loop",
+                "start",
+                "--agent",
+                agent,
+                "--max-iterations",
+                "6",
+                "--promise",
+                "DONE",
+            ][..],
+            extra,
+            &["Add pkg/bad.py and make every module compile."],
+        ]
+        .concat(),
     ] {
         let out = home
             .command(&me, repo.path(), &[])
@@ -276,5 +285,144 @@ fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
     assert!(
         !repo.exists(".copilot/ralph-loop.local.md"),
         "the loop ended"
+    );
+}
+
+/// OpenCode has plugins, not command hooks: `init --agent opencode` installs
+/// `hooks/opencode/ralph-gate.js`. `opencode run` ends its process when the session goes idle,
+/// so a refusal cannot continue that run: the next run (the Ralph pattern's next iteration)
+/// carries the loop on, and the loop ends only when the gates pass and the promise is made.
+#[test]
+fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
+    let Some(opencode) = which("opencode") else {
+        unavailable(
+            "OpenCode (`opencode`) is not installed",
+            "npm install -g opencode-ai (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    // Each `opencode run` is a new session: the loop is for any session of OpenCode.
+    let repo = project_with(&home, "opencode", &["--any-session"]);
+    assert!(
+        repo.exists(".opencode/plugins/ralph-gate.js")
+            && repo.exists(".opencode/ralph-loop.local.md")
+    );
+    let bad = repo.path().join("pkg/bad.py");
+    let target = bad.clone();
+    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            return Reply::text("A title");
+        }
+        let all = req["messages"].to_string();
+        let write = |id: &str, text: &str| {
+            Reply::tool(
+                id,
+                "write",
+                serde_json::json!({"filePath": target, "content": text}),
+            )
+        };
+        if all.contains("Carry on") {
+            if all.contains("call_fix") {
+                Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+            } else {
+                write("call_fix", "def g():\n    return 1\n")
+            }
+        } else if all.contains("call_break") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else {
+            write("call_break", "def g(:\n    return 1\n")
+        }
+    });
+    let config = serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
+            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "dummy"},
+            "models": {"m": {"name": "m"}}}},
+        "model": "scripted/m",
+        "permission": {"edit": "allow", "bash": "allow"}
+    });
+    repo.write("opencode.json", &config.to_string());
+    let env = |h: &Path| -> Vec<(&'static str, String)> {
+        vec![
+            ("XDG_CONFIG_HOME", h.join(".config").display().to_string()),
+            (
+                "XDG_DATA_HOME",
+                h.join(".local/share").display().to_string(),
+            ),
+            ("XDG_CACHE_HOME", h.join(".cache").display().to_string()),
+            (
+                "XDG_STATE_HOME",
+                h.join(".local/state").display().to_string(),
+            ),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+        ]
+    };
+    let run = |prompt: &str| {
+        let out = home
+            .command(&opencode, repo.path(), &env(home.path()))
+            .args(["run", prompt])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "opencode run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+
+    run("Add pkg/bad.py and make every module compile.");
+    let seen = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect::<Vec<_>>();
+    assert!(
+        seen.iter().any(
+            |r| r.contains("failed after your edit to pkg/bad.py") && r.contains("SyntaxError")
+        ),
+        "the plugin appended the gate's error to the tool's output: {seen:#?}"
+    );
+    let first: Vec<String> = stops(&repo)
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(first, ["promise_refused"], "one reply, one stop, refused");
+    assert!(
+        repo.exists(".opencode/ralph-loop.local.md"),
+        "the loop goes on"
+    );
+
+    run("Carry on: make every module compile.");
+    let outcomes: Vec<String> = stops(&repo)
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap().to_string())
+        .collect();
+    let seen: Vec<String> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert_eq!(outcomes, ["promise_refused", "completed"], "{seen:#?}");
+    assert!(stops(&repo).iter().all(|e| e["agent"] == "opencode"));
+    assert!(
+        !repo.exists(".opencode/ralph-loop.local.md"),
+        "the loop ended"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&bad).unwrap(),
+        "def g():\n    return 1\n"
     );
 }

@@ -30,6 +30,8 @@ pub enum Block {
 pub enum Wire {
     Messages,
     Responses,
+    /// OpenAI's Chat Completions (OpenCode through `@ai-sdk/openai-compatible`).
+    Chat,
 }
 
 pub struct Reply {
@@ -184,6 +186,8 @@ fn serve(
         (Wire::Messages, false) => ("application/json", message(&reply, stop, n).to_string()),
         (Wire::Responses, true) => ("text/event-stream", response_events(&reply, n)),
         (Wire::Responses, false) => ("application/json", response(&reply, n).to_string()),
+        (Wire::Chat, true) => ("text/event-stream", chat_events(&reply)),
+        (Wire::Chat, false) => ("application/json", chat(&reply).to_string()),
     };
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -318,4 +322,65 @@ fn events(reply: &Reply, stop: &str, n: usize) -> String {
     );
     ev("message_stop", json!({"type": "message_stop"}));
     out
+}
+
+/// Chat Completions: the reply's text, and its tool calls as function calls.
+fn chat_parts(reply: &Reply) -> (String, Vec<Value>) {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for b in &reply.blocks {
+        match b {
+            Block::Text(t) => text.push_str(t),
+            Block::Tool { id, name, input } => calls.push(json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}})),
+            Block::Custom { id, name, input } => calls.push(json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": json!({"input": input}).to_string()}})),
+        }
+    }
+    (text, calls)
+}
+
+fn chat(reply: &Reply) -> Value {
+    let (text, calls) = chat_parts(reply);
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    let mut message = json!({"role": "assistant", "content": text});
+    if !calls.is_empty() {
+        message["tool_calls"] = json!(calls);
+    }
+    json!({"id": "chat", "object": "chat.completion", "created": 1, "model": "scripted",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+}
+
+fn chat_events(reply: &Reply) -> String {
+    let (text, calls) = chat_parts(reply);
+    let chunk = |choices: Value| json!({"id": "chat", "object": "chat.completion.chunk", "created": 1, "model": "scripted", "choices": choices});
+    let mut out = Vec::new();
+    if !text.is_empty() {
+        out.push(chunk(json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}])));
+    }
+    for (i, c) in calls.iter().enumerate() {
+        let mut call = c.clone();
+        call["index"] = json!(i);
+        out.push(chunk(json!([{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}, "finish_reason": null}])));
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    out.push(chunk(
+        json!([{"index": 0, "delta": {}, "finish_reason": finish}]),
+    ));
+    let mut usage = chunk(json!([]));
+    usage["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+    out.push(usage);
+    out.iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .collect::<String>()
+        + "data: [DONE]\n\n"
 }

@@ -12,7 +12,12 @@ enum Shape {
     Grouped,
     /// Copilot's and Cursor's: `{version: 1, hooks: {event: [ENTRY]}}`.
     Flat,
+    /// No command hooks: a plugin file that calls the binary (OpenCode).
+    Plugin,
 }
+
+/// The OpenCode plugin `init --agent opencode` installs.
+pub const OPENCODE_PLUGIN: &str = include_str!("../../../hooks/opencode/ralph-gate.js");
 
 /// One hook ralph-gate registers: the agent's event name, ralph-gate's subcommand, the entry.
 struct Hook {
@@ -115,6 +120,12 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
             ],
             note: Some("Copilot CLI runs repository hooks in trusted folders only (and with -p, only with COPILOT_PROMPT_MODE_REPO_HOOKS=1)"),
         },
+        Agent::Opencode => Spec {
+            file: ".opencode/plugins/ralph-gate.js",
+            shape: Shape::Plugin,
+            hooks: Vec::new(),
+            note: Some("OpenCode loads plugins from .opencode/plugins/ at start: restart it; start loops with `ralph-gate loop start --agent opencode`"),
+        },
         Agent::Cursor => Spec {
             file: ".cursor/hooks.json",
             shape: Shape::Flat,
@@ -159,7 +170,7 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
                 .get("hooks")
                 .and_then(Value::as_array)
                 .is_some_and(|hs| hs.iter().any(|x| x.get("command").is_some_and(ours))),
-            Shape::Flat => ["command", "bash"]
+            Shape::Flat | Shape::Plugin => ["command", "bash"]
                 .iter()
                 .any(|k| e.get(*k).is_some_and(ours)),
         });
@@ -173,7 +184,7 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
 
 /// Agents whose config folder the project already has (beside Claude, always set up).
 pub fn detected(ws: &Path) -> Vec<Agent> {
-    let marks: [(Agent, &[&str]); 6] = [
+    let marks: [(Agent, &[&str]); 7] = [
         (Agent::Codex, &[".codex", "AGENTS.md"]),
         (
             Agent::Copilot,
@@ -187,6 +198,7 @@ pub fn detected(ws: &Path) -> Vec<Agent> {
         (Agent::Cursor, &[".cursor", ".cursorrules"]),
         (Agent::Qwen, &[".qwen", "QWEN.md"]),
         (Agent::Droid, &[".factory"]),
+        (Agent::Opencode, &[".opencode", "opencode.json"]),
     ];
     marks
         .iter()
@@ -199,6 +211,13 @@ pub fn detected(ws: &Path) -> Vec<Agent> {
 /// keeps its own local files).
 pub fn ignore_line(agent: Agent) -> Option<String> {
     (agent != Agent::Claude).then(|| format!("{}/ralph-loop*.local.md", agent.state_dir()))
+}
+
+impl Spec {
+    /// True when this agent gets a plugin file rather than hooks in a config file.
+    pub fn is_plugin(&self) -> bool {
+        self.shape == Shape::Plugin
+    }
 }
 
 pub fn path(ws: &Path, spec: &Spec) -> PathBuf {

@@ -205,6 +205,25 @@ fn write_agent(ws: &Path, agent: crate::agents::Agent, program: &str) -> Result<
         }
     }
     let path = agents::path(ws, &spec);
+    let note = spec
+        .note
+        .map(|n| format!("\n    note: {n}"))
+        .unwrap_or_default();
+    if spec.is_plugin() {
+        return Ok(match std::fs::read_to_string(&path) {
+            Ok(t) if t == agents::OPENCODE_PLUGIN => {
+                format!("{} ({agent}): already there{note}", spec.file)
+            }
+            Ok(_) => format!(
+                "{} ({agent}): exists and differs from this version's plugin; left as it is{note}",
+                spec.file
+            ),
+            Err(_) => {
+                atomic::write(&path, agents::OPENCODE_PLUGIN.as_bytes())?;
+                format!("{} ({agent}): the plugin is installed{note}", spec.file)
+            }
+        });
+    }
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
             AppError::Usage(format!(
@@ -217,10 +236,6 @@ fn write_agent(ws: &Path, agent: crate::agents::Agent, program: &str) -> Result<
     };
     let (merged, added) = agents::merge(existing, &spec)
         .map_err(|e| AppError::Usage(format!("{}: {e}", path.display())))?;
-    let note = spec
-        .note
-        .map(|n| format!("\n    note: {n}"))
-        .unwrap_or_default();
     if added.is_empty() {
         return Ok(format!(
             "{} ({agent}): the hooks are already there{note}",
