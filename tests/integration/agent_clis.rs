@@ -426,3 +426,83 @@ fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
         "def g():\n    return 1\n"
     );
 }
+
+#[test]
+fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
+    let Some(qwen) = which("qwen") else {
+        unavailable(
+            "Qwen Code (`qwen`) is not installed",
+            "npm install -g @qwen-code/qwen-code (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    let repo = project(&home, "qwen");
+    assert!(repo.exists(".qwen/settings.json") && repo.exists(".qwen/ralph-loop.local.md"));
+    let target = repo.path().join("pkg/bad.py");
+    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            return Reply::text("ok");
+        }
+        let all = req["messages"].to_string();
+        let write = |id: &str, text: &str| {
+            Reply::tool(
+                id,
+                "write_file",
+                serde_json::json!({"file_path": target, "content": text}),
+            )
+        };
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+        } else if all.contains("refused your promise") {
+            write("call_fix", "def g():\n    return 1\n")
+        } else if all.contains("call_break") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else {
+            write("call_break", "def g(:\n    return 1\n")
+        }
+    });
+    let out = home
+        .command(
+            &qwen,
+            repo.path(),
+            &[
+                ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
+                ("OPENAI_API_KEY", "dummy".into()),
+                ("OPENAI_MODEL", "scripted".into()),
+                ("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".into()),
+            ],
+        )
+        .args([
+            "Add pkg/bad.py and make every module compile.",
+            "--approval-mode",
+            "yolo",
+            "--auth-type",
+            "openai",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "qwen: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<String> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("tools").is_some())
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert_the_loop("qwen", &repo, &seen);
+    assert!(!repo.exists(".qwen/ralph-loop.local.md"), "the loop ended");
+}
