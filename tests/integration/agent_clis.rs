@@ -506,3 +506,97 @@ fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
     assert_the_loop("qwen", &repo, &seen);
     assert!(!repo.exists(".qwen/ralph-loop.local.md"), "the loop ended");
 }
+
+#[test]
+fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
+    let Some(gemini) = which("gemini") else {
+        unavailable(
+            "Gemini CLI (`gemini`) is not installed",
+            "npm install -g @google/gemini-cli (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    let repo = project(&home, "gemini");
+    assert!(repo.exists(".gemini/settings.json") && repo.exists(".gemini/ralph-loop.local.md"));
+    let target = repo.path().join("pkg/bad.py");
+    let server = ModelServer::start_wire(Wire::Gemini, move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            // The model router asks which model to use.
+            return Reply::text(r#"{"reasoning": "a small edit", "model_choice": "flash"}"#);
+        }
+        let all = req["contents"].to_string();
+        let write = |id: &str, text: &str| {
+            Reply::tool(
+                id,
+                "write_file",
+                serde_json::json!({"file_path": target, "content": text}),
+            )
+        };
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+        } else if all.contains("refused your promise") {
+            write("call_fix", "def g():\n    return 1\n")
+        } else if all.contains("call_break") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else {
+            write("call_break", "def g(:\n    return 1\n")
+        }
+    });
+    // An API key sign-in, and the project trusted (Gemini CLI runs project hooks only there).
+    let dot = home.path().join(".gemini");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("trustedFolders.json"),
+        serde_json::json!({ repo.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let out = home
+        .command(
+            &gemini,
+            repo.path(),
+            &[
+                ("GEMINI_API_KEY", "dummy".into()),
+                ("GOOGLE_GEMINI_BASE_URL", server.url()),
+            ],
+        )
+        .args([
+            "-p",
+            "Add pkg/bad.py and make every module compile.",
+            "--approval-mode",
+            "yolo",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gemini: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<String> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("tools").is_some())
+        .map(|r| r["contents"].to_string())
+        .collect();
+    assert_the_loop("gemini", &repo, &seen);
+    assert!(
+        !repo.exists(".gemini/ralph-loop.local.md"),
+        "the loop ended"
+    );
+}

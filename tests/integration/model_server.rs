@@ -30,8 +30,10 @@ pub enum Block {
 pub enum Wire {
     Messages,
     Responses,
-    /// OpenAI's Chat Completions (OpenCode through `@ai-sdk/openai-compatible`).
+    /// OpenAI's Chat Completions (OpenCode through `@ai-sdk/openai-compatible`, Qwen Code).
     Chat,
+    /// Google's Gemini API (`generateContent`, `streamGenerateContent?alt=sse`).
+    Gemini,
 }
 
 pub struct Reply {
@@ -126,11 +128,9 @@ fn serve(
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
     reader.read_line(&mut line)?;
-    let method = line
-        .split_whitespace()
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let mut words = line.split_whitespace();
+    let method = words.next().unwrap_or_default().to_string();
+    let target = words.next().unwrap_or_default().to_string();
     let mut length = 0usize;
     let mut chunked = false;
     loop {
@@ -170,6 +170,15 @@ fn serve(
         );
     }
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if wire == Wire::Gemini && target.contains(":countTokens") {
+        let body = r#"{"totalTokens":10}"#;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        out.write_all(head.as_bytes())?;
+        return out.write_all(body.as_bytes());
+    }
     let n = {
         let mut s = seen.lock().unwrap();
         s.push(request.clone());
@@ -188,6 +197,11 @@ fn serve(
         (Wire::Responses, false) => ("application/json", response(&reply, n).to_string()),
         (Wire::Chat, true) => ("text/event-stream", chat_events(&reply)),
         (Wire::Chat, false) => ("application/json", chat(&reply).to_string()),
+        (Wire::Gemini, _) if target.contains(":streamGenerateContent") => (
+            "text/event-stream",
+            format!("data: {}\r\n\r\n", gemini(&reply)),
+        ),
+        (Wire::Gemini, _) => ("application/json", gemini(&reply).to_string()),
     };
     let head = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
@@ -383,4 +397,23 @@ fn chat_events(reply: &Reply) -> String {
         .map(|c| format!("data: {c}\n\n"))
         .collect::<String>()
         + "data: [DONE]\n\n"
+}
+
+/// A Gemini API response: text parts and function calls.
+fn gemini(reply: &Reply) -> Value {
+    let parts: Vec<Value> = reply
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => json!({"text": t}),
+            Block::Tool { id, name, input } => {
+                json!({"functionCall": {"id": id, "name": name, "args": input}})
+            }
+            Block::Custom { id, name, input } => {
+                json!({"functionCall": {"id": id, "name": name, "args": {"input": input}}})
+            }
+        })
+        .collect();
+    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}})
 }
