@@ -600,3 +600,90 @@ fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
         "the loop ended"
     );
 }
+
+#[test]
+fn droid_runs_a_gated_loop_to_an_honest_end() {
+    let Some(droid) = which("droid") else {
+        unavailable(
+            "Factory Droid (`droid`) is not installed",
+            "npm install -g @factory/cli (see .ci/run)",
+        );
+        return;
+    };
+    if which("python3").is_none() {
+        unavailable("python3 is missing", "install python3 in .ci/run");
+        return;
+    }
+    let home = Home::new();
+    let repo = project(&home, "droid");
+    assert!(repo.exists(".factory/hooks.json") && repo.exists(".factory/ralph-loop.local.md"));
+    let target = repo.path().join("pkg/bad.py");
+    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            return Reply::text("ok");
+        }
+        let all = req["messages"].to_string();
+        let create = |id: &str, text: &str| {
+            Reply::tool(
+                id,
+                "Create",
+                serde_json::json!({"file_path": target, "content": text}),
+            )
+        };
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+        } else if all.contains("refused your promise") {
+            create("call_fix", "def g():\n    return 1\n")
+        } else if all.contains("call_break") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else {
+            create("call_break", "def g(:\n    return 1\n")
+        }
+    });
+    // A custom (BYOK) model on the scripted server: no Factory sign-in needed.
+    let dot = home.path().join(".factory");
+    std::fs::create_dir_all(&dot).unwrap();
+    let settings = serde_json::json!({"customModels": [{"model": "scripted", "displayName": "scripted",
+        "baseUrl": format!("{}/v1", server.url()), "apiKey": "dummy",
+        "provider": "generic-chat-completion-api", "maxOutputTokens": 1000}]});
+    std::fs::write(dot.join("settings.json"), settings.to_string()).unwrap();
+    let out = home
+        .command(&droid, repo.path(), &[])
+        .args([
+            "exec",
+            "--auto",
+            "high",
+            "-m",
+            "custom:scripted",
+            "Add pkg/bad.py and make every module compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "droid exec: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Vec<String> = server
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("tools").is_some())
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert_the_loop("droid", &repo, &seen);
+    assert!(
+        !repo.exists(".factory/ralph-loop.local.md"),
+        "the loop ended"
+    );
+    let stops = stops(&repo);
+    assert!(
+        stops.iter().all(|e| e["promise_source"] == "transcript"),
+        "Droid's final message comes from its transcript"
+    );
+}

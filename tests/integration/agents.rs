@@ -437,7 +437,15 @@ fn init_writes_each_agents_config_in_its_own_place_once() {
         let text = std::fs::read_to_string(repo.path().join(file))
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         let v: Value = serde_json::from_str(&text).unwrap();
-        assert!(v["hooks"].is_object(), "{file}");
+        let events = if file == ".factory/hooks.json" {
+            &v
+        } else {
+            &v["hooks"]
+        };
+        assert!(
+            events.is_object() && events.as_object().unwrap().values().any(|e| e.is_array()),
+            "{file}: {v}"
+        );
     }
     let gitignore = std::fs::read_to_string(repo.path().join(".gitignore")).unwrap();
     assert!(

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 enum Shape {
     /// Claude's: `hooks.EVENT = [{matcher?, hooks: [{type, command, timeout}]}]`.
     Grouped,
+    /// The same groups with the events at the top level (Droid's `.factory/hooks.json`: Droid
+    /// 0.225 ignores a `hooks` key there, "Ignoring unknown hook event keys").
+    GroupedTop,
     /// Copilot's and Cursor's: `{version: 1, hooks: {event: [ENTRY]}}`.
     Flat,
     /// No command hooks: a plugin file that calls the binary (OpenCode).
@@ -103,7 +106,7 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
         },
         Agent::Droid => Spec {
             file: ".factory/hooks.json",
-            shape: Shape::Grouped,
+            shape: Shape::GroupedTop,
             hooks: vec![
                 hook("PostToolUse", "post-tool-use", grouped(Some("Create|Edit|ApplyPatch"), "post-tool-use", EDIT_S)),
                 hook("Stop", "stop", grouped(None, "stop", STOP_S)),
@@ -149,11 +152,14 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
     if spec.shape == Shape::Flat {
         obj.entry("version").or_insert(json!(1));
     }
-    let hooks = obj
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or("`hooks` is not a JSON object")?;
+    let hooks = if spec.shape == Shape::GroupedTop {
+        obj
+    } else {
+        obj.entry("hooks")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .ok_or("`hooks` is not a JSON object")?
+    };
     let mut added = Vec::new();
     for h in &spec.hooks {
         let list = hooks
@@ -166,7 +172,7 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
                 .is_some_and(|c| c.contains("ralph-gate") && c.contains(&format!("hook {}", h.sub)))
         };
         let present = list.iter().any(|e| match spec.shape {
-            Shape::Grouped => e
+            Shape::Grouped | Shape::GroupedTop => e
                 .get("hooks")
                 .and_then(Value::as_array)
                 .is_some_and(|hs| hs.iter().any(|x| x.get("command").is_some_and(ours))),
