@@ -33,6 +33,11 @@ pub struct LoopView {
     pub session: Option<String>,
     pub started_at: Option<String>,
     pub prompt_first_line: Option<String>,
+    /// The agent whose stops the loop holds.
+    pub agent: Option<String>,
+    /// The refusals in a row that agent allows before it ends its turn anyway (last seen at a
+    /// stop; `None` before the first stop or when no cap is known).
+    pub block_cap: Option<u64>,
     /// Set when the state file cannot be read.
     pub error: Option<String>,
 }
@@ -81,7 +86,14 @@ pub fn gather(config: &crate::config::Config, describe: String, workspace: &Path
         schema: SCHEMA,
         root: config.root.display().to_string(),
         config: describe,
-        loops: loop_state::list(workspace).iter().map(loop_view).collect(),
+        loops: loop_state::list(workspace)
+            .iter()
+            .map(|f| {
+                let mut v = loop_view(f);
+                v.block_cap = last_cap(workspace, &loop_state::key(&f.path));
+                v
+            })
+            .collect(),
         gates,
         stops: recent_stops(workspace, RECENT_STOPS),
     }
@@ -99,6 +111,8 @@ fn loop_view(f: &LoopFile) -> LoopView {
             session: None,
             started_at: None,
             prompt_first_line: None,
+            agent: None,
+            block_cap: None,
             error: Some(e.clone()),
         },
         Ok(s) => LoopView {
@@ -110,9 +124,23 @@ fn loop_view(f: &LoopFile) -> LoopView {
             session: Some(s.session_id.clone()).filter(|x| !x.is_empty()),
             started_at: s.started_at.clone(),
             prompt_first_line: s.prompt().lines().next().map(String::from),
+            agent: s.agent().map(|a| a.name().to_string()),
+            block_cap: None,
             error: None,
         },
     }
+}
+
+/// The block cap the journal last recorded for the loop `key`, when one is known.
+fn last_cap(workspace: &Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(crate::journal::path(workspace)).ok()?;
+    text.lines().rev().find_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        (v.get("loop_file")?.as_str()? == key && v.get("event")?.as_str()? == "stop")
+            .then(|| v.get("block_cap").and_then(serde_json::Value::as_u64))
+            .flatten()
+            .filter(|c| *c > 0)
+    })
 }
 
 /// The last `n` journal lines (stop decisions and loop events), oldest first; malformed lines
@@ -205,8 +233,15 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
             Some(0) | None => "unlimited".to_string(),
             Some(m) => m.to_string(),
         };
+        let agent = match (l.agent.as_deref(), l.block_cap) {
+            (Some(a), Some(cap)) => {
+                format!("  agent {a} (ends its turn after {cap} refusals in a row)")
+            }
+            (Some(a), None) => format!("  agent {a}"),
+            (None, _) => String::new(),
+        };
         out.push_str(&format!(
-            "  {}  iteration {}/{of}  promise {}  session {}  started {}\n    {}\n",
+            "  {}  iteration {}/{of}  promise {}  session {}  started {}{agent}\n    {}\n",
             l.id.as_deref().unwrap_or("(main)"),
             l.iteration.unwrap_or(0),
             l.promise.as_deref().unwrap_or("(none)"),

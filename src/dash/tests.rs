@@ -39,6 +39,8 @@ fn status() -> Status {
             session: Some("sess-1".into()),
             started_at: Some("2026-11-22T10:00:00Z".into()),
             prompt_first_line: Some("Build the parser".into()),
+            agent: Some("claude".into()),
+            block_cap: Some(8),
             error: None,
         }],
         gates: vec![

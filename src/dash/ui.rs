@@ -94,10 +94,15 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                 style(app, Style::default().add_modifier(Modifier::BOLD)),
             ),
             Span::raw(format!(
-                "  promise {}  session {}  started {}",
+                "  promise {}  session {}  started {}{}",
                 l.promise.as_deref().unwrap_or("(none)"),
                 l.session.as_deref().unwrap_or("(unclaimed)"),
-                l.started_at.as_deref().unwrap_or("?")
+                l.started_at.as_deref().unwrap_or("?"),
+                match (l.agent.as_deref(), l.block_cap) {
+                    (Some(a), Some(c)) => format!("  {a}, cap {c}"),
+                    (Some(a), None) => format!("  {a}"),
+                    _ => String::new(),
+                }
             )),
         ]));
         lines.push(Line::from(format!(

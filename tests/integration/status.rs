@@ -37,6 +37,10 @@ fn status_shows_loops_latest_gate_results_with_colour_and_recent_stops() {
         out.contains("(main)  iteration 2/9  promise DONE  session sess-S"),
         "{out}"
     );
+    assert!(
+        out.contains("agent claude (ends its turn after 8 refusals in a row)"),
+        "{out}"
+    );
     assert!(out.contains("    Fix red."), "{out}");
     assert!(
         out.contains("FAIL  red") && out.contains("by stop"),
