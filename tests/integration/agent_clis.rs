@@ -4,7 +4,7 @@
 //! while the file is broken -> the agent goes on and the refusal reaches the model; it fixes
 //! the file and claims the promise -> the agent exits and the loop is recorded complete.
 
-use crate::common::{unavailable, which, Repo};
+use crate::common::{require_tool, which, Repo};
 use crate::model_server::{ModelServer, Reply, Wire};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -172,15 +172,11 @@ fn assert_the_loop(agent: &str, repo: &Repo, seen: &[String]) {
 
 #[test]
 fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
-    let Some(codex) = which("codex") else {
-        unavailable(
-            "Codex CLI (`codex`) is not installed",
-            "npm install -g @openai/codex (see .ci/run)",
-        );
+    if !require_tool("codex") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let codex = which("codex").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();
@@ -229,15 +225,11 @@ fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
 
 #[test]
 fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
-    let Some(copilot) = which("copilot") else {
-        unavailable(
-            "Copilot CLI (`copilot`) is not installed",
-            "npm install -g @github/copilot (see .ci/run)",
-        );
+    if !require_tool("copilot") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let copilot = which("copilot").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();
@@ -294,15 +286,11 @@ fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
 /// carries the loop on, and the loop ends only when the gates pass and the promise is made.
 #[test]
 fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
-    let Some(opencode) = which("opencode") else {
-        unavailable(
-            "OpenCode (`opencode`) is not installed",
-            "npm install -g opencode-ai (see .ci/run)",
-        );
+    if !require_tool("opencode") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let opencode = which("opencode").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();
@@ -429,15 +417,11 @@ fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
 
 #[test]
 fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
-    let Some(qwen) = which("qwen") else {
-        unavailable(
-            "Qwen Code (`qwen`) is not installed",
-            "npm install -g @qwen-code/qwen-code (see .ci/run)",
-        );
+    if !require_tool("qwen") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let qwen = which("qwen").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();
@@ -509,15 +493,11 @@ fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
 
 #[test]
 fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
-    let Some(gemini) = which("gemini") else {
-        unavailable(
-            "Gemini CLI (`gemini`) is not installed",
-            "npm install -g @google/gemini-cli (see .ci/run)",
-        );
+    if !require_tool("gemini") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let gemini = which("gemini").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();
@@ -603,15 +583,11 @@ fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
 
 #[test]
 fn droid_runs_a_gated_loop_to_an_honest_end() {
-    let Some(droid) = which("droid") else {
-        unavailable(
-            "Factory Droid (`droid`) is not installed",
-            "npm install -g @factory/cli (see .ci/run)",
-        );
+    if !require_tool("droid") {
         return;
-    };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    }
+    let droid = which("droid").expect("checked");
+    if !require_tool("python3") {
         return;
     }
     let home = Home::new();

@@ -4,7 +4,7 @@
 //! iteration although both `init`'s settings hooks and the plugin's hooks are registered,
 //! and an honest promise ends the session.
 
-use crate::common::{unavailable, which, Repo};
+use crate::common::{missing, require_tool, which, Repo};
 use crate::model_server::{ModelServer, Reply};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -93,14 +93,10 @@ impl Session {
 /// A repository with a failing Python gate, or `None` (said loudly) when a tool is missing.
 fn broken_repo() -> Option<(Repo, PathBuf)> {
     let Some(claude_bin) = claude() else {
-        unavailable(
-            "Claude Code (`claude`) is not installed",
-            "npm install -g @anthropic-ai/claude-code (see .ci/run)",
-        );
+        missing("claude", "no `claude` on PATH or in npm's global folder");
         return None;
     };
-    if which("python3").is_none() {
-        unavailable("python3 is missing", "install python3 in .ci/run");
+    if !require_tool("python3") {
         return None;
     }
     let repo = Repo::git();
@@ -353,10 +349,7 @@ fn claude_code_honours_the_guards_denials_and_a_loop_without_the_work_ends_unfin
 #[test]
 fn the_marketplace_and_the_plugin_validate_with_claude() {
     let Some(claude_bin) = claude() else {
-        unavailable(
-            "Claude Code (`claude`) is not installed",
-            "npm install -g @anthropic-ai/claude-code (see .ci/run)",
-        );
+        missing("claude", "no `claude` on PATH or in npm's global folder");
         return;
     };
     let server = ModelServer::start(|_| Reply::text("ok"));

@@ -190,24 +190,74 @@ pub fn finish(out: Output) -> Run {
     }
 }
 
-/// True when `tool` is on PATH. When it is not, says so loudly; under CI=true that is a
-/// failure, never a silent skip.
+/// True when `tool` is on PATH. When it is not, the test FAILS, naming the tool and how to
+/// install it, unless `RALPH_GATE_TEST_ALLOW_MISSING` lists the tool (or says `all`): then the
+/// test is recorded as skipped (see [`missing`]) and returns early.
 pub fn require_tool(tool: &str) -> bool {
-    which(tool).is_some()
-        || unavailable(
-            &format!("`{tool}` is not installed on this machine"),
-            &format!("`{tool}` is required by this test: install it in .ci/run"),
-        )
+    which(tool).is_some() || missing(tool, &format!("`{tool}` is not on PATH"))
 }
 
-/// Says loudly that a test cannot run here and why; under CI=true that is a failure with
-/// `ci_fix`, never a silent skip. Returns false, for `return` at the call site.
-pub fn unavailable(why: &str, ci_fix: &str) -> bool {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-    assert!(!ci, "{ci_fix} (CI=true)");
-    #[allow(clippy::print_stderr)]
+/// How a tool the tests need is installed (what `scripts/test` does when it can).
+pub fn install_hint(tool: &str) -> &'static str {
+    match tool {
+        "shellcheck" => "apt-get install shellcheck",
+        "python3" => "apt-get install python3",
+        "node" | "npm" => "apt-get install nodejs npm",
+        "tsc" | "typescript" => "npm install -g typescript@5",
+        "tmux" => "apt-get install tmux",
+        "git" => "apt-get install git",
+        "cargo" => "rustup (https://rustup.rs)",
+        "claude" => "npm install -g @anthropic-ai/claude-code@2.1.330",
+        "codex" => "npm install -g @openai/codex@0.169.0",
+        "copilot" => "npm install -g @github/copilot@1.0.102",
+        "opencode" => "npm install -g opencode-ai@1.18.33",
+        "qwen" => "npm install -g @qwen-code/qwen-code@0.24.4",
+        "gemini" => "npm install -g @google/gemini-cli@0.61.0",
+        "droid" => "npm install -g @factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2",
+        "prek" => "pip install prek",
+        "mount" => "run the tests as root, or with passwordless sudo allowed to mount",
+        _ => "see scripts/test",
+    }
+}
+
+/// A test cannot run here because `tool` is missing (`why` says more). That is a failure, so
+/// a green run is never hollow, unless `RALPH_GATE_TEST_ALLOW_MISSING` (comma-separated tool
+/// names, or `all`) allows it: then the skip is written to `target/skipped-tests.txt`, which
+/// `scripts/test` prints after the run, outside the harness's captured output. Returns false,
+/// for `return` at the call site.
+pub fn missing(tool: &str, why: &str) -> bool {
+    let allow = std::env::var("RALPH_GATE_TEST_ALLOW_MISSING").unwrap_or_default();
+    missing_unless(
+        tool,
+        why,
+        &allow,
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("target/skipped-tests.txt"),
+    )
+}
+
+/// [`missing`] with the allow list and the skip log given.
+pub fn missing_unless(tool: &str, why: &str, allow: &str, log: &Path) -> bool {
+    let allowed = allow
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == tool || t == "all");
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    assert!(
+        allowed,
+        "{test} needs `{tool}`, which is missing ({why}). Install it: {}, or run scripts/test, which \
+         installs what it can. To skip such tests knowingly: RALPH_GATE_TEST_ALLOW_MISSING={tool}",
+        install_hint(tool)
+    );
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
     {
-        eprintln!("\n!!! SKIPPING: {why}; this test did not run !!!\n");
+        use std::io::Write;
+        let _ = writeln!(f, "{test}: skipped, `{tool}` is missing ({why})");
     }
     false
 }
@@ -271,9 +321,9 @@ pub fn typescript5() -> Option<PathBuf> {
 /// True when a TypeScript 5 package is there to install; says so loudly when not.
 pub fn require_typescript5() -> bool {
     typescript5().is_some()
-        || unavailable(
-            "no TypeScript 5 package (npm install -g typescript@5, or RALPH_GATE_TEST_TYPESCRIPT=DIR)",
-            "TypeScript 5 is required by this test: .ci/run installs typescript@5 with npm",
+        || missing(
+            "typescript",
+            "no TypeScript 5 package in npm's global folder (or RALPH_GATE_TEST_TYPESCRIPT=DIR)",
         )
 }
 

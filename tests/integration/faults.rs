@@ -164,12 +164,9 @@ impl SmallDisk {
         if let Err(why) = disk.privileged(&["mount", "-t", "tmpfs", "-o", &options, "tmpfs"]) {
             // Root alone is not always enough (a container without CAP_SYS_ADMIN), so say
             // what mount itself said.
-            crate::common::unavailable(
+            crate::common::missing(
+                "mount",
                 &format!("cannot mount a tmpfs (needs root or passwordless sudo): {why}"),
-                &format!(
-                    "the full-disk test mounts a tmpfs: run CI as root or with passwordless \
-                     sudo, allowed to mount ({why})"
-                ),
             );
             return None;
         }

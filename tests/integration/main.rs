@@ -22,6 +22,7 @@ mod processes;
 mod properties;
 mod real_tools;
 mod reports;
+mod setup;
 mod shell;
 mod staged;
 mod status;
