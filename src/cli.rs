@@ -199,9 +199,9 @@ pub struct CheckArgs {
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
-    pub format: Format,
+    /// Output format (default: human; github under GITHUB_ACTIONS=true).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
 
     /// Print only failures and, on failure, the summary.
     #[arg(short, long)]

@@ -28,6 +28,10 @@ pub struct Environment {
     pub stop_block_cap: u32,
     /// Qwen Code's cap (`QWEN_CODE_STOP_HOOK_BLOCK_CAP`, default 8, at most 100).
     pub qwen_block_cap: u32,
+    /// `GITHUB_ACTIONS=true`: `check` speaks GitHub's workflow commands by default.
+    pub github_actions: bool,
+    /// `GITHUB_STEP_SUMMARY`: where `check` appends its Markdown job summary.
+    pub github_step_summary: Option<std::path::PathBuf>,
     /// The variables that decide which executable a version manager's shim runs (`HOME`,
     /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
     pub tool_vars: std::collections::BTreeMap<String, OsString>,
@@ -56,6 +60,10 @@ impl Environment {
                 .ok()
                 .filter(|v| !v.is_empty()),
             strict: truthy("RALPH_GATE_STRICT"),
+            github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+            github_step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
+                .filter(|v| !v.is_empty())
+                .map(Into::into),
             in_agent: [
                 "CLAUDECODE",
                 "CODEX_SANDBOX",

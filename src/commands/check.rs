@@ -7,7 +7,7 @@ use crate::env::Environment;
 use crate::exit;
 use crate::files::{self, Selection};
 use crate::project::Project;
-use crate::report::{human::Human, json, junit, Format, RunInfo, Summary};
+use crate::report::{github, human::Human, json, junit, Format, RunInfo, Summary};
 use crate::runner::{self, GateResult};
 use crate::text::plural;
 use std::io::{IsTerminal, Write};
@@ -48,34 +48,41 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
     };
 
     let stdout = std::io::stdout();
-    let color = args.format == Format::Human && stdout.is_terminal() && !env.no_color;
+    // Under GitHub Actions the report speaks its workflow commands unless asked otherwise.
+    let format = args.format.unwrap_or(if env.github_actions {
+        Format::Github
+    } else {
+        Format::Human
+    });
+    let color = format == Format::Human && stdout.is_terminal() && !env.no_color;
     let order: Vec<usize> = plan.gates.iter().map(|g| g.gate).collect();
-    let human = (args.format == Format::Human).then(|| {
+    let human = (format == Format::Human).then(|| {
         Human::new(
             std::io::stdout(),
-            order,
+            order.clone(),
             color,
             args.quiet,
             strict,
             config.settings.output_limit,
         )
     });
+    let preamble = format!(
+        "ralph-gate: {}\nralph-gate: {} with {} for phase {}{}\n",
+        project.describe_config(),
+        plural(files.len(), "file", "files"),
+        plural(plan.gates.len(), "gate", "gates"),
+        args.phase.as_str(),
+        match &hidden {
+            Some(h) => format!(
+                " (staged content: {} with unstaged changes are set aside until the run ends)",
+                plural(h.count(), "file", "files")
+            ),
+            None => String::new(),
+        }
+    );
     if let Some(h) = &human {
         if !args.quiet {
-            h.preamble(&format!(
-                "ralph-gate: {}\nralph-gate: {} with {} for phase {}{}\n",
-                project.describe_config(),
-                plural(files.len(), "file", "files"),
-                plural(plan.gates.len(), "gate", "gates"),
-                args.phase.as_str(),
-                match &hidden {
-                    Some(h) => format!(
-                        " (staged content: {} with unstaged changes are set aside until the run ends)",
-                        plural(h.count(), "file", "files")
-                    ),
-                    None => String::new(),
-                }
-            ));
+            h.preamble(&preamble);
         }
     }
     let on_gate = |r: &GateResult| {
@@ -121,11 +128,41 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             h.finish(&results, &info);
         }
         None => {
-            let text = match args.format {
+            let text = match format {
                 Format::Junit => junit::render(&results, &info),
+                Format::Github => {
+                    let human = Human::new(
+                        Vec::new(),
+                        order,
+                        false,
+                        args.quiet,
+                        strict,
+                        info.output_limit,
+                    );
+                    human.preamble(&preamble);
+                    for r in &results {
+                        human.gate_finished(r);
+                    }
+                    let text = String::from_utf8_lossy(&human.finish(&results, &info)).into_owned();
+                    github::render(&results, &info, &text)
+                }
                 _ => json::render(&results, &info),
             };
             std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+    }
+    if let Some(path) = &env.github_step_summary {
+        // A summary that cannot be written must not change the verdict: say so and go on.
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(github::summary(&results, &info).as_bytes()));
+        if let Err(e) = appended {
+            note(&format!(
+                "cannot append the job summary to {}: {e}",
+                path.display()
+            ));
         }
     }
     Ok(if Summary::of(&results, strict).ok() {

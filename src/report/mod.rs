@@ -1,6 +1,8 @@
 //! Turning gate results into output: a verdict (pure), and human, JSON and JUnit renderings of
 //! the same results.
 
+pub mod diagnostics;
+pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
@@ -13,6 +15,9 @@ pub enum Format {
     Human,
     Json,
     Junit,
+    /// GitHub Actions: the human report in groups, and annotations (the default under
+    /// `GITHUB_ACTIONS=true`).
+    Github,
 }
 
 /// Whether a result stops "done". A skipped gate (missing tool) passes locally, visibly, but

@@ -12,6 +12,7 @@ mod dash;
 mod doctor;
 mod faults;
 mod files;
+mod github;
 mod hooks;
 mod hostile;
 mod init;
