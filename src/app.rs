@@ -19,6 +19,8 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         }
         Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd, config),
         Command::Doctor => commands::doctor::run(&env, &cwd, config),
+        Command::Completions { shell } => commands::docs::completions(shell),
+        Command::Man => commands::docs::man(),
         Command::Dash => commands::dash::run(&env, &cwd, config),
         Command::Status { format } => commands::status::run(format, &env, &cwd, config),
         Command::Init {

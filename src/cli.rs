@@ -63,6 +63,13 @@ pub enum Command {
     /// registered twice or not on PATH, a hook timeout below the stop budget, missing tools,
     /// leftovers of cancelled loops, gates changed since a loop started. Exit 1 on any.
     Doctor,
+    /// Print a shell completion script (e.g. `ralph-gate completions bash > /etc/bash_completion.d/ralph-gate`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `ralph-gate man > ralph-gate.1`.
+    Man,
     /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
     Init {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).

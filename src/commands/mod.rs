@@ -3,6 +3,7 @@
 pub mod cache;
 pub mod check;
 pub mod dash;
+pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod gates;

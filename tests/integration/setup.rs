@@ -74,3 +74,51 @@ fn the_test_script_installs_reports_and_lists_skips() {
         "the README's test command is scripts/test"
     );
 }
+
+/// Every subcommand, as `--help` lists them.
+fn subcommands(repo: &crate::common::Repo) -> Vec<String> {
+    let help = repo.run(["--help"]).stdout;
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+#[test]
+fn completions_and_the_man_page_cover_every_subcommand() {
+    let repo = crate::common::Repo::plain();
+    let subs = subcommands(&repo);
+    assert!(
+        subs.len() >= 10 && subs.contains(&"doctor".to_string()),
+        "{subs:?}"
+    );
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let run = repo.run(["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        for s in &subs {
+            assert!(
+                run.stdout.contains(s.as_str()),
+                "{shell} completion lacks `{s}`"
+            );
+        }
+    }
+    let man = repo.run(["man"]);
+    assert_eq!(man.code, 0, "{man:?}");
+    assert!(
+        man.stdout.starts_with(".ie") || man.stdout.contains(".TH ralph-gate"),
+        "roff: {}",
+        &man.stdout[..200.min(man.stdout.len())]
+    );
+    for s in &subs {
+        assert!(
+            man.stdout
+                .contains(&format!(".SH \"RALPH-GATE {}\"", s.to_uppercase())),
+            "the man page documents `{s}`"
+        );
+    }
+    let bad = repo.run(["completions", "tcsh"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+}
