@@ -19,6 +19,7 @@ mod init;
 mod load;
 mod loops;
 mod model_server;
+mod precommit;
 mod processes;
 mod properties;
 mod real_tools;
