@@ -77,3 +77,84 @@ fn github_actions_switches_the_format_and_writes_the_job_summary() {
     let json = repo.run_env(["check", "--format", "json"], &[("GITHUB_ACTIONS", "true")]);
     assert!(json.stdout.trim_start().starts_with('{'), "{json:?}");
 }
+
+/// The `run` block of the action's check step, as the runner would execute it.
+fn action_check_script() -> String {
+    let action =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/action.yml")).unwrap();
+    let start = action
+        .find("    - name: ralph-gate check")
+        .expect("the check step");
+    let step = &action[start..];
+    let run = step.find("      run: |\n").expect("a run block") + "      run: |\n".len();
+    step[run..]
+        .lines()
+        .take_while(|l| l.starts_with("        ") || l.is_empty())
+        .map(|l| l.strip_prefix("        ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+#[test]
+fn the_actions_check_step_runs_a_fresh_strict_check_and_fails_on_a_broken_file() {
+    let Some(repo) = broken() else { return };
+    let action =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/action.yml")).unwrap();
+    assert!(
+        action.contains("cargo install --locked --path \"$GITHUB_ACTION_PATH\""),
+        "installs itself at the action's ref"
+    );
+    for input in ["fresh", "strict"] {
+        let at = action.find(&format!("  {input}:")).unwrap();
+        assert!(
+            action[at..]
+                .lines()
+                .take(4)
+                .any(|l| l.trim() == "default: \"true\""),
+            "{input} is on by default"
+        );
+    }
+    let script = action_check_script();
+    let path = repo.path().join("check.sh");
+    std::fs::write(&path, &script).unwrap();
+    if require_tool("shellcheck") {
+        let sc = std::process::Command::new("shellcheck")
+            .args(["-s", "bash"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            sc.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sc.stdout)
+        );
+    }
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_ralph-gate"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let run = |args: &str, env: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg(&path)
+            .current_dir(repo.path())
+            .env("PATH", crate::common::Repo::path_with(&bin))
+            .env("RALPH_GATE_ARGS", args)
+            .env("RALPH_GATE_FRESH", "true")
+            .env("RALPH_GATE_STRICT_INPUT", "true")
+            .env("GITHUB_ACTIONS", "true");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        crate::common::finish(cmd.output().unwrap())
+    };
+    let out = run("", &[]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(out.stdout.contains("::error file=pkg/bad.py"), "{out:?}");
+    // A tool that is missing fails under the action's strict default.
+    repo.config("[[gate]]\nname = \"needs\"\nglobs = [\"**/*.py\"]\nrun = \"true\"\nrequires = [\"no-such-tool-xyz\"]\n");
+    let out = run("", &[]);
+    assert_eq!(out.code, 1, "strict: {out:?}");
+    let out = run("--gate needs", &[("RALPH_GATE_STRICT_INPUT", "false")]);
+    assert_eq!(out.code, 0, "not strict, and args reach the check: {out:?}");
+}

@@ -34,13 +34,25 @@ fn the_manifest_validates_and_a_broken_file_fails_the_hook() {
     let repo = Repo::git();
     repo.write("pkg/bad.py", "def f(:\n    return 1\n");
     repo.git_cmd(&["add", "-A"]);
-    let (code, out) = prek(repo.path(), &["try-repo", root.to_str().unwrap(), "ralph-gate"]);
+    let (code, out) = prek(
+        repo.path(),
+        &["try-repo", root.to_str().unwrap(), "ralph-gate"],
+    );
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("ralph-gate") && out.contains("Failed"), "{out}");
-    assert!(out.contains("pkg/bad.py") && out.contains("SyntaxError"), "{out}");
+    assert!(
+        out.contains("ralph-gate") && out.contains("Failed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pkg/bad.py") && out.contains("SyntaxError"),
+        "{out}"
+    );
 
     repo.write("pkg/bad.py", "def f():\n    return 1\n");
     repo.git_cmd(&["add", "-A"]);
-    let (code, out) = prek(repo.path(), &["try-repo", root.to_str().unwrap(), "ralph-gate"]);
+    let (code, out) = prek(
+        repo.path(),
+        &["try-repo", root.to_str().unwrap(), "ralph-gate"],
+    );
     assert_eq!(code, 0, "a fixed file passes: {out}");
 }
