@@ -93,10 +93,10 @@ pub fn run_recorded(
     env: &crate::env::Environment,
     reuse: runner::Reuse,
     phase: crate::config::Phase,
-    on_gate: &(dyn Fn(&GateResult) + Sync),
+    on_event: &(dyn Fn(runner::Event<'_>) + Sync),
 ) -> Vec<GateResult> {
     let results = runner::with_context(config, env, reuse, |cx| {
-        runner::run(cx, plan, limits, on_gate)
+        runner::run(cx, plan, limits, on_event)
     });
     let _ = record(&config.root, phase.as_str(), &results);
     results

@@ -7,8 +7,10 @@ use crate::env::Environment;
 use crate::exit;
 use crate::files::{self, Selection};
 use crate::project::Project;
-use crate::report::{github, human::Human, json, junit, Format, RunInfo, Summary};
-use crate::runner::{self, GateResult};
+use crate::report::{
+    github, human::Human, json, junit, progress::Progress, Format, RunInfo, Summary,
+};
+use crate::runner;
 use crate::text::plural;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
@@ -85,9 +87,30 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             h.preamble(&preamble);
         }
     }
-    let on_gate = |r: &GateResult| {
-        if let Some(h) = &human {
-            h.gate_finished(r);
+    // Live progress only for a person: a terminal on stderr, the human format, not quiet.
+    let progress = (format == Format::Human
+        && std::io::stderr().is_terminal()
+        && !args.quiet
+        && !env.github_actions)
+        .then(|| Progress::start(plan.gates.iter().filter(|g| !g.jobs.is_empty()).count()));
+    let on_event = |e: runner::Event<'_>| match e {
+        runner::Event::Started(gate) => {
+            if let Some(p) = &progress {
+                p.started(&config.gates[gate].name);
+            }
+        }
+        runner::Event::Finished(r) => {
+            if let Some(p) = &progress {
+                if r.runs > 0 {
+                    p.finished(&r.name);
+                }
+            }
+            if let Some(h) = &human {
+                match &progress {
+                    Some(p) => p.quiet_while(|| h.gate_finished(r)),
+                    None => h.gate_finished(r),
+                }
+            }
         }
     };
     let limits = runner::Limits {
@@ -105,8 +128,11 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             runner::Reuse::Everything
         },
         args.phase,
-        &on_gate,
+        &on_event,
     );
+    if let Some(p) = progress {
+        p.finish();
+    }
     if let Some(h) = hidden {
         for message in h.restore() {
             note(&message);

@@ -122,11 +122,13 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             &env,
             crate::runner::Reuse::Everything,
             Phase::Check,
-            &|r| {
-                let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
-                p.done += 1;
-                if crate::report::counts_as_failure(r, env.strict()) {
-                    p.failed += 1;
+            &|e| {
+                if let crate::runner::Event::Finished(r) = e {
+                    let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
+                    p.done += 1;
+                    if crate::report::counts_as_failure(r, env.strict()) {
+                        p.failed += 1;
+                    }
                 }
             },
         );

@@ -6,6 +6,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod progress;
 
 use crate::runner::{GateResult, GateStatus};
 use std::time::Duration;

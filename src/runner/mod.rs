@@ -188,13 +188,22 @@ pub fn with_context<T>(
     out
 }
 
-/// Runs every job in `plan` with at most `jobs` at once. `on_gate` is called (from worker
-/// threads) once per planned gate, in completion order; the returned results are in plan order.
+/// What a run reports as it goes, from worker threads.
+pub enum Event<'a> {
+    /// The first run of the gate (index into `Config::gates`) started.
+    Started(usize),
+    /// Every run of the gate is done.
+    Finished(&'a GateResult),
+}
+
+/// Runs every job in `plan` with at most `jobs` at once. `on_event` hears each gate start
+/// and finish (from worker threads, finishes in completion order); the returned results are
+/// in plan order.
 pub fn run(
     cx: &RunContext<'_>,
     plan: &Plan,
     limits: &Limits,
-    on_gate: &(dyn Fn(&GateResult) + Sync),
+    on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Vec<GateResult> {
     crate::signals::install();
     let config = cx.config;
@@ -204,6 +213,11 @@ pub fn run(
         .gates
         .iter()
         .map(|g| g.jobs.iter().map(|_| Mutex::new(None)).collect())
+        .collect();
+    let started: Vec<std::sync::atomic::AtomicBool> = plan
+        .gates
+        .iter()
+        .map(|_| std::sync::atomic::AtomicBool::new(false))
         .collect();
     let remaining: Vec<AtomicUsize> = plan
         .gates
@@ -224,7 +238,7 @@ pub fn run(
             })
             .collect();
         let result = aggregate::gate_result(planned.gate, gate, planned.files.len(), done);
-        on_gate(&result);
+        on_event(Event::Finished(&result));
         *results[pi].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     };
 
@@ -252,7 +266,11 @@ pub fn run(
             let gate = &config.gates[planned.gate];
             for (ji, j) in planned.jobs.iter().enumerate() {
                 let (outcomes, remaining, finish_gate) = (&outcomes, &remaining, &finish_gate);
+                let started = &started;
                 scope.spawn_fifo(move |_| {
+                    if !started[pi].swap(true, Ordering::AcqRel) {
+                        on_event(Event::Started(planned.gate));
+                    }
                     let outcome = job::run(cx, gate, j, limits);
                     *outcomes[pi][ji].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
                     if remaining[pi].fetch_sub(1, Ordering::AcqRel) == 1 {

@@ -21,6 +21,7 @@ mod loops;
 mod model_server;
 mod precommit;
 mod processes;
+mod progress;
 mod properties;
 mod real_tools;
 mod reports;
