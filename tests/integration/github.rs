@@ -160,3 +160,31 @@ fn the_actions_check_step_runs_a_fresh_strict_check_and_fails_on_a_broken_file()
     let out = run("--gate needs", &[("RALPH_GATE_STRICT_INPUT", "false")]);
     assert_eq!(out.code, 0, "not strict, and args reach the check: {out:?}");
 }
+
+#[test]
+fn tsc_errors_in_a_monorepo_are_annotated_on_their_own_package_files() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    for p in ["a", "b"] {
+        repo.write(
+            format!("packages/{p}/tsconfig.json"),
+            r#"{ "compilerOptions": { "strict": true }, "include": ["src"] }"#,
+        );
+        repo.write(
+            format!("packages/{p}/src/index.ts"),
+            "export const n: number = \"x\";\n",
+        );
+    }
+    let run = repo.run(["check", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    for p in ["a", "b"] {
+        assert!(
+            run.stdout.lines().any(|l| l.starts_with(&format!(
+                "::error file=packages/{p}/src/index.ts,line=1,col=14,title=tsc::TS2322:"
+            ))),
+            "{}",
+            run.stdout
+        );
+    }
+}
