@@ -94,8 +94,15 @@ pub enum StatusFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum CacheCommand {
-    /// Delete every stored result and the file-hash index.
+    /// Delete every stored result (this checkout's and, when shared, the worktrees' common
+    /// store) and the file-hash index.
     Clear,
+    /// Where results are stored, how many and how big, and the hits and misses of the runs
+    /// so far, with where each hit came from (this checkout or another worktree).
+    Stats {
+        #[arg(long, value_enum, default_value = "human")]
+        format: StatusFormat,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

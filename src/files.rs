@@ -125,6 +125,24 @@ pub fn ignore_own_state(root: &Path) {
     }
 }
 
+/// The repository's common git folder (the same for every worktree of it), found from `dir`
+/// upward without running git: `.git` itself, or for a linked worktree the `commondir` of
+/// the folder its `.git` file names.
+pub fn git_common_dir(dir: &Path) -> Option<PathBuf> {
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let dot = top.join(".git");
+    if dot.is_dir() {
+        return dot.canonicalize().ok();
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let gitdir = top.join(text.trim().strip_prefix("gitdir:")?.trim());
+    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) => gitdir.join(c.trim()),
+        Err(_) => gitdir,
+    };
+    common.canonicalize().ok()
+}
+
 /// The first bytes of a file (enough for a `#!` line), or `None` when it cannot be read.
 pub fn head(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;

@@ -20,6 +20,10 @@ const FORMAT: &str = "ralph-gate-cache-v2";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub key: String,
+    /// The checkout that ran it (for `cache stats`: where a hit came from). Not part of the
+    /// key: the same inputs give the same result wherever the checkout lives.
+    #[serde(default)]
+    pub origin: Option<String>,
     pub exit_code: i32,
     /// The run hit the gate's timeout (then `exit_code` means nothing).
     #[serde(default)]
@@ -29,8 +33,14 @@ pub struct Entry {
 }
 
 pub struct Cache {
+    /// Stored results: shared by every worktree of the repository, or this checkout's own.
     dir: PathBuf,
+    /// This checkout's own state (file stamps, tool answers): paths and inodes are per checkout.
+    local: PathBuf,
+    /// This checkout's root, recorded as the origin of what it stores.
+    origin: String,
     limit: u64,
+    stats: std::sync::Mutex<RunStats>,
     /// false (`--no-cache`): nothing stored is reused, but fresh results are stored, so the
     /// next run does not serve a verdict older than this one.
     pub read: bool,
@@ -41,8 +51,20 @@ impl Cache {
     pub fn open(root: &Path, limit: u64) -> Self {
         Self {
             dir: dir(root),
+            local: dir(root),
+            origin: root.display().to_string(),
             limit,
+            stats: std::sync::Mutex::new(RunStats::default()),
             read: true,
+        }
+    }
+
+    /// Where stored results live for the project at `root`: under the repository's common git
+    /// folder when `share` (every worktree of it then shares them), else `.ralph/cache`.
+    pub fn results_dir(root: &Path, share: bool) -> PathBuf {
+        match crate::files::git_common_dir(root).filter(|_| share) {
+            Some(common) => common.join("ralph-gate").join("cache"),
+            None => dir(root),
         }
     }
 
@@ -55,28 +77,42 @@ impl Cache {
     ) -> Self {
         Self {
             read: !fresh && !env.no_cache,
+            dir: Self::results_dir(&config.root, config.settings.share_cache),
             ..Self::open(&config.root, config.settings.cache_limit_bytes)
         }
     }
 
     /// Where file digests are remembered between runs.
     pub fn digest_index(&self) -> PathBuf {
-        self.dir.join("files.tsv")
+        self.local.join("files.tsv")
     }
 
     /// Where tools' identities (shims' answers, versions) are remembered between runs.
     pub fn tool_store(&self) -> PathBuf {
-        self.dir.join("tools.json")
+        self.local.join("tools.json")
     }
 
     pub fn get(&self, key: &str) -> Option<Entry> {
         let bytes = std::fs::read(self.entry_path(key)).ok()?;
         let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        (entry.key == key).then_some(entry)
+        (entry.key == key).then(|| {
+            let from = match &entry.origin {
+                Some(o) if *o != self.origin => o.clone(),
+                _ => THIS.to_string(),
+            };
+            let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+            *st.hits.entry(from).or_default() += 1;
+            entry
+        })
     }
 
     pub fn put(&self, entry: &Entry) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec(entry).expect("entries serialise");
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).misses += 1;
+        let entry = Entry {
+            origin: Some(self.origin.clone()),
+            ..entry.clone()
+        };
+        let bytes = serde_json::to_vec(&entry).expect("entries serialise");
         atomic::write(&self.entry_path(&entry.key), &bytes)?;
         self.evict()
     }
@@ -131,14 +167,104 @@ fn dir(root: &Path) -> PathBuf {
     root.join(crate::files::STATE_DIR).join("cache")
 }
 
-/// Empties the cache of the project at `root`; returns the bytes freed.
-pub fn clear(root: &Path) -> std::io::Result<u64> {
-    let dir = dir(root);
-    let freed = size_of(&dir);
-    match std::fs::remove_dir_all(&dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(freed),
+/// How a hit from this checkout is named in the stats.
+pub const THIS: &str = "this checkout";
+
+/// One run's hits (by the checkout that stored them) and misses.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct RunStats {
+    pub hits: std::collections::BTreeMap<String, u64>,
+    pub misses: u64,
+}
+
+impl Cache {
+    /// Appends this run's counts to the results folder's `stats.jsonl` (best effort: stats
+    /// never fail a run), when the run used the cache at all.
+    pub fn record_stats(&self) {
+        let st = self.stats.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if st.hits.is_empty() && st.misses == 0 {
+            return;
+        }
+        let line =
+            serde_json::json!({"checkout": self.origin, "hits": st.hits, "misses": st.misses});
+        let _ = atomic::append_line(
+            &self.dir.join("stats.jsonl"),
+            &self.dir.join("locks/stats.lock"),
+            &line.to_string(),
+        );
     }
+}
+
+/// What `cache stats` prints.
+#[derive(Debug, Serialize)]
+pub struct Totals {
+    pub dir: String,
+    pub shared: bool,
+    pub entries: u64,
+    pub bytes: u64,
+    pub runs: u64,
+    pub misses: u64,
+    /// Hits by where the result came from, from the point of view of each checkout: "this
+    /// checkout", or the path of the worktree that stored it.
+    pub hits: std::collections::BTreeMap<String, u64>,
+}
+
+/// The totals of the results folder for `root`.
+pub fn totals(root: &Path, share: bool) -> Totals {
+    let dir = Cache::results_dir(root, share);
+    let mut t = Totals {
+        dir: dir.display().to_string(),
+        shared: dir != self::dir(root),
+        entries: 0,
+        bytes: 0,
+        runs: 0,
+        misses: 0,
+        hits: std::collections::BTreeMap::new(),
+    };
+    if let Ok(shards) = std::fs::read_dir(dir.join("entries")) {
+        for shard in shards.flatten() {
+            for e in std::fs::read_dir(shard.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                t.entries += 1;
+                t.bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+    }
+    let text = std::fs::read_to_string(dir.join("stats.jsonl")).unwrap_or_default();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        t.runs += 1;
+        t.misses += v["misses"].as_u64().unwrap_or(0);
+        let me = v["checkout"].as_str().unwrap_or_default();
+        for (from, n) in v["hits"].as_object().into_iter().flatten() {
+            let from = if from == THIS || from == me {
+                format!("the checkout that stored it ({me})")
+            } else {
+                format!("another worktree ({from})")
+            };
+            *t.hits.entry(from).or_default() += n.as_u64().unwrap_or(0);
+        }
+    }
+    t
+}
+
+/// Empties the cache of the project at `root` (its own, and the shared one when `share`);
+/// returns the bytes freed.
+pub fn clear(root: &Path, share: bool) -> std::io::Result<u64> {
+    let mut freed = 0;
+    for dir in [dir(root), Cache::results_dir(root, share)] {
+        freed += size_of(&dir);
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(freed)
 }
 
 fn size_of(dir: &Path) -> u64 {
@@ -164,6 +290,7 @@ mod tests {
         let cache = Cache::open(dir.path(), crate::config::DEFAULT_CACHE_LIMIT_BYTES);
         let key = "ab".repeat(32);
         let entry = Entry {
+            origin: None,
             key: key.clone(),
             exit_code: 0,
             timed_out: false,
@@ -171,7 +298,15 @@ mod tests {
             output: "ok".into(),
         };
         cache.put(&entry).unwrap();
-        assert_eq!(cache.get(&key), Some(entry.clone()));
+        let stored = Entry {
+            origin: Some(dir.path().display().to_string()),
+            ..entry.clone()
+        };
+        assert_eq!(
+            cache.get(&key),
+            Some(stored),
+            "stored with where it was run"
+        );
         let other = "cd".repeat(32);
         std::fs::create_dir_all(cache.entry_path(&other).parent().unwrap()).unwrap();
         std::fs::copy(cache.entry_path(&key), cache.entry_path(&other)).unwrap();
@@ -192,6 +327,7 @@ mod tests {
             let key = format!("{i:02}{}", "0".repeat(62));
             cache
                 .put(&Entry {
+                    origin: None,
                     key,
                     exit_code: 0,
                     timed_out: false,

@@ -138,6 +138,8 @@ pub struct Settings {
     pub output_limit: usize,
     pub hooks: HookSettings,
     pub cache_limit_bytes: u64,
+    /// Stored results are shared by every worktree of the repository.
+    pub share_cache: bool,
 }
 
 /// The result cache's size limit unless `cache_limit_mb` says otherwise.
@@ -269,6 +271,10 @@ pub fn resolve(
         output_limit: raw_defaults
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
+        share_cache: file
+            .as_ref()
+            .and_then(|f| f.raw.cache.share)
+            .unwrap_or(true),
         cache_limit_bytes: raw_defaults
             .and_then(|d| d.cache_limit_mb)
             .map_or(DEFAULT_CACHE_LIMIT_BYTES, |mb| {

@@ -18,7 +18,18 @@ pub struct RawConfig {
     #[serde(default)]
     pub hooks: RawHooks,
     #[serde(default)]
+    pub cache: RawCache,
+    #[serde(default)]
     pub gate: Vec<RawGate>,
+}
+
+/// Where stored results live.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawCache {
+    /// Share stored results between every git worktree of the repository (under the common
+    /// git folder). false: each checkout keeps its own in `.ralph/cache`.
+    pub share: Option<bool>,
 }
 
 /// How the Claude Code hooks behave.

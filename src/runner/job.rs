@@ -337,6 +337,7 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
         if let Some((exit_code, timed_out)) = stored {
             let _ = cache.put(&cache::Entry {
                 key: k.clone(),
+                origin: None,
                 exit_code,
                 timed_out,
                 duration_ms: finished.duration.as_millis() as u64,

@@ -185,6 +185,7 @@ pub fn with_context<T>(
     });
     digests.save();
     toolbox.save();
+    cache.record_stats();
     out
 }
 

@@ -105,7 +105,7 @@ fn a_corrupted_entry_is_a_miss_never_a_wrong_pass() {
     let (repo, counter) = counting_repo("");
     repo.write("src/b.txt", "FAIL\n");
     assert_eq!(check(&repo).code, 1);
-    for shard in std::fs::read_dir(repo.path().join(".ralph/cache/entries")).unwrap() {
+    for shard in std::fs::read_dir(repo.results_dir().join("entries")).unwrap() {
         for entry in std::fs::read_dir(shard.unwrap().path()).unwrap() {
             std::fs::write(entry.unwrap().path(), "{\"key\": \"trunc").unwrap();
         }

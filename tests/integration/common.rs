@@ -405,3 +405,16 @@ pub fn without_pin(text: &str) -> String {
         .filter(|l| !l.starts_with("gates_pin: "))
         .collect()
 }
+
+impl Repo {
+    /// Where this repository's stored results are: shared by its worktrees under the git
+    /// folder, or `.ralph/cache` outside git.
+    pub fn results_dir(&self) -> PathBuf {
+        let shared = self.path().join(".git/ralph-gate/cache");
+        if self.path().join(".git").is_dir() {
+            shared
+        } else {
+            self.path().join(".ralph/cache")
+        }
+    }
+}

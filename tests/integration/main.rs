@@ -32,3 +32,4 @@ mod status;
 mod tamper;
 mod toolchains;
 mod verdicts;
+mod worktrees;

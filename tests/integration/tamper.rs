@@ -146,7 +146,7 @@ fn forged_cache_entries_do_not_end_the_loop_and_are_journaled() {
     refused(&repo, &promise(&repo));
     // Every stored result now says exit 0 with no output.
     let mut forged = 0;
-    for entry in walk(&repo.path().join(".ralph/cache")) {
+    for entry in walk(&repo.results_dir()) {
         let Ok(mut v) = serde_json::from_slice::<Value>(&std::fs::read(&entry).unwrap()) else {
             continue;
         };
