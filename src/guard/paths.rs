@@ -25,6 +25,9 @@ pub struct Places<'a> {
     pub claude_home: Option<&'a Path>,
     pub config: Option<&'a Path>,
     pub git_dir: Option<&'a Path>,
+    /// The repository's common git folder (differs from `git_dir` in a linked worktree): it
+    /// holds the results every worktree shares.
+    pub git_common_dir: Option<&'a Path>,
     pub plugin_root: Option<&'a Path>,
 }
 
@@ -34,7 +37,7 @@ impl Protected {
         let mut exact = vec![ws.join(crate::config::FILE_NAME)];
         exact.extend(p.config.map(physical));
         let mut under = vec![ws.join(crate::files::STATE_DIR)];
-        if let Some(git) = p.git_dir {
+        for git in [p.git_dir, p.git_common_dir].into_iter().flatten() {
             let git = physical(git);
             under.push(git.join("hooks"));
             under.push(git.join("ralph-gate"));

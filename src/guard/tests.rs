@@ -36,6 +36,7 @@ fn world() -> World {
         claude_home: Some(&home.join(".claude")),
         config: Some(&ws.join("ralph.toml")),
         git_dir: Some(&ws.join(".git")),
+        git_common_dir: Some(&ws.join(".git")),
         plugin_root: None,
     });
     World {
@@ -93,6 +94,7 @@ const DENIED: &[&str] = &[
     "echo '#!/bin/sh' > ../.git/hooks/pre-commit",
     "chmod 000 ../ralph.toml",
     "touch ../.ralph/x",
+    "rm -rf ../.git/ralph-gate/cache",
     "dd if=/dev/null of=../ralph.toml",
     "find ../.ralph -delete",
     "rm ~/.claude/settings.json",

@@ -36,6 +36,7 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
         claude_home: claude_home.as_deref(),
         config: config.as_deref(),
         git_dir: git_dir.as_deref(),
+        git_common_dir: crate::files::git_common_dir(&ws).as_deref(),
         plugin_root: plugin_root.as_deref(),
     });
     match guard::judge(call, &protected) {

@@ -157,3 +157,38 @@ fn sharing_can_be_turned_off() {
     );
     assert!(repo.exists(".ralph/cache/entries"));
 }
+
+#[test]
+fn the_guard_protects_the_shared_results_from_a_worktrees_loop() {
+    let (repo, wt) = two_worktrees(GATE);
+    let mut start = repo.cmd();
+    start.current_dir(&wt).args([
+        "loop",
+        "start",
+        "--session",
+        "S",
+        "--promise",
+        "DONE",
+        "Go.",
+    ]);
+    assert!(start.output().unwrap().status.success());
+    let shared = repo.path().join(".git/ralph-gate/cache");
+    let payload = serde_json::json!({"session_id": "S", "cwd": wt, "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": format!("rm -rf {}", shared.display())}});
+    let mut cmd = repo.cmd();
+    cmd.current_dir(&wt)
+        .args(["hook", "pre-tool-use"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"permissionDecision\":\"deny\""), "{text}");
+}
