@@ -28,6 +28,8 @@ pub struct Environment {
     pub stop_block_cap: u32,
     /// Qwen Code's cap (`QWEN_CODE_STOP_HOOK_BLOCK_CAP`, default 8, at most 100).
     pub qwen_block_cap: u32,
+    /// `RALPH_GATE_REMOTE_CACHE`: the remote store's URL (secrets stay out of ralph.toml).
+    pub remote_cache: Option<String>,
     /// `GITHUB_ACTIONS=true`: `check` speaks GitHub's workflow commands by default.
     pub github_actions: bool,
     /// `GITHUB_STEP_SUMMARY`: where `check` appends its Markdown job summary.
@@ -60,6 +62,9 @@ impl Environment {
                 .ok()
                 .filter(|v| !v.is_empty()),
             strict: truthy("RALPH_GATE_STRICT"),
+            remote_cache: std::env::var("RALPH_GATE_REMOTE_CACHE")
+                .ok()
+                .filter(|v| !v.is_empty()),
             github_actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
             github_step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
                 .filter(|v| !v.is_empty())

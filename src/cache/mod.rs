@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod key;
+pub mod remote;
 
 use crate::atomic;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,7 @@ pub struct Cache {
     origin: String,
     limit: u64,
     stats: std::sync::Mutex<RunStats>,
+    remote: Option<remote::Remote>,
     /// false (`--no-cache`): nothing stored is reused, but fresh results are stored, so the
     /// next run does not serve a verdict older than this one.
     pub read: bool,
@@ -55,6 +57,7 @@ impl Cache {
             origin: root.display().to_string(),
             limit,
             stats: std::sync::Mutex::new(RunStats::default()),
+            remote: None,
             read: true,
         }
     }
@@ -75,9 +78,27 @@ impl Cache {
         env: &crate::env::Environment,
         fresh: bool,
     ) -> Self {
+        let url = env
+            .remote_cache
+            .clone()
+            .or_else(|| config.settings.remote_cache.clone());
+        let remote =
+            url.and_then(
+                |u| match remote::Remote::open(&u, config.settings.remote_write) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        #[allow(clippy::print_stderr)]
+                        {
+                            eprintln!("ralph-gate: {e}; running without it");
+                        }
+                        None
+                    }
+                },
+            );
         Self {
             read: !fresh && !env.no_cache,
             dir: Self::results_dir(&config.root, config.settings.share_cache),
+            remote,
             ..Self::open(&config.root, config.settings.cache_limit_bytes)
         }
     }
@@ -93,17 +114,33 @@ impl Cache {
     }
 
     pub fn get(&self, key: &str) -> Option<Entry> {
-        let bytes = std::fs::read(self.entry_path(key)).ok()?;
-        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        (entry.key == key).then(|| {
-            let from = match &entry.origin {
-                Some(o) if *o != self.origin => o.clone(),
-                _ => THIS.to_string(),
-            };
-            let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-            *st.hits.entry(from).or_default() += 1;
-            entry
-        })
+        let local = std::fs::read(self.entry_path(key))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Entry>(&b).ok())
+            .filter(|e| e.key == key);
+        let entry = match local {
+            Some(e) => e,
+            None => {
+                let remote = self.remote.as_ref()?;
+                let e = remote.get(key)?;
+                // Kept here too: the next run of this checkout is a local hit.
+                if let Ok(bytes) = serde_json::to_vec(&e) {
+                    let _ = atomic::write(&self.entry_path(key), &bytes);
+                }
+                let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+                *st.hits
+                    .entry(format!("remote {}", remote.shown))
+                    .or_default() += 1;
+                return Some(e);
+            }
+        };
+        let from = match &entry.origin {
+            Some(o) if *o != self.origin => o.clone(),
+            _ => THIS.to_string(),
+        };
+        let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        *st.hits.entry(from).or_default() += 1;
+        Some(entry)
     }
 
     pub fn put(&self, entry: &Entry) -> std::io::Result<()> {
@@ -114,6 +151,9 @@ impl Cache {
         };
         let bytes = serde_json::to_vec(&entry).expect("entries serialise");
         atomic::write(&self.entry_path(&entry.key), &bytes)?;
+        if let Some(r) = &self.remote {
+            r.put(&entry);
+        }
         self.evict()
     }
 
@@ -244,6 +284,8 @@ pub fn totals(root: &Path, share: bool) -> Totals {
         for (from, n) in v["hits"].as_object().into_iter().flatten() {
             let from = if from == THIS || from == me {
                 format!("the checkout that stored it ({me})")
+            } else if from.starts_with("remote ") {
+                from.clone()
             } else {
                 format!("another worktree ({from})")
             };

@@ -140,6 +140,9 @@ pub struct Settings {
     pub cache_limit_bytes: u64,
     /// Stored results are shared by every worktree of the repository.
     pub share_cache: bool,
+    /// `[cache.remote] url` (the environment's `RALPH_GATE_REMOTE_CACHE` wins).
+    pub remote_cache: Option<String>,
+    pub remote_write: bool,
 }
 
 /// The result cache's size limit unless `cache_limit_mb` says otherwise.
@@ -274,6 +277,15 @@ pub fn resolve(
         share_cache: file
             .as_ref()
             .and_then(|f| f.raw.cache.share)
+            .unwrap_or(true),
+        remote_cache: file
+            .as_ref()
+            .and_then(|f| f.raw.cache.remote.as_ref())
+            .and_then(|r| r.url.clone()),
+        remote_write: file
+            .as_ref()
+            .and_then(|f| f.raw.cache.remote.as_ref())
+            .and_then(|r| r.write)
             .unwrap_or(true),
         cache_limit_bytes: raw_defaults
             .and_then(|d| d.cache_limit_mb)

@@ -30,6 +30,18 @@ pub struct RawCache {
     /// Share stored results between every git worktree of the repository (under the common
     /// git folder). false: each checkout keeps its own in `.ralph/cache`.
     pub share: Option<bool>,
+    /// A store shared by many machines.
+    pub remote: Option<RawRemote>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawRemote {
+    /// `redis://…`, `s3://bucket/prefix`, `http(s)://…` (WebDAV), `gha://…`;
+    /// `RALPH_GATE_REMOTE_CACHE` overrides it.
+    pub url: Option<String>,
+    /// false: read only (agents' machines), while CI writes.
+    pub write: Option<bool>,
 }
 
 /// How the Claude Code hooks behave.

@@ -24,6 +24,7 @@ mod processes;
 mod progress;
 mod properties;
 mod real_tools;
+mod remote;
 mod reports;
 mod setup;
 mod shell;
