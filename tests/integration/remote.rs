@@ -257,3 +257,30 @@ fn a_webdav_server_shares_verdicts_between_machines() {
         "{second:?}"
     );
 }
+
+#[test]
+fn a_server_killed_while_a_check_runs_costs_a_warning_not_the_verdict() {
+    if !ready() {
+        return;
+    }
+    let redis = Redis::start(&[]);
+    let slow = "[[gate]]\nname = \"slow\"\nglobs = [\"**/*.py\"]\nrun = \"sleep 1; python3 -S -m py_compile {files}\"\n";
+    let (one, home1) = machine(slow);
+    let mut cmd = one.cmd();
+    cmd.args(["check", "--format", "json"])
+        .env("HOME", home1.path())
+        .env("RALPH_GATE_REMOTE_CACHE", redis.url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // The gate is running (its key was looked up remotely): the server goes away now.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    drop(redis);
+    let run = crate::common::finish(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 1, "the gate's own verdict: {run:?}");
+    assert_eq!(gate(&run)["status"], "fail", "{run:?}");
+    assert!(
+        run.stderr.contains("remote cache") && run.stderr.contains("cannot write"),
+        "{run:?}"
+    );
+}
