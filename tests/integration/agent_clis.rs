@@ -110,18 +110,57 @@ fn project_with(home: &Home, agent: &str, extra: &[&str]) -> Repo {
     repo
 }
 
-/// The scripted model: break, promise too early, fix, promise. `said` finds a tool call's
-/// id in the conversation so far.
-fn script(req: &Value) -> Reply {
-    let all = req["input"].to_string();
-    if all.contains("call_fix") {
-        Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
-    } else if all.contains("refused your promise") {
-        Reply::custom("call_fix", "apply_patch", FIX)
-    } else if all.contains("call_break") {
-        Reply::text("Done.\n<promise>DONE</promise>")
-    } else {
-        Reply::custom("call_break", "apply_patch", BREAK)
+/// The scripted model every CLI here talks to: it breaks pkg/bad.py, promises too early, fixes
+/// the file when refused, then promises. `field` is where the provider's API puts the
+/// conversation; `edit` is the tool call that writes the file (its call id, and whether it
+/// fixes or breaks it). Requests that offer no tools (a model router, a title) get `other`.
+fn scripted(
+    field: &'static str,
+    other: Option<&'static str>,
+    edit: impl Fn(&str, bool) -> Reply + Send + Sync + 'static,
+) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    move |req| {
+        let offers_tools = req
+            .get("tools")
+            .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+        if let (Some(text), false) = (other, offers_tools) {
+            return Reply::text(text);
+        }
+        let all = req[field].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
+        } else if all.contains("refused your promise") {
+            edit("call_fix", true)
+        } else if all.contains("call_break") {
+            Reply::text("Done.\n<promise>DONE</promise>")
+        } else {
+            edit("call_break", false)
+        }
+    }
+}
+
+/// Codex's and Copilot's edit: a patch through `apply_patch`.
+fn patch(id: &str, fix: bool) -> Reply {
+    Reply::custom(id, "apply_patch", if fix { FIX } else { BREAK })
+}
+
+/// A tool call that writes `file` whole, as `tool` takes it (`path_key` names the path).
+fn write_with(
+    tool: &'static str,
+    path_key: &'static str,
+    file: PathBuf,
+) -> impl Fn(&str, bool) -> Reply + Send + Sync + 'static {
+    move |id, fix| {
+        let text = if fix {
+            "def g():\n    return 1\n"
+        } else {
+            "def g(:\n    return 1\n"
+        };
+        Reply::tool(
+            id,
+            tool,
+            serde_json::json!({path_key: file, "content": text}),
+        )
     }
 }
 
@@ -134,15 +173,16 @@ fn stops(repo: &Repo) -> Vec<Value> {
         .collect()
 }
 
-/// What the model saw, request by request (the agent's own requests, which offer tools).
-fn conversation(server: &ModelServer) -> Vec<String> {
+/// What the model saw, request by request (the agent's own requests, which offer tools);
+/// `field` is where the provider's API puts the conversation.
+fn conversation(server: &ModelServer, field: &str) -> Vec<String> {
     server
         .requests
         .lock()
         .unwrap()
         .iter()
         .filter(|r| r.get("tools").is_some())
-        .map(|r| r["input"].to_string())
+        .map(|r| r[field].to_string())
         .collect()
 }
 
@@ -182,7 +222,7 @@ fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
     let home = Home::new();
     let repo = project(&home, "codex");
     assert!(repo.exists(".codex/ralph-loop.local.md") && !repo.exists(".claude"));
-    let server = ModelServer::start_wire(Wire::Responses, script);
+    let server = ModelServer::start_wire(Wire::Responses, scripted("input", None, patch));
     let codex_home = home.path().join("codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let config = format!(
@@ -218,7 +258,7 @@ fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
         "codex exec: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_the_loop("codex", &repo, &conversation(&server));
+    assert_the_loop("codex", &repo, &conversation(&server, "input"));
     assert!(!repo.exists(".codex/ralph-loop.local.md"), "the loop ended");
     assert!(stdout.contains("turn.completed"), "{stdout}");
 }
@@ -237,7 +277,7 @@ fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
     assert!(
         repo.exists(".github/hooks/ralph-gate.json") && repo.exists(".copilot/ralph-loop.local.md")
     );
-    let server = ModelServer::start_wire(Wire::Responses, script);
+    let server = ModelServer::start_wire(Wire::Responses, scripted("input", None, patch));
     let out = home
         .command(
             &copilot,
@@ -267,7 +307,7 @@ fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
         "copilot -p: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen = conversation(&server);
+    let seen = conversation(&server, "input");
     assert!(
         seen.iter()
             .any(|r| r.contains("Additional guidance from postToolUse hooks")),
@@ -428,31 +468,14 @@ fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
     let repo = project(&home, "qwen");
     assert!(repo.exists(".qwen/settings.json") && repo.exists(".qwen/ralph-loop.local.md"));
     let target = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(Wire::Chat, move |req| {
-        if req
-            .get("tools")
-            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
-        {
-            return Reply::text("ok");
-        }
-        let all = req["messages"].to_string();
-        let write = |id: &str, text: &str| {
-            Reply::tool(
-                id,
-                "write_file",
-                serde_json::json!({"file_path": target, "content": text}),
-            )
-        };
-        if all.contains("call_fix") {
-            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
-        } else if all.contains("refused your promise") {
-            write("call_fix", "def g():\n    return 1\n")
-        } else if all.contains("call_break") {
-            Reply::text("Done.\n<promise>DONE</promise>")
-        } else {
-            write("call_break", "def g(:\n    return 1\n")
-        }
-    });
+    let server = ModelServer::start_wire(
+        Wire::Chat,
+        scripted(
+            "messages",
+            Some("ok"),
+            write_with("write_file", "file_path", target),
+        ),
+    );
     let out = home
         .command(
             &qwen,
@@ -479,14 +502,7 @@ fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
         "qwen: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Vec<String> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.get("tools").is_some())
-        .map(|r| r["messages"].to_string())
-        .collect();
+    let seen = conversation(&server, "messages");
     assert_the_loop("qwen", &repo, &seen);
     assert!(!repo.exists(".qwen/ralph-loop.local.md"), "the loop ended");
 }
@@ -504,32 +520,16 @@ fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
     let repo = project(&home, "gemini");
     assert!(repo.exists(".gemini/settings.json") && repo.exists(".gemini/ralph-loop.local.md"));
     let target = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(Wire::Gemini, move |req| {
-        if req
-            .get("tools")
-            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
-        {
-            // The model router asks which model to use.
-            return Reply::text(r#"{"reasoning": "a small edit", "model_choice": "flash"}"#);
-        }
-        let all = req["contents"].to_string();
-        let write = |id: &str, text: &str| {
-            Reply::tool(
-                id,
-                "write_file",
-                serde_json::json!({"file_path": target, "content": text}),
-            )
-        };
-        if all.contains("call_fix") {
-            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
-        } else if all.contains("refused your promise") {
-            write("call_fix", "def g():\n    return 1\n")
-        } else if all.contains("call_break") {
-            Reply::text("Done.\n<promise>DONE</promise>")
-        } else {
-            write("call_break", "def g(:\n    return 1\n")
-        }
-    });
+    // Requests without tools are the model router asking which model to use.
+    let router = r#"{"reasoning": "a small edit", "model_choice": "flash"}"#;
+    let server = ModelServer::start_wire(
+        Wire::Gemini,
+        scripted(
+            "contents",
+            Some(router),
+            write_with("write_file", "file_path", target),
+        ),
+    );
     // An API key sign-in, and the project trusted (Gemini CLI runs project hooks only there).
     let dot = home.path().join(".gemini");
     std::fs::create_dir_all(&dot).unwrap();
@@ -566,14 +566,7 @@ fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
         "gemini: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Vec<String> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.get("tools").is_some())
-        .map(|r| r["contents"].to_string())
-        .collect();
+    let seen = conversation(&server, "contents");
     assert_the_loop("gemini", &repo, &seen);
     assert!(
         !repo.exists(".gemini/ralph-loop.local.md"),
@@ -594,31 +587,14 @@ fn droid_runs_a_gated_loop_to_an_honest_end() {
     let repo = project(&home, "droid");
     assert!(repo.exists(".factory/hooks.json") && repo.exists(".factory/ralph-loop.local.md"));
     let target = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(Wire::Chat, move |req| {
-        if req
-            .get("tools")
-            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
-        {
-            return Reply::text("ok");
-        }
-        let all = req["messages"].to_string();
-        let create = |id: &str, text: &str| {
-            Reply::tool(
-                id,
-                "Create",
-                serde_json::json!({"file_path": target, "content": text}),
-            )
-        };
-        if all.contains("call_fix") {
-            Reply::text("Fixed pkg/bad.py; every module compiles.\n<promise>DONE</promise>")
-        } else if all.contains("refused your promise") {
-            create("call_fix", "def g():\n    return 1\n")
-        } else if all.contains("call_break") {
-            Reply::text("Done.\n<promise>DONE</promise>")
-        } else {
-            create("call_break", "def g(:\n    return 1\n")
-        }
-    });
+    let server = ModelServer::start_wire(
+        Wire::Chat,
+        scripted(
+            "messages",
+            Some("ok"),
+            write_with("Create", "file_path", target),
+        ),
+    );
     // A custom (BYOK) model on the scripted server: no Factory sign-in needed.
     let dot = home.path().join(".factory");
     std::fs::create_dir_all(&dot).unwrap();
@@ -644,14 +620,7 @@ fn droid_runs_a_gated_loop_to_an_honest_end() {
         "droid exec: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Vec<String> = server
-        .requests
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.get("tools").is_some())
-        .map(|r| r["messages"].to_string())
-        .collect();
+    let seen = conversation(&server, "messages");
     assert_the_loop("droid", &repo, &seen);
     assert!(
         !repo.exists(".factory/ralph-loop.local.md"),
