@@ -125,22 +125,28 @@ pub fn ignore_own_state(root: &Path) {
     }
 }
 
-/// The repository's common git folder (the same for every worktree of it), found from `dir`
-/// upward without running git: `.git` itself, or for a linked worktree the `commondir` of
-/// the folder its `.git` file names.
-pub fn git_common_dir(dir: &Path) -> Option<PathBuf> {
+/// The git folder of the work tree holding `dir` (a linked worktree has its own), found
+/// without running git: `.git` itself, or the folder a `.git` file names.
+pub fn git_dir(dir: &Path) -> Option<PathBuf> {
     let top = dir.ancestors().find(|d| d.join(".git").exists())?;
     let dot = top.join(".git");
     if dot.is_dir() {
         return dot.canonicalize().ok();
     }
     let text = std::fs::read_to_string(&dot).ok()?;
-    let gitdir = top.join(text.trim().strip_prefix("gitdir:")?.trim());
-    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
-        Ok(c) => gitdir.join(c.trim()),
-        Err(_) => gitdir,
-    };
-    common.canonicalize().ok()
+    top.join(text.trim().strip_prefix("gitdir:")?.trim())
+        .canonicalize()
+        .ok()
+}
+
+/// The repository's common git folder (the same for every worktree of it): the work tree's
+/// git folder, or for a linked worktree the `commondir` it names.
+pub fn git_common_dir(dir: &Path) -> Option<PathBuf> {
+    let git = git_dir(dir)?;
+    match std::fs::read_to_string(git.join("commondir")) {
+        Ok(c) => git.join(c.trim()).canonicalize().ok(),
+        Err(_) => Some(git),
+    }
 }
 
 /// The first bytes of a file (enough for a `#!` line), or `None` when it cannot be read.

@@ -27,7 +27,7 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".claude")));
     let config = crate::config::find(&base);
-    let git_dir = git_dir(&ws);
+    let git_dir = crate::files::git_dir(&ws);
     let plugin_root = std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from);
     let protected = Protected::new(&Places {
         ws: &ws,
@@ -75,15 +75,4 @@ fn git_work_tree(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").exists())
         .map(Path::to_path_buf)
-}
-
-/// `.git`, or for a linked worktree the folder its `.git` file points to.
-fn git_dir(ws: &Path) -> Option<PathBuf> {
-    let dot = ws.join(".git");
-    if dot.is_dir() {
-        return Some(dot);
-    }
-    let text = std::fs::read_to_string(&dot).ok()?;
-    let target = text.trim().strip_prefix("gitdir:")?.trim();
-    Some(ws.join(target))
 }

@@ -11,7 +11,7 @@ pub struct Store {
 
 impl Store {
     pub fn for_workspace(ws: &Path) -> Self {
-        let dir = match git_dir(ws) {
+        let dir = match crate::files::git_dir(ws) {
             Some(git) => git.join("ralph-gate").join("pins"),
             None => {
                 let base = std::env::var_os("XDG_STATE_HOME")
@@ -74,21 +74,4 @@ impl Store {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }
-}
-
-/// This work tree's own git folder (a linked worktree has its own, so its loops are its own).
-fn git_dir(ws: &Path) -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["rev-parse", "--absolute-git-dir"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(out.stdout).ok()?;
-    let dir = PathBuf::from(text.trim_end_matches(['\n', '\r']));
-    dir.is_dir().then_some(dir)
 }
