@@ -5,7 +5,9 @@
 /// The `loop_limit` `init --agent cursor` writes on Cursor's stop hook: its cap on refusals.
 pub const CURSOR_LOOP_LIMIT: u32 = 25;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Agent {
     #[default]
@@ -82,13 +84,16 @@ impl Agent {
         }
     }
 
+    /// Agents whose stop payload lacks the final message, so a response hook keeps it.
+    pub fn keeps_replies(self) -> bool {
+        self == Agent::Cursor
+    }
+
     /// The agents' session ids as their shells see them, for `loop start` run by the agent.
     pub fn session_from_env(self, env: &crate::env::Environment) -> Option<String> {
         match self {
             Agent::Claude => env.claude_session_id.clone(),
-            Agent::Gemini => std::env::var("GEMINI_SESSION_ID")
-                .ok()
-                .filter(|v| !v.is_empty()),
+            Agent::Gemini => env.gemini_session_id.clone(),
             _ => None,
         }
     }

@@ -1,4 +1,5 @@
-//! The top layer: turns parsed arguments into a run and a run into an exit code.
+//! The top layer: turns parsed arguments into each command's options and a run into an exit
+//! code. The only module besides `cli` that sees clap's types.
 
 use crate::cli::{Cli, Command};
 use crate::commands::{self, AppError};
@@ -11,18 +12,26 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
     let config = cli.config.as_deref();
     match cli.command {
         Command::Check(args) => {
-            commands::check::run(&mut Project::open(&cwd, config)?, &args, &env)
+            let options = args.into();
+            commands::check::run(&mut Project::open(&cwd, config)?, &options, &env)
         }
-        Command::Gates(args) => commands::gates::run(&Project::open(&cwd, config)?, &args, &env),
-        Command::Hook { via, agent, event } => {
-            Ok(commands::hook::run(&event, via, agent, &env, &cwd, config))
+        Command::Gates(args) => {
+            commands::gates::run(&Project::open(&cwd, config)?, &args.into(), &env)
         }
-        Command::Loop(cmd) => commands::loops::run(&cmd, &env, &cwd, config),
+        Command::Hook { via, agent, event } => Ok(commands::hook::run(
+            event.into(),
+            via.into(),
+            agent,
+            &env,
+            &cwd,
+            config,
+        )),
+        Command::Loop(cmd) => commands::loops::run(&cmd.into(), &env, &cwd, config),
         Command::Doctor => commands::doctor::run(&env, &cwd, config),
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),
         Command::Dash => commands::dash::run(&env, &cwd, config),
-        Command::Status { format } => commands::status::run(format, &env, &cwd, config),
+        Command::Status { format } => commands::status::run(format.into(), &env, &cwd, config),
         Command::Init {
             force,
             absolute,
@@ -36,6 +45,6 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
                 agents: agents.into_iter().flatten().collect(),
             },
         ),
-        Command::Cache(cmd) => commands::cache::run(&cmd, &cwd, config),
+        Command::Cache(cmd) => commands::cache::run(&cmd.into(), &cwd, config),
     }
 }

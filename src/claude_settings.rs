@@ -13,9 +13,9 @@ pub struct Settings {
 
 /// The settings Claude Code reads for a project: user, project, local (in that order). A file
 /// that does not parse is returned as an error with its path.
-pub fn load(ws: &Path) -> (Vec<Settings>, Vec<String>) {
+pub fn load(env: &crate::env::Environment, ws: &Path) -> (Vec<Settings>, Vec<String>) {
     let mut files = Vec::new();
-    if let Some(home) = claude_home() {
+    if let Some(home) = env.claude_home() {
         files.push(home.join("settings.json"));
     }
     files.push(ws.join(".claude/settings.json"));
@@ -32,14 +32,6 @@ pub fn load(ws: &Path) -> (Vec<Settings>, Vec<String>) {
         }
     }
     (ok, bad)
-}
-
-/// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub fn claude_home() -> Option<PathBuf> {
-    std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))
 }
 
 /// Every command hook registered for `event`, with its timeout in seconds when given.

@@ -1,9 +1,13 @@
-//! Command-line surface (clap derive only). Converted into typed settings at the edge; nothing
-//! below `app` sees clap.
+//! Command-line surface (clap derive only). Each command's arguments become that command's own
+//! options here (`From`), and the core enums are given their command-line names here, so
+//! nothing below `app` sees clap.
 
+use crate::agent::Agent;
+use crate::commands::{cache, check, gates, loops, status};
 use crate::config::Phase;
 use crate::report::Format;
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValue;
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -41,7 +45,7 @@ pub enum Command {
         /// The agent that runs this hook: its payload is read, and its answer written, in
         /// that agent's format. A payload that is certainly another agent's is refused.
         #[arg(long, global = true, value_enum, default_value = "claude")]
-        agent: crate::agent::Agent,
+        agent: Agent,
         #[command(subcommand)]
         event: HookCommand,
     },
@@ -82,7 +86,7 @@ pub enum Command {
         /// Register the hooks of this agent in its own config file (repeatable; `all` for
         /// every one). Default: Claude Code and each agent the project shows signs of.
         #[arg(long = "agent", value_name = "AGENT", value_parser = parse_agent_choice)]
-        agents: Vec<Vec<crate::agent::Agent>>,
+        agents: Vec<Vec<Agent>>,
     },
 }
 
@@ -165,7 +169,7 @@ pub struct LoopStartArgs {
     /// The agent whose stops the loop holds; its state file goes in that agent's folder
     /// (`.claude/`, `.codex/`, `.gemini/`, ...).
     #[arg(long, value_enum, default_value = "claude")]
-    pub agent: crate::agent::Agent,
+    pub agent: Agent,
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).
@@ -243,14 +247,147 @@ pub struct GatesArgs {
 }
 
 /// `claude`, `codex`, ... or `all`.
-fn parse_agent_choice(s: &str) -> Result<Vec<crate::agent::Agent>, String> {
+fn parse_agent_choice(s: &str) -> Result<Vec<Agent>, String> {
     if s == "all" {
-        return Ok(crate::agent::Agent::ALL.to_vec());
+        return Ok(Agent::ALL.to_vec());
     }
-    crate::agent::Agent::from_name(s)
-        .map(|a| vec![a])
-        .ok_or_else(|| {
-            let names: Vec<&str> = crate::agent::Agent::ALL.iter().map(|a| a.name()).collect();
-            format!("unknown agent `{s}`; one of: {}, all", names.join(", "))
+    Agent::from_name(s).map(|a| vec![a]).ok_or_else(|| {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown agent `{s}`; one of: {}, all", names.join(", "))
+    })
+}
+
+impl ValueEnum for Agent {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Agent::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let v = PossibleValue::new(self.name());
+        Some(match self {
+            Agent::Opencode => v.help(
+                "OpenCode, through the plugin in `hooks/opencode/`, which sends Claude-shaped payloads",
+            ),
+            _ => v,
         })
+    }
+}
+
+impl ValueEnum for Phase {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Phase::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let help = match self {
+            Phase::Edit => "After an agent edits a file (PostToolUse hook)",
+            Phase::Stop => "When the agent tries to end the loop (Stop hook)",
+            Phase::Check => "`ralph-gate check`: the CLI, git pre-commit hook and CI",
+        };
+        Some(PossibleValue::new(self.as_str()).help(help))
+    }
+}
+
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Format::Human, Format::Json, Format::Junit, Format::Github]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            Format::Human => PossibleValue::new("human"),
+            Format::Json => PossibleValue::new("json"),
+            Format::Junit => PossibleValue::new("junit"),
+            Format::Github => PossibleValue::new("github").help(
+                "GitHub Actions: the human report in groups, and annotations (the default under `GITHUB_ACTIONS=true`)",
+            ),
+        })
+    }
+}
+
+impl From<CheckArgs> for check::Options {
+    fn from(a: CheckArgs) -> Self {
+        check::Options {
+            paths: a.paths,
+            staged: a.staged,
+            changed: a.changed,
+            gates: a.gates,
+            phase: a.phase,
+            jobs: a.jobs,
+            format: a.format,
+            quiet: a.quiet,
+            no_cache: a.no_cache,
+            strict: a.strict,
+        }
+    }
+}
+
+impl From<GatesArgs> for gates::Options {
+    fn from(a: GatesArgs) -> Self {
+        gates::Options {
+            explain: a.explain,
+            phase: a.phase,
+        }
+    }
+}
+
+impl From<StatusFormat> for status::Format {
+    fn from(f: StatusFormat) -> Self {
+        match f {
+            StatusFormat::Human => status::Format::Human,
+            StatusFormat::Json => status::Format::Json,
+        }
+    }
+}
+
+impl From<CacheCommand> for cache::Command {
+    fn from(c: CacheCommand) -> Self {
+        match c {
+            CacheCommand::Clear => cache::Command::Clear,
+            CacheCommand::Stats { format } => cache::Command::Stats {
+                format: format.into(),
+            },
+        }
+    }
+}
+
+impl From<HookVia> for crate::commands::hook::Via {
+    fn from(v: HookVia) -> Self {
+        match v {
+            HookVia::Settings => crate::commands::hook::Via::Settings,
+            HookVia::Plugin => crate::commands::hook::Via::Plugin,
+        }
+    }
+}
+
+impl From<HookCommand> for crate::agents::Event {
+    fn from(c: HookCommand) -> Self {
+        use crate::agents::Event;
+        match c {
+            HookCommand::PreToolUse => Event::Guard,
+            HookCommand::PostToolUse => Event::Edit,
+            HookCommand::Stop => Event::Stop,
+            HookCommand::AgentResponse => Event::Response,
+        }
+    }
+}
+
+impl From<LoopCommand> for loops::Command {
+    fn from(c: LoopCommand) -> Self {
+        match c {
+            LoopCommand::Start(a) => loops::Command::Start(loops::StartOptions {
+                max_iterations: a.max_iterations,
+                promise: a.promise,
+                prompt_file: a.prompt_file,
+                agent: a.agent,
+                session: a.session,
+                any_session: a.any_session,
+                prompt: a.prompt,
+            }),
+            LoopCommand::Status => loops::Command::Status,
+            LoopCommand::List => loops::Command::List,
+            LoopCommand::Cancel { id } => loops::Command::Cancel { id },
+            LoopCommand::Approve { id } => loops::Command::Approve { id },
+        }
+    }
 }

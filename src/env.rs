@@ -1,6 +1,7 @@
 //! The environment variables ralph-gate reads, read in one place.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 /// Claude Code's default cap on Stop refusals in a row (claude-code-hooks.md).
 pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
@@ -37,6 +38,30 @@ pub struct Environment {
     /// The variables that decide which executable a version manager's shim runs (`HOME`,
     /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
     pub tool_vars: std::collections::BTreeMap<String, OsString>,
+    /// `HOME`.
+    pub home: Option<PathBuf>,
+    /// `XDG_STATE_HOME`: where pins go outside git (else `$HOME/.local/state`).
+    pub xdg_state_home: Option<PathBuf>,
+    /// `CLAUDE_CONFIG_DIR`: Claude Code's user folder (else `~/.claude`).
+    pub claude_config_dir: Option<PathBuf>,
+    /// `CLAUDE_PLUGIN_ROOT`: the plugin's folder when a plugin's hook runs us.
+    pub claude_plugin_root: Option<PathBuf>,
+    /// `GEMINI_SESSION_ID`: the session a Gemini CLI shell command belongs to.
+    pub gemini_session_id: Option<String>,
+    /// `COLUMNS`: the terminal's width when the shell says it.
+    pub columns: Option<usize>,
+    /// `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`: the
+    /// remote cache's S3 settings.
+    pub aws: Aws,
+}
+
+/// The S3 settings a remote cache at `s3://` reads, as the AWS tools name them.
+#[derive(Debug, Clone, Default)]
+pub struct Aws {
+    pub region: Option<String>,
+    pub endpoint: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
 }
 
 impl Environment {
@@ -45,12 +70,44 @@ impl Environment {
         self.ci || self.strict
     }
 
+    /// `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+    pub fn claude_home(&self) -> Option<PathBuf> {
+        self.claude_config_dir
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".claude")))
+    }
+
+    /// `XDG_STATE_HOME`, else `~/.local/state`.
+    pub fn user_state_dir(&self) -> Option<PathBuf> {
+        self.xdg_state_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".local/state")))
+    }
+
     pub fn from_process() -> Self {
         let truthy = |k: &str| {
             std::env::var(k)
                 .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
         };
+        let text = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let path = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         Self {
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            xdg_state_home: std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+            claude_config_dir: path("CLAUDE_CONFIG_DIR"),
+            claude_plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from),
+            gemini_session_id: text("GEMINI_SESSION_ID"),
+            columns: std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()),
+            aws: Aws {
+                region: std::env::var("AWS_REGION").ok(),
+                endpoint: std::env::var("AWS_ENDPOINT_URL").ok(),
+                access_key_id: std::env::var("AWS_ACCESS_KEY_ID").ok(),
+                secret_access_key: std::env::var("AWS_SECRET_ACCESS_KEY").ok(),
+            },
             path: std::env::var_os("PATH"),
             ci: truthy("CI"),
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),

@@ -1,10 +1,8 @@
 //! Which files a run looks at: all project files, git's staged or changed files, or paths
 //! named on the command line. Every path returned is relative to the project root.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use crate::git::{self, GitError};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FilesError {
@@ -14,10 +12,8 @@ pub enum FilesError {
     Missing(PathBuf),
     #[error("--{0} needs a git repository, and {1} is not inside one")]
     NotGit(&'static str, PathBuf),
-    #[error("git {args} failed: {message}")]
-    Git { args: String, message: String },
-    #[error("cannot run git: {0}")]
-    GitSpawn(std::io::Error),
+    #[error(transparent)]
+    Git(#[from] GitError),
     #[error("bad revision `{0}`: {1}")]
     BadRevision(String, String),
     #[error("cannot list files under {}: {message}", root.display())]
@@ -42,7 +38,7 @@ pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<Path
         Selection::All => all(root)?,
         Selection::Staged => {
             require_git(root, "staged")?;
-            git_paths(
+            git::paths(
                 root,
                 &[
                     "diff",
@@ -68,7 +64,7 @@ pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<Path
 pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
     // One git call both lists the files and says whether this is a repository at all: outside
     // one (or without git) it fails and the folder is walked instead.
-    let mut files = match git_paths(
+    let mut files = match git::paths(
         root,
         &[
             "ls-files",
@@ -79,11 +75,9 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
         ],
     ) {
         Ok(files) => files,
-        Err(FilesError::Git { message, .. }) if message.contains("not a git repository") => {
-            walk(root)?
-        }
-        Err(FilesError::GitSpawn(_)) => walk(root)?,
-        Err(e) => return Err(e),
+        Err(e) if e.not_a_repository() => walk(root)?,
+        Err(GitError::Spawn(_)) => walk(root)?,
+        Err(e) => return Err(e.into()),
     };
     files.retain(|f| root.join(f).is_file() && !is_own_state(f));
     files.sort();
@@ -96,7 +90,7 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
 /// and its temporary files while it is rewritten), which changes at every stop: as a project
 /// file it would make every whole-project gate miss the cache at every stop of a loop.
 pub fn is_own_state(rel: &Path) -> bool {
-    if rel.starts_with(STATE_DIR) {
+    if rel.starts_with(crate::state::DIR) {
         return true;
     }
     let (Some(dir), Some(name)) = (rel.parent(), rel.file_name()) else {
@@ -108,45 +102,6 @@ pub fn is_own_state(rel: &Path) -> bool {
         .any(|a| dir == Path::new(a.state_dir()))
         && ((name.starts_with("ralph-loop") && name.ends_with(".local.md"))
             || name.starts_with(".ralph-gate-"))
-}
-
-pub const STATE_DIR: &str = ".ralph";
-
-/// Makes sure `root/.ralph/` ignores itself (a `.gitignore` holding `*` inside it), so
-/// ralph-gate's state never shows up in `git status` or a commit, with or without `init`.
-/// Best effort: a folder that cannot be written is reported by whatever writes there next.
-pub fn ignore_own_state(root: &Path) {
-    let ignore = root.join(STATE_DIR).join(".gitignore");
-    if !ignore.exists() {
-        let _ = crate::atomic::write(
-            &ignore,
-            b"# ralph-gate's state (cache, results, journal): never committed.\n*\n",
-        );
-    }
-}
-
-/// The git folder of the work tree holding `dir` (a linked worktree has its own), found
-/// without running git: `.git` itself, or the folder a `.git` file names.
-pub fn git_dir(dir: &Path) -> Option<PathBuf> {
-    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
-    let dot = top.join(".git");
-    if dot.is_dir() {
-        return dot.canonicalize().ok();
-    }
-    let text = std::fs::read_to_string(&dot).ok()?;
-    top.join(text.trim().strip_prefix("gitdir:")?.trim())
-        .canonicalize()
-        .ok()
-}
-
-/// The repository's common git folder (the same for every worktree of it): the work tree's
-/// git folder, or for a linked worktree the `commondir` it names.
-pub fn git_common_dir(dir: &Path) -> Option<PathBuf> {
-    let git = git_dir(dir)?;
-    match std::fs::read_to_string(git.join("commondir")) {
-        Ok(c) => git.join(c.trim()).canonicalize().ok(),
-        Err(_) => Some(git),
-    }
 }
 
 /// The first bytes of a file (enough for a `#!` line), or `None` when it cannot be read.
@@ -228,7 +183,7 @@ fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
             "a revision cannot start with '-'".into(),
         ));
     }
-    let verify = git(
+    let verify = git::run(
         root,
         &[
             "rev-parse",
@@ -239,7 +194,7 @@ fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
         ],
     );
     let mut files = match verify {
-        Ok(_) => git_paths(
+        Ok(_) => git::paths(
             root,
             &[
                 "diff",
@@ -254,9 +209,9 @@ fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
         // A repository with no commit yet: everything in it is a change.
         Err(_)
             if rev == "HEAD"
-                && git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_err() =>
+                && git::run(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_err() =>
         {
-            git_paths(root, &["ls-files", "-z", "--cached"])?
+            git::paths(root, &["ls-files", "-z", "--cached"])?
         }
         Err(_) => {
             return Err(FilesError::BadRevision(
@@ -265,62 +220,19 @@ fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
             ))
         }
     };
-    files.extend(git_paths(
+    files.extend(git::paths(
         root,
         &["ls-files", "-z", "--others", "--exclude-standard"],
     )?);
     Ok(files)
 }
 
-pub fn in_git(dir: &Path) -> bool {
-    git(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.trim_ascii() == b"true")
-}
-
-/// The top of the git work tree holding `dir`, if any.
-pub fn git_toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
-    let text = OsStr::from_bytes(out.trim_ascii_end());
-    (!text.is_empty()).then(|| PathBuf::from(text))
-}
-
 fn require_git(root: &Path, flag: &'static str) -> Result<(), FilesError> {
-    if in_git(root) {
+    if git::in_work_tree(root) {
         Ok(())
     } else {
         Err(FilesError::NotGit(flag, root.to_path_buf()))
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, FilesError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "core.quotePath=false"])
-        .args(args)
-        // Messages are matched ("not a git repository"), so they must not be translated.
-        .env("LC_ALL", "C")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .map_err(FilesError::GitSpawn)?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(FilesError::Git {
-            args: args.join(" "),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
-}
-
-/// Runs git with `-z` output and splits it into paths, byte-exact (non-UTF-8 names survive).
-fn git_paths(dir: &Path, args: &[&str]) -> Result<Vec<PathBuf>, FilesError> {
-    let out = git(dir, args)?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| PathBuf::from(OsStr::from_bytes(s)))
-        .collect())
 }
 
 fn walk(root: &Path) -> Result<Vec<PathBuf>, FilesError> {

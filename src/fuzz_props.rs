@@ -19,9 +19,9 @@ proptest! {
 
     #[test]
     fn loop_state_never_panics(s in "(---\n)?([a-z_]{0,16}: ?[^\n]{0,24}\n){0,8}(---\n)?[^\0]{0,64}") {
-        if let Ok(state) = crate::loop_state::LoopState::parse(&s) {
+        if let Ok(state) = crate::loops::LoopState::parse(&s) {
             // Whatever parsed renders back to text that parses to the same state.
-            let again = crate::loop_state::LoopState::parse(&state.render()).expect("a rendered state parses");
+            let again = crate::loops::LoopState::parse(&state.render()).expect("a rendered state parses");
             prop_assert_eq!(again, state);
         }
     }

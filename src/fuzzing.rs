@@ -15,7 +15,9 @@ pub fn hook_input(bytes: &[u8]) {
             for agent in Agent::ALL {
                 // Stop may read a transcript the payload names: not from fuzzed input.
                 for event in [Event::Edit, Event::Guard] {
-                    if let Ok(ask) = agents::ask(agent, event, &input) {
+                    if let Ok(ask) =
+                        agents::ask(agent, event, &input, &crate::env::Environment::default())
+                    {
                         assert!(
                             ask.edited.iter().all(|p| !p.as_os_str().is_empty()),
                             "an empty edited path"
@@ -57,7 +59,7 @@ pub fn transcript(bytes: &[u8]) {
 /// A loop state file: what parses renders back to the same state, and the two updates a stop
 /// makes (the next iteration, the claiming session) survive a write and a re-read.
 pub fn loop_state(bytes: &[u8]) {
-    use crate::loop_state::LoopState;
+    use crate::loops::LoopState;
     let Ok(text) = std::str::from_utf8(bytes) else {
         return;
     };
@@ -103,9 +105,8 @@ pub fn loop_state(bytes: &[u8]) {
 /// gate bytes), byte 1 `stuck_after`, byte 2 `unchanged_stops`, byte 3 the gate count (up
 /// to 7), then one byte per gate status; the rest is the state file.
 pub fn stop_decision(bytes: &[u8]) {
-    use crate::hook::decide::{decide, Outcome, StateChange, StopFacts};
-    use crate::loop_state::LoopState;
-    use crate::runner::{GateResult, GateStatus};
+    use crate::hook::decide::{decide, Outcome, StopFacts};
+    use crate::loops::LoopState;
     let [flags, stuck_after, unchanged, count, rest @ ..] = bytes else {
         return;
     };
@@ -126,34 +127,7 @@ pub fn stop_decision(bytes: &[u8]) {
         1 => expected.clone(),
         _ => Some(crate::hook::promise::normalize(text)),
     };
-    let results: Vec<GateResult> = statuses
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let status = match b % 5 {
-                0 => GateStatus::Pass,
-                1 => GateStatus::Fail,
-                2 => GateStatus::Timeout,
-                3 => GateStatus::Skipped,
-                _ => GateStatus::NoFiles,
-            };
-            GateResult {
-                gate: i,
-                name: format!("gate{i}"),
-                status,
-                duration: std::time::Duration::ZERO,
-                files: usize::from(status != GateStatus::NoFiles),
-                runs: 1,
-                command: format!("check {i}"),
-                output: text.to_string(),
-                exit_code: (status == GateStatus::Fail).then_some(1),
-                reason: None,
-                optional: b & 0x80 != 0,
-                cached: false,
-                ..Default::default()
-            }
-        })
-        .collect();
+    let results = fuzz_results(statuses, text);
     let facts = StopFacts {
         state: &state,
         promise_seen: seen.as_deref(),
@@ -190,6 +164,45 @@ pub fn stop_decision(bytes: &[u8]) {
         ),
         Outcome::Continue => assert!(!promised, "the promise was made and not answered"),
     }
+    check_state_change(&d, &state);
+}
+
+/// Gate results from status bytes: `b % 5` the status, the high bit `optional`.
+fn fuzz_results(statuses: &[u8], output: &str) -> Vec<crate::runner::GateResult> {
+    use crate::runner::{GateResult, GateStatus};
+    statuses
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let status = match b % 5 {
+                0 => GateStatus::Pass,
+                1 => GateStatus::Fail,
+                2 => GateStatus::Timeout,
+                3 => GateStatus::Skipped,
+                _ => GateStatus::NoFiles,
+            };
+            GateResult {
+                gate: i,
+                name: format!("gate{i}"),
+                status,
+                duration: std::time::Duration::ZERO,
+                files: usize::from(status != GateStatus::NoFiles),
+                runs: 1,
+                command: format!("check {i}"),
+                output: output.to_string(),
+                exit_code: (status == GateStatus::Fail).then_some(1),
+                reason: None,
+                optional: b & 0x80 != 0,
+                cached: false,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+/// A refusal counts an iteration and fits Claude Code's limit; an allowed stop ends the loop.
+fn check_state_change(d: &crate::hook::decide::StopDecision, state: &crate::loops::LoopState) {
+    use crate::hook::decide::{Outcome, StateChange};
     if d.blocks() {
         assert_eq!(
             d.state,
@@ -198,7 +211,7 @@ pub fn stop_decision(bytes: &[u8]) {
         );
         let reason = d.output.reason().unwrap_or_default();
         assert!(
-            reason.chars().count() <= crate::hook::protocol::TEXT_CAP,
+            reason.chars().count() <= crate::report::agent::TEXT_CAP,
             "reason over Claude Code's limit"
         );
     } else {

@@ -1,50 +1,168 @@
 //! `.ralph/journal.jsonl`: one JSON line per stop decision and per loop event (start, cancel,
-//! approve, a state file deleted or unreadable, tampering noticed). `status`, `dash` and
-//! `doctor` read it, so what an agent did to get out of a loop stays visible.
+//! approve, a state file deleted or unreadable). `status`, `dash` and `doctor` read it back
+//! through the same types it is written with, so a renamed field is a compile error, and
+//! what an agent did to get out of a loop stays visible.
 
-use crate::atomic;
-use crate::files;
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use crate::agent::Agent;
+use crate::hook::decide::Outcome;
+use crate::hook::promise::TextSource;
+use crate::state::Layout;
+use serde::{Deserialize, Serialize};
 
-pub fn path(ws: &Path) -> PathBuf {
-    ws.join(files::STATE_DIR).join("journal.jsonl")
+/// One line of the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub time: String,
+    #[serde(flatten)]
+    pub entry: Entry,
 }
 
-/// Appends one line (any serialisable entry) under the journal's lock.
-pub fn append<T: Serialize>(ws: &Path, entry: &T) -> std::io::Result<()> {
-    files::ignore_own_state(ws);
-    let line = serde_json::to_string(entry).expect("journal entries serialise");
-    atomic::append_line(
-        &path(ws),
-        &ws.join(files::STATE_DIR).join("locks/journal.lock"),
-        &line,
-    )
+/// What a line records; `event` names it in the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Entry {
+    /// A stop decision.
+    Stop(Box<Stop>),
+    /// `loop start`.
+    Start(LoopEvent),
+    /// `loop cancel`, or the dashboard's cancel.
+    Cancel(LoopEvent),
+    /// `loop approve`: a person accepted changed stop gates.
+    Approve(LoopEvent),
+    /// A pinned loop's state file disappeared without ralph-gate ending it.
+    StateDeleted(LoopEvent),
+    /// A loop's state file could not be read at a stop.
+    StateUnreadable(LoopEvent),
+}
+
+impl Entry {
+    /// The event's name as written (`stop`, `start`, `state_deleted`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Entry::Stop(_) => "stop",
+            Entry::Start(_) => "start",
+            Entry::Cancel(_) => "cancel",
+            Entry::Approve(_) => "approve",
+            Entry::StateDeleted(_) => "state_deleted",
+            Entry::StateUnreadable(_) => "state_unreadable",
+        }
+    }
+
+    /// The loop file the line is about (empty for a stop outside any loop).
+    pub fn loop_file(&self) -> &str {
+        match self {
+            Entry::Stop(s) => &s.loop_file,
+            Entry::Start(e)
+            | Entry::Cancel(e)
+            | Entry::Approve(e)
+            | Entry::StateDeleted(e)
+            | Entry::StateUnreadable(e) => &e.loop_file,
+        }
+    }
 }
 
 /// A loop event that is not a stop decision.
-#[derive(Debug, Serialize)]
-pub struct Event<'a> {
-    pub time: String,
-    pub event: &'static str,
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopEvent {
     /// Who did it: `terminal`, or `session <id>` when run from an agent's session.
     pub who: String,
-    pub session: &'a str,
-    pub loop_file: &'a str,
+    #[serde(default)]
+    pub session: String,
+    #[serde(default)]
+    pub loop_file: String,
+    #[serde(default)]
     pub why: String,
 }
 
-impl<'a> Event<'a> {
-    pub fn new(event: &'static str, who: String, loop_file: &'a str, why: String) -> Self {
+impl LoopEvent {
+    pub fn new(who: impl Into<String>, loop_file: &str, why: impl Into<String>) -> Self {
         Self {
-            time: now(),
-            event,
-            who,
-            session: "",
-            loop_file,
-            why,
+            who: who.into(),
+            session: String::new(),
+            loop_file: loop_file.to_string(),
+            why: why.into(),
         }
     }
+}
+
+/// Whether a stop was let through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Block,
+    Allow,
+}
+
+/// One stop decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stop {
+    pub agent: Agent,
+    /// Refusals in a row the agent allows before it ends the turn anyway (0: none known).
+    pub block_cap: u32,
+    pub session: String,
+    pub loop_file: String,
+    pub iteration: u64,
+    pub promise_expected: Option<String>,
+    pub promise_seen: Option<String>,
+    pub promise_source: TextSource,
+    pub stop_hook_active: bool,
+    pub unchanged_stops: u32,
+    pub blocks_in_a_row: u32,
+    /// How the gates in force compare with the loop's pin (empty outside a loop).
+    pub pin: String,
+    pub gates: Vec<Gate>,
+    pub decision: Decision,
+    pub outcome: Outcome,
+    pub why: String,
+    /// Tampering and other things a person should know about this stop.
+    pub notes: Vec<String>,
+}
+
+impl Stop {
+    /// How many of the stop's gates counted as failing.
+    pub fn failing(&self) -> usize {
+        self.gates.iter().filter(|g| g.failing).count()
+    }
+}
+
+/// One gate's result at a stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    pub gate: String,
+    pub status: String,
+    pub failing: bool,
+    /// u64, not u128: serde cannot read a u128 back inside a tagged, flattened line.
+    pub duration_ms: u64,
+    pub files: usize,
+}
+
+impl Gate {
+    pub fn of(r: &crate::runner::GateResult, ci: bool) -> Self {
+        Self {
+            gate: r.name.clone(),
+            status: r.status.label().to_string(),
+            failing: crate::report::counts_as_failure(r, ci),
+            duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+            files: r.files,
+        }
+    }
+}
+
+/// Appends one line, stamped now, under the journal's lock.
+pub fn append(layout: &Layout, entry: Entry) -> std::io::Result<()> {
+    layout.ignore_self();
+    let line = Line { time: now(), entry };
+    let text = serde_json::to_string(&line).expect("journal lines serialise");
+    crate::atomic::append_line(&layout.journal(), &layout.lock("journal"), &text)
+}
+
+/// Every line that can be read, oldest first; a line from another version or a damaged one
+/// is skipped.
+pub fn read(layout: &Layout) -> Vec<Line> {
+    let text = std::fs::read_to_string(layout.journal()).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Who runs this command: an agent's session when Claude Code (or another agent) started it,
@@ -60,4 +178,80 @@ pub fn who(env: &crate::env::Environment) -> String {
 
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop() -> Stop {
+        Stop {
+            agent: Agent::Codex,
+            block_cap: 8,
+            session: "s".into(),
+            loop_file: "ralph-loop.local.md".into(),
+            iteration: 3,
+            promise_expected: Some("DONE".into()),
+            promise_seen: None,
+            promise_source: TextSource::Transcript,
+            stop_hook_active: true,
+            unchanged_stops: 1,
+            blocks_in_a_row: 2,
+            pin: "same".into(),
+            gates: vec![Gate {
+                gate: "tsc".into(),
+                status: "FAIL".into(),
+                failing: true,
+                duration_ms: 12,
+                files: 3,
+            }],
+            decision: Decision::Block,
+            outcome: Outcome::Continue,
+            why: "w".into(),
+            notes: vec!["n".into()],
+        }
+    }
+
+    #[test]
+    fn lines_read_back_as_written() {
+        let lines = [
+            Line {
+                time: "t".into(),
+                entry: Entry::Stop(Box::new(stop())),
+            },
+            Line {
+                time: "t".into(),
+                entry: Entry::StateDeleted(LoopEvent::new("terminal", "f", "why")),
+            },
+        ];
+        for line in lines {
+            let text = serde_json::to_string(&line).unwrap();
+            assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_file_format_is_stable() {
+        // Journals outlive versions: the field names and order are the format.
+        let line = Line {
+            time: "t".into(),
+            entry: Entry::Cancel(LoopEvent::new("terminal", "f", "cancelled")),
+        };
+        assert_eq!(
+            serde_json::to_string(&line).unwrap(),
+            r#"{"time":"t","event":"cancel","who":"terminal","session":"","loop_file":"f","why":"cancelled"}"#
+        );
+        let text = serde_json::to_string(&Line {
+            time: "t".into(),
+            entry: Entry::Stop(Box::new(stop())),
+        })
+        .unwrap();
+        assert!(
+            text.starts_with(r#"{"time":"t","event":"stop","agent":"codex","block_cap":8,"session":"s","loop_file":"ralph-loop.local.md","iteration":3,"promise_expected":"DONE","promise_seen":null,"promise_source":"transcript","stop_hook_active":true"#),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(r#""decision":"block","outcome":"continue","why":"w","notes":["n"]}"#)
+        );
+    }
 }

@@ -4,39 +4,54 @@
 //! so that the fuzz targets in `fuzz/` can link the real parsers; its modules stay private,
 //! and the only public surface is [`main`] and the [`fuzzing`] entry points.
 
-mod agent;
-mod agents;
+// The command line: parsed in `cli`, turned into each command's options in `app`, run by
+// one module per subcommand in `commands` (and the dashboard in `dash`).
 mod app;
-mod atomic;
-mod cache;
-mod claude_settings;
 mod cli;
 mod commands;
-mod config;
 mod dash;
-mod digest;
-mod env;
 mod exit;
+mod status;
+
+// The pipeline of a verdict: config -> plan -> cache -> runner -> report.
+mod cache;
+mod config;
+mod digest;
 mod files;
-#[cfg(test)]
-mod fuzz_props;
-pub mod fuzzing;
-mod guard;
-mod hook;
-mod journal;
-mod loop_state;
 mod manifests;
-mod pin;
 mod plan;
 mod project;
 mod report;
 mod results;
 mod runner;
-mod signals;
 mod staged;
-mod status;
-mod text;
 mod tools;
+
+// The edges: agents' hooks in and out, the loops they are held to, the journal of both, and
+// the guard in front of their tool calls.
+mod agent;
+mod agents;
+mod claude_settings;
+mod guard;
+mod hook;
+mod journal;
+mod loops;
+mod pin;
+
+// Shared ground: ralph-gate's state on disk, the environment, git, the shell lexer, atomic
+// files and locks, signals, text helpers.
+mod atomic;
+mod env;
+mod git;
+mod shell;
+mod signals;
+mod state;
+mod text;
+
+// The fuzz targets' entry points (`fuzz/`), and their properties as unit tests.
+#[cfg(test)]
+mod fuzz_props;
+pub mod fuzzing;
 
 use clap::Parser;
 use std::error::Error;

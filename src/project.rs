@@ -46,7 +46,7 @@ impl Project {
             Some(path) => path
                 .parent()
                 .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
-            None => files::git_toplevel(cwd).unwrap_or_else(|| cwd.to_path_buf()),
+            None => crate::git::toplevel(cwd).unwrap_or_else(|| cwd.to_path_buf()),
         };
         let root = root.canonicalize().unwrap_or(root);
         let mut listed = None;

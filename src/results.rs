@@ -27,8 +27,28 @@ pub struct Record {
     pub finished_at_ms: u64,
 }
 
+impl Record {
+    /// The stored view of a gate's result: its whole coloured output, what ran it and when.
+    pub fn of(r: &GateResult, phase: &str, finished_at_ms: u64) -> Self {
+        Record {
+            gate: r.name.clone(),
+            status: r.status,
+            duration_ms: r.duration.as_millis() as u64,
+            files: r.files,
+            runs: r.runs,
+            cached: r.cached,
+            command: r.command.clone(),
+            exit_code: r.exit_code,
+            reason: r.reason.clone(),
+            output: r.output.clone(),
+            phase: phase.to_string(),
+            finished_at_ms,
+        }
+    }
+}
+
 pub fn dir(root: &Path) -> PathBuf {
-    root.join(crate::files::STATE_DIR).join("results")
+    crate::state::Layout::at(root).results()
 }
 
 /// Gate names are free text; the file name is a hash of the name, never the name itself.
@@ -49,21 +69,7 @@ pub fn now_ms() -> u64 {
 pub fn record(root: &Path, phase: &str, results: &[GateResult]) -> std::io::Result<()> {
     let at = now_ms();
     for r in results.iter().filter(|r| r.status != GateStatus::NoFiles) {
-        let rec = Record {
-            gate: r.name.clone(),
-            status: r.status,
-            duration_ms: r.duration.as_millis() as u64,
-            files: r.files,
-            runs: r.runs,
-            cached: r.cached,
-            command: r.command.clone(),
-            exit_code: r.exit_code,
-            reason: r.reason.clone(),
-            output: r.output.clone(),
-            phase: phase.to_string(),
-            finished_at_ms: at,
-        };
-        let bytes = serde_json::to_vec(&rec).expect("records serialise");
+        let bytes = serde_json::to_vec(&Record::of(r, phase, at)).expect("records serialise");
         atomic::write(&file_for(root, &r.name), &bytes)?;
     }
     Ok(())

@@ -17,20 +17,21 @@
 //! could lose them, and a tool may need them (a generated file the project ignores).
 
 use crate::atomic;
-use crate::files::STATE_DIR;
+use crate::git::{self, GitError};
+use crate::state::Layout;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StagedError {
-    #[error("git {args} failed: {message}")]
-    Git { args: String, message: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
     #[error("cannot back up {}: {source}", path.display())]
     Backup {
         path: PathBuf,
@@ -121,14 +122,10 @@ fn report(messages: &[String]) {
     }
 }
 
-fn staged_dir(root: &Path) -> PathBuf {
-    root.join(STATE_DIR).join("staged")
-}
-
 /// Gives every tracked file with unstaged changes its staged content, after backing the
 /// working copies up. `None` when the working tree already matches the index.
 pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
-    let changed = git_paths(
+    let changed = git::paths(
         root,
         &[
             "diff",
@@ -145,48 +142,18 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     if changed.is_empty() {
         return Ok(None);
     }
-    crate::files::ignore_own_state(root);
-    let dir = staged_dir(root).join(format!(
+    Layout::at(root).ignore_self();
+    let dir = Layout::at(root).staged().join(format!(
         "{}-{}",
         std::process::id(),
         crate::results::now_ms()
     ));
-    let backup_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StagedError::Backup { path, source }
-    };
     std::fs::create_dir_all(dir.join("files")).map_err(backup_err(&dir))?;
     let mut manifest = Manifest::default();
     for (n, rel) in changed.iter().enumerate() {
-        let full = root.join(rel);
-        let kept = match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Kept::Absent,
-            Err(e) => {
-                return Err(StagedError::Backup {
-                    path: full,
-                    source: e,
-                })
-            }
-            Ok(m) if m.file_type().is_symlink() => Kept::Symlink {
-                target: std::fs::read_link(&full).map_err(backup_err(&full))?,
-            },
-            Ok(m) => {
-                let copy = format!("{n}");
-                let bytes = std::fs::read(&full).map_err(backup_err(&full))?;
-                let mut f = std::fs::File::create(dir.join("files").join(&copy))
-                    .map_err(backup_err(&full))?;
-                f.write_all(&bytes)
-                    .and_then(|_| f.sync_all())
-                    .map_err(backup_err(&full))?;
-                Kept::File {
-                    copy,
-                    mode: m.permissions().mode(),
-                }
-            }
-        };
         manifest.entries.push(Entry {
             path: rel.as_os_str().as_bytes().to_vec(),
-            kept,
+            kept: back_up(&root.join(rel), &dir, n)?,
             written: None,
         });
     }
@@ -217,6 +184,36 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     Ok(Some(hidden))
 }
 
+fn backup_err(path: &Path) -> impl FnOnce(std::io::Error) -> StagedError {
+    let path = path.to_path_buf();
+    move |source| StagedError::Backup { path, source }
+}
+
+/// Keeps the working copy at `full` (the `n`th changed file) in `dir`: a file's bytes and
+/// mode, a symlink's target, or that there was none.
+fn back_up(full: &Path, dir: &Path, n: usize) -> Result<Kept, StagedError> {
+    Ok(match std::fs::symlink_metadata(full) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Kept::Absent,
+        Err(e) => return Err(backup_err(full)(e)),
+        Ok(m) if m.file_type().is_symlink() => Kept::Symlink {
+            target: std::fs::read_link(full).map_err(backup_err(full))?,
+        },
+        Ok(m) => {
+            let copy = format!("{n}");
+            let bytes = std::fs::read(full).map_err(backup_err(full))?;
+            let mut f =
+                std::fs::File::create(dir.join("files").join(&copy)).map_err(backup_err(full))?;
+            f.write_all(&bytes)
+                .and_then(|_| f.sync_all())
+                .map_err(backup_err(full))?;
+            Kept::File {
+                copy,
+                mode: m.permissions().mode(),
+            }
+        }
+    })
+}
+
 fn write_manifest(dir: &Path, manifest: &Manifest) -> std::io::Result<()> {
     let bytes = serde_json::to_vec_pretty(manifest).expect("manifest serialises");
     atomic::write(&dir.join("manifest.json"), &bytes)
@@ -225,7 +222,7 @@ fn write_manifest(dir: &Path, manifest: &Manifest) -> std::io::Result<()> {
 /// Puts back what an earlier run hid and could not put back (it was killed). Returns what
 /// was done, one message per line, and fails when a backup must be handled by hand.
 pub fn recover(root: &Path) -> Result<Vec<String>, StagedError> {
-    let Ok(list) = std::fs::read_dir(staged_dir(root)) else {
+    let Ok(list) = std::fs::read_dir(Layout::at(root).staged()) else {
         return Ok(Vec::new());
     };
     let mut messages = Vec::new();
@@ -345,16 +342,13 @@ fn put_back(dir: &Path, full: &Path, kept: &Kept) -> std::io::Result<()> {
 
 /// Writes the index's content of `paths` over the working tree.
 fn checkout_index(root: &Path, paths: &[PathBuf]) -> Result<(), StagedError> {
-    let mut child = git(root)
+    let mut child = git::command(root)
         .args(["checkout-index", "-f", "-z", "--stdin"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| StagedError::Git {
-            args: "checkout-index".into(),
-            message: e.to_string(),
-        })?;
+        .map_err(GitError::Spawn)?;
     let mut input = Vec::new();
     for p in paths {
         input.extend_from_slice(p.as_os_str().as_bytes());
@@ -363,49 +357,14 @@ fn checkout_index(root: &Path, paths: &[PathBuf]) -> Result<(), StagedError> {
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(&input);
     }
-    let out = child.wait_with_output().map_err(|e| StagedError::Git {
-        args: "checkout-index".into(),
-        message: e.to_string(),
-    })?;
+    let out = child.wait_with_output().map_err(GitError::Spawn)?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(StagedError::Git {
+        Err(GitError::Failed {
             args: "checkout-index -f --stdin".into(),
             message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
+        }
+        .into())
     }
-}
-
-fn git(root: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(root)
-        .args(["-c", "core.quotePath=false"])
-        .env("LC_ALL", "C")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE");
-    c
-}
-
-fn git_paths(root: &Path, args: &[&str]) -> Result<Vec<PathBuf>, StagedError> {
-    let out = git(root)
-        .args(args)
-        .output()
-        .map_err(|e| StagedError::Git {
-            args: args.join(" "),
-            message: e.to_string(),
-        })?;
-    if !out.status.success() {
-        return Err(StagedError::Git {
-            args: args.join(" "),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    Ok(out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| PathBuf::from(OsStr::from_bytes(s)))
-        .collect())
 }

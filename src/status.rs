@@ -1,12 +1,13 @@
 //! What is going on in a project, gathered once: the loops, every gate's latest result and
 //! the recent stop decisions. `ralph-gate status` prints it; the dashboard draws it.
 
-use crate::loop_state::{self, LoopFile};
+use crate::journal::{self, Entry, Line};
+use crate::loops::{self, LoopFile};
 use crate::results::{self, Record};
 use crate::runner::GateStatus;
+use crate::state::Layout;
 use crate::text::duration;
 use serde::Serialize;
-use std::path::Path;
 use std::time::Duration;
 
 pub const SCHEMA: &str = "ralph-gate.status.v1";
@@ -70,8 +71,9 @@ pub struct StopView {
     pub notes: Vec<String>,
 }
 
-/// Reads the loops of `workspace`, the records of `config`'s gates and the journal.
-pub fn gather(config: &crate::config::Config, describe: String, workspace: &Path) -> Status {
+/// Reads the loops of the workspace `layout`, the records of `config`'s gates and the
+/// journal.
+pub fn gather(config: &crate::config::Config, describe: String, layout: &Layout) -> Status {
     let records = results::load(&config.root);
     let gates = config
         .gates
@@ -82,20 +84,21 @@ pub fn gather(config: &crate::config::Config, describe: String, workspace: &Path
             last: records.iter().find(|r| r.gate == g.name).cloned(),
         })
         .collect();
+    let journal = journal::read(layout);
     Status {
         schema: SCHEMA,
         root: config.root.display().to_string(),
         config: describe,
-        loops: loop_state::list(workspace)
+        loops: loops::list(layout)
             .iter()
             .map(|f| {
                 let mut v = loop_view(f);
-                v.block_cap = last_cap(workspace, &loop_state::key(&f.path));
+                v.block_cap = last_cap(&journal, &loops::key(&f.path));
                 v
             })
             .collect(),
         gates,
-        stops: recent_stops(workspace, RECENT_STOPS),
+        stops: recent(&journal, RECENT_STOPS),
     }
 }
 
@@ -113,7 +116,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
             prompt_first_line: None,
             agent: None,
             block_cap: None,
-            error: Some(e.clone()),
+            error: Some(e.to_string()),
         },
         Ok(s) => LoopView {
             file,
@@ -132,69 +135,71 @@ fn loop_view(f: &LoopFile) -> LoopView {
 }
 
 /// The block cap the journal last recorded for the loop `key`, when one is known.
-fn last_cap(workspace: &Path, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(crate::journal::path(workspace)).ok()?;
-    text.lines().rev().find_map(|l| {
-        let v: serde_json::Value = serde_json::from_str(l).ok()?;
-        (v.get("loop_file")?.as_str()? == key && v.get("event")?.as_str()? == "stop")
-            .then(|| v.get("block_cap").and_then(serde_json::Value::as_u64))
-            .flatten()
-            .filter(|c| *c > 0)
+fn last_cap(journal: &[Line], key: &str) -> Option<u64> {
+    journal.iter().rev().find_map(|l| match &l.entry {
+        Entry::Stop(s) if s.loop_file == key => Some(u64::from(s.block_cap)).filter(|c| *c > 0),
+        _ => None,
     })
 }
 
-/// The last `n` journal lines (stop decisions and loop events), oldest first; malformed lines
-/// are skipped.
-pub fn recent_stops(workspace: &Path, n: usize) -> Vec<StopView> {
-    let path = workspace
-        .join(crate::files::STATE_DIR)
-        .join("journal.jsonl");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut stops: Vec<StopView> = text
-        .lines()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .take(n)
-        .map(|v| {
-            let s = |k: &str| {
-                v.get(k)
-                    .and_then(|x| x.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            StopView {
-                time: s("time"),
-                event: v
-                    .get("event")
-                    .and_then(|x| x.as_str())
-                    .unwrap_or("stop")
-                    .to_string(),
-                who: s("who"),
-                notes: v
-                    .get("notes")
-                    .and_then(|n| n.as_array())
-                    .map(|n| {
-                        n.iter()
-                            .filter_map(|x| x.as_str().map(str::to_string))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                session: s("session"),
-                loop_file: s("loop_file"),
-                iteration: v.get("iteration").and_then(|x| x.as_u64()).unwrap_or(0),
-                decision: s("decision"),
-                outcome: s("outcome"),
-                failing: v.get("gates").and_then(|g| g.as_array()).map_or(0, |g| {
-                    g.iter()
-                        .filter(|x| x.get("failing") == Some(&serde_json::Value::Bool(true)))
-                        .count()
-                }),
-                why: s("why"),
-            }
-        })
-        .collect();
-    stops.reverse();
-    stops
+/// The last `n` journal lines (stop decisions and loop events) of the workspace, oldest first.
+pub fn recent_stops(layout: &Layout, n: usize) -> Vec<StopView> {
+    recent(&journal::read(layout), n)
+}
+
+fn recent(journal: &[Line], n: usize) -> Vec<StopView> {
+    let from = journal.len().saturating_sub(n);
+    journal[from..].iter().map(stop_view).collect()
+}
+
+fn stop_view(l: &Line) -> StopView {
+    let (who, session, iteration, decision, outcome, failing, why, notes) = match &l.entry {
+        Entry::Stop(s) => (
+            String::new(),
+            s.session.clone(),
+            s.iteration,
+            word(&s.decision),
+            word(&s.outcome),
+            s.failing(),
+            s.why.clone(),
+            s.notes.clone(),
+        ),
+        Entry::Start(e)
+        | Entry::Cancel(e)
+        | Entry::Approve(e)
+        | Entry::StateDeleted(e)
+        | Entry::StateUnreadable(e) => (
+            e.who.clone(),
+            e.session.clone(),
+            0,
+            String::new(),
+            String::new(),
+            0,
+            e.why.clone(),
+            Vec::new(),
+        ),
+    };
+    StopView {
+        time: l.time.clone(),
+        event: l.entry.name().to_string(),
+        who,
+        session,
+        loop_file: l.entry.loop_file().to_string(),
+        iteration,
+        decision,
+        outcome,
+        failing,
+        why,
+        notes,
+    }
+}
+
+/// A unit enum's name as the journal writes it (`block`, `promise_refused`).
+fn word<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// `12s ago`, `3m ago`, `2h ago`, `4d ago`.
@@ -316,19 +321,54 @@ mod tests {
     #[test]
     fn recent_stops_skip_garbage_and_keep_order() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".ralph")).unwrap();
-        let line = |i: u64| {
-            format!(
-                r#"{{"time":"t{i}","iteration":{i},"decision":"block","outcome":"continue","gates":[{{"failing":true}},{{"failing":false}}],"why":"w"}}"#
-            )
-        };
-        let text = format!("{}\nnot json\n{}\n{}\n", line(1), line(2), line(3));
-        std::fs::write(dir.path().join(".ralph/journal.jsonl"), text).unwrap();
-        let stops = recent_stops(dir.path(), 2);
+        let layout = Layout::at(dir.path());
+        for i in 1..=3 {
+            let stop = journal::Stop {
+                agent: crate::agent::Agent::Claude,
+                block_cap: 8,
+                session: "s".into(),
+                loop_file: "ralph-loop.local.md".into(),
+                iteration: i,
+                promise_expected: None,
+                promise_seen: None,
+                promise_source: crate::hook::promise::TextSource::None,
+                stop_hook_active: false,
+                unchanged_stops: 0,
+                blocks_in_a_row: 0,
+                pin: "same".into(),
+                gates: ["a", "b"]
+                    .iter()
+                    .map(|g| journal::Gate {
+                        gate: g.to_string(),
+                        status: "FAIL".into(),
+                        failing: *g == "a",
+                        duration_ms: 1,
+                        files: 1,
+                    })
+                    .collect(),
+                decision: journal::Decision::Block,
+                outcome: crate::hook::decide::Outcome::Continue,
+                why: "w".into(),
+                notes: Vec::new(),
+            };
+            journal::append(&layout, Entry::Stop(Box::new(stop))).unwrap();
+            if i == 1 {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(layout.journal())
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, b"not json\n"))
+                    .unwrap();
+            }
+        }
+        let stops = recent_stops(&layout, 2);
         assert_eq!(
             stops.iter().map(|s| s.iteration).collect::<Vec<_>>(),
             [2, 3]
         );
         assert_eq!(stops[0].failing, 1);
+        assert_eq!(
+            (stops[0].decision.as_str(), stops[0].outcome.as_str()),
+            ("block", "continue")
+        );
     }
 }

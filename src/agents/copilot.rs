@@ -10,7 +10,7 @@ use crate::hook::{Ask, Verdict};
 use serde_json::{json, Value};
 use std::path::Path;
 
-pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
+pub fn ask(event: Event, v: &Value, home: Option<&Path>) -> Result<Ask, PayloadError> {
     let mut ask = Ask {
         session: text(v, "sessionId").unwrap_or_default(),
         cwd: text(v, "cwd").map(Into::into),
@@ -41,7 +41,7 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             };
         }
         Event::Stop => {
-            let transcript = text(v, "transcriptPath").map(|t| expand_home(&t));
+            let transcript = text(v, "transcriptPath").map(|t| expand_home(&t, home));
             if let (Some(t), Some(ts)) = (&transcript, v.get("timestamp").and_then(Value::as_u64)) {
                 wait_for_stop_event(t, ts);
             }
@@ -57,9 +57,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
     Ok(ask)
 }
 
-fn expand_home(p: &str) -> std::path::PathBuf {
-    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+fn expand_home(p: &str, home: Option<&Path>) -> std::path::PathBuf {
+    match (p.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
         _ => p.into(),
     }
 }

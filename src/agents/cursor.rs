@@ -30,10 +30,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 .collect();
         }
         Event::Stop => {
-            if let Some(t) = recorded(&ask) {
-                ask.final_text = Some(t);
-                ask.text_source = TextSource::Recorded;
-            } else if let Some(t) = text(v, "transcript_path") {
+            // The reply its `afterAgentResponse` hook kept is preferred: the hook reads it from
+            // the workspace's state (see `commands::hook`), which an adapter does not know.
+            if let Some(t) = text(v, "transcript_path") {
                 ask.final_text = super::droid::last_message(Path::new(&t));
                 ask.text_source = TextSource::Transcript;
             }
@@ -45,11 +44,6 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
         Event::Guard => return Err(PayloadError::NoSuchEvent(Agent::Cursor)),
     }
     Ok(ask)
-}
-
-fn recorded(ask: &Ask) -> Option<String> {
-    let ws = ask.cwd.as_deref()?;
-    std::fs::read_to_string(super::reply_file(Agent::Cursor, ws, &ask.session)).ok()
 }
 
 pub fn answer(event: Event, verdict: &Verdict) -> Answer {

@@ -100,7 +100,12 @@ pub fn detect(v: &Value) -> Option<Agent> {
 
 /// Parses `payload` as `agent`'s `event`. A payload that certainly comes from another agent
 /// is an error that names both.
-pub fn ask(agent: Agent, event: Event, payload: &Value) -> Result<Ask, PayloadError> {
+pub fn ask(
+    agent: Agent,
+    event: Event,
+    payload: &Value,
+    env: &crate::env::Environment,
+) -> Result<Ask, PayloadError> {
     check_types(payload)?;
     if let Some(found) = detect(payload).filter(|f| *f != agent) {
         return Err(PayloadError::OtherAgent {
@@ -111,7 +116,7 @@ pub fn ask(agent: Agent, event: Event, payload: &Value) -> Result<Ask, PayloadEr
     let mut ask = match agent {
         Agent::Claude => claude::ask(event, payload),
         Agent::Codex => codex::ask(event, payload),
-        Agent::Copilot => copilot::ask(event, payload),
+        Agent::Copilot => copilot::ask(event, payload, env.home.as_deref()),
         Agent::Gemini => gemini::ask(event, payload),
         Agent::Cursor => cursor::ask(event, payload),
         Agent::Qwen => qwen::ask(event, payload),
@@ -162,16 +167,6 @@ pub fn stop_error(agent: Agent, message: &str) -> (Answer, Option<String>) {
             None,
         ),
     }
-}
-
-/// Where an agent's last reply is kept between its response hook and its stop hook.
-pub fn reply_file(agent: Agent, ws: &Path, session: &str) -> std::path::PathBuf {
-    ws.join(crate::files::STATE_DIR)
-        .join("replies")
-        .join(format!(
-            "{agent}-{}.txt",
-            crate::loop_state::session_key(session)
-        ))
 }
 
 /// The fields every adapter reads must have the type the agents send: a wrong one is named,

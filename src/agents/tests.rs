@@ -8,7 +8,9 @@ use serde_json::json;
 use std::path::PathBuf;
 
 fn paths(agent: Agent, v: Value) -> Vec<PathBuf> {
-    ask(agent, Event::Edit, &v).unwrap().edited
+    ask(agent, Event::Edit, &v, &crate::env::Environment::default())
+        .unwrap()
+        .edited
 }
 
 #[test]
@@ -29,7 +31,13 @@ fn edited_files_from_every_agents_edit_payload() {
         "tool_name": "apply_patch",
         "tool_input": {"command": "*** Begin Patch\n*** Add File: bad.py\n+def f(:\n*** Update File: ok.py\n@@\n-x = 1\n+x = 2\n*** Delete File: gone.py\n*** End Patch"},
         "tool_response": "Exit code: 0\nA bad.py\nM ok.py\n", "tool_use_id": "call_0"});
-    let a = ask(Agent::Codex, Event::Edit, &codex).unwrap();
+    let a = ask(
+        Agent::Codex,
+        Event::Edit,
+        &codex,
+        &crate::env::Environment::default(),
+    )
+    .unwrap();
     assert_eq!(a.edited, [PathBuf::from("bad.py"), PathBuf::from("ok.py")]);
     assert_eq!(a.cwd, Some(PathBuf::from("/repo")));
     assert_eq!(a.session, "c1");
@@ -71,7 +79,13 @@ fn edited_files_from_every_agents_edit_payload() {
     // Cursor (UNCONFIRMED): afterFileEdit file_path, workspace root as cwd.
     let cur = json!({"conversation_id": "cv", "generation_id": "g", "hook_event_name": "afterFileEdit",
         "workspace_roots": ["/repo"], "file_path": "/repo/a.rs", "edits": [{"old_string": "a", "new_string": "b"}]});
-    let a = ask(Agent::Cursor, Event::Edit, &cur).unwrap();
+    let a = ask(
+        Agent::Cursor,
+        Event::Edit,
+        &cur,
+        &crate::env::Environment::default(),
+    )
+    .unwrap();
     assert_eq!(a.edited, [PathBuf::from("/repo/a.rs")]);
     assert_eq!(
         (a.cwd, a.session.as_str()),
@@ -83,22 +97,39 @@ fn edited_files_from_every_agents_edit_payload() {
 fn the_final_message_from_every_agents_stop() {
     let done = "All done.\n<promise>DONE</promise>";
     let claude = json!({"session_id": "s", "hook_event_name": "Stop", "stop_hook_active": true, "last_assistant_message": done});
-    let a = ask(Agent::Claude, Event::Stop, &claude).unwrap();
+    let a = ask(
+        Agent::Claude,
+        Event::Stop,
+        &claude,
+        &crate::env::Environment::default(),
+    )
+    .unwrap();
     assert_eq!((a.final_text.as_deref(), a.continuing), (Some(done), true));
 
     let codex = json!({"session_id": "c", "turn_id": "t", "cwd": "/r", "hook_event_name": "Stop", "model": "m",
         "permission_mode": "default", "stop_hook_active": false, "last_assistant_message": done});
     assert_eq!(
-        ask(Agent::Codex, Event::Stop, &codex)
-            .unwrap()
-            .final_text
-            .as_deref(),
+        ask(
+            Agent::Codex,
+            Event::Stop,
+            &codex,
+            &crate::env::Environment::default()
+        )
+        .unwrap()
+        .final_text
+        .as_deref(),
         Some(done)
     );
 
     let gemini = json!({"session_id": "g", "hook_event_name": "AfterAgent", "prompt": "fix it",
         "prompt_response": done, "stop_hook_active": false});
-    let a = ask(Agent::Gemini, Event::Stop, &gemini).unwrap();
+    let a = ask(
+        Agent::Gemini,
+        Event::Stop,
+        &gemini,
+        &crate::env::Environment::default(),
+    )
+    .unwrap();
     assert_eq!(
         a.final_text.as_deref(),
         Some(done),
@@ -111,17 +142,27 @@ fn the_final_message_from_every_agents_stop() {
     let claude_now = json!({"session_id": "s", "hook_event_name": "Stop", "prompt_id": "p", "effort": {"level": "medium"},
         "stop_hook_active": false, "last_assistant_message": done, "background_tasks": [], "session_crons": []});
     assert_eq!(
-        ask(Agent::Claude, Event::Stop, &claude_now)
-            .unwrap()
-            .final_text
-            .as_deref(),
+        ask(
+            Agent::Claude,
+            Event::Stop,
+            &claude_now,
+            &crate::env::Environment::default()
+        )
+        .unwrap()
+        .final_text
+        .as_deref(),
         Some(done)
     );
     assert_eq!(
-        ask(Agent::Qwen, Event::Stop, &qwen)
-            .unwrap()
-            .final_text
-            .as_deref(),
+        ask(
+            Agent::Qwen,
+            Event::Stop,
+            &qwen,
+            &crate::env::Environment::default()
+        )
+        .unwrap()
+        .final_text
+        .as_deref(),
         Some(done)
     );
 
@@ -142,7 +183,13 @@ fn the_final_message_from_every_agents_stop() {
     )
     .unwrap();
     let stop = json!({"sessionId": "k", "timestamp": 1, "cwd": "/r", "transcriptPath": events, "stopReason": "end_turn", "stop_hook_active": false});
-    let a = ask(Agent::Copilot, Event::Stop, &stop).unwrap();
+    let a = ask(
+        Agent::Copilot,
+        Event::Stop,
+        &stop,
+        &crate::env::Environment::default(),
+    )
+    .unwrap();
     assert_eq!(
         (a.final_text.as_deref(), a.text_source),
         (Some(done), TextSource::Transcript)
@@ -151,7 +198,14 @@ fn the_final_message_from_every_agents_stop() {
     let tools_only = json!({"type": "assistant.message", "data": {"content": "", "toolRequests": [{"name": "edit"}]}});
     std::fs::write(&events, format!("{}\n{}\n", lines[2], tools_only)).unwrap();
     assert_eq!(
-        ask(Agent::Copilot, Event::Stop, &stop).unwrap().final_text,
+        ask(
+            Agent::Copilot,
+            Event::Stop,
+            &stop,
+            &crate::env::Environment::default()
+        )
+        .unwrap()
+        .final_text,
         None
     );
 
@@ -169,10 +223,15 @@ fn the_final_message_from_every_agents_stop() {
     let droid = json!({"session_id": "d", "transcript_path": t, "cwd": "/r", "permission_mode": "auto",
         "hook_event_name": "Stop", "message_id": "m", "stop_hook_active": false, "tool_execution_count": 3, "elapsed_time": 9});
     assert_eq!(
-        ask(Agent::Droid, Event::Stop, &droid)
-            .unwrap()
-            .final_text
-            .as_deref(),
+        ask(
+            Agent::Droid,
+            Event::Stop,
+            &droid,
+            &crate::env::Environment::default()
+        )
+        .unwrap()
+        .final_text
+        .as_deref(),
         Some(done)
     );
 }
@@ -180,7 +239,13 @@ fn the_final_message_from_every_agents_stop() {
 #[test]
 fn a_payload_of_another_agent_is_a_clear_error() {
     let codex = json!({"session_id": "c", "turn_id": "t", "hook_event_name": "Stop", "last_assistant_message": "x"});
-    let e = ask(Agent::Claude, Event::Stop, &codex).unwrap_err();
+    let e = ask(
+        Agent::Claude,
+        Event::Stop,
+        &codex,
+        &crate::env::Environment::default(),
+    )
+    .unwrap_err();
     assert_eq!(
         e,
         PayloadError::OtherAgent {
@@ -190,18 +255,34 @@ fn a_payload_of_another_agent_is_a_clear_error() {
     );
     assert!(e.to_string().contains("--agent codex"), "{e}");
     let copilot = json!({"sessionId": "k", "toolName": "create", "toolArgs": {"path": "/a"}});
-    assert!(ask(Agent::Gemini, Event::Edit, &copilot).is_err());
+    assert!(ask(
+        Agent::Gemini,
+        Event::Edit,
+        &copilot,
+        &crate::env::Environment::default()
+    )
+    .is_err());
     // A shape several agents share is not refused.
     let shared =
         json!({"session_id": "s", "hook_event_name": "Stop", "last_assistant_message": "x"});
     for agent in [Agent::Claude, Agent::Qwen, Agent::Droid] {
-        assert!(ask(agent, Event::Stop, &shared).is_ok(), "{agent}");
+        assert!(
+            ask(
+                agent,
+                Event::Stop,
+                &shared,
+                &crate::env::Environment::default()
+            )
+            .is_ok(),
+            "{agent}"
+        );
     }
     assert_eq!(detect(&shared), None);
     let e = ask(
         Agent::Claude,
         Event::Stop,
         &json!({"session_id": ["wrong"]}),
+        &crate::env::Environment::default(),
     )
     .unwrap_err();
     assert_eq!(

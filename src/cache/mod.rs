@@ -65,7 +65,7 @@ impl Cache {
     /// Where stored results live for the project at `root`: under the repository's common git
     /// folder when `share` (every worktree of it then shares them), else `.ralph/cache`.
     pub fn results_dir(root: &Path, share: bool) -> PathBuf {
-        match crate::files::git_common_dir(root).filter(|_| share) {
+        match crate::git::common_dir(root).filter(|_| share) {
             Some(common) => common.join("ralph-gate").join("cache"),
             None => dir(root),
         }
@@ -82,19 +82,18 @@ impl Cache {
             .remote_cache
             .clone()
             .or_else(|| config.settings.remote_cache.clone());
-        let remote =
-            url.and_then(
-                |u| match remote::Remote::open(&u, config.settings.remote_write) {
-                    Ok(r) => Some(r),
-                    Err(e) => {
-                        #[allow(clippy::print_stderr)]
-                        {
-                            eprintln!("ralph-gate: {e}; running without it");
-                        }
-                        None
+        let remote = url.and_then(|u| {
+            match remote::Remote::open(&u, config.settings.remote_write, &env.aws) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    #[allow(clippy::print_stderr)]
+                    {
+                        eprintln!("ralph-gate: {e}; running without it");
                     }
-                },
-            );
+                    None
+                }
+            }
+        });
         Self {
             read: !fresh && !env.no_cache,
             dir: Self::results_dir(&config.root, config.settings.share_cache),
@@ -204,7 +203,7 @@ impl Cache {
 }
 
 fn dir(root: &Path) -> PathBuf {
-    root.join(crate::files::STATE_DIR).join("cache")
+    crate::state::Layout::at(root).cache()
 }
 
 /// How a hit from this checkout is named in the stats.

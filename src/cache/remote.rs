@@ -7,6 +7,7 @@
 //! never a verdict: reads are time-boxed.
 
 use super::Entry;
+use crate::env::Aws;
 use opendal::layers::TimeoutLayer;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -15,6 +16,19 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(3);
 /// Bumped with the entry format.
 const PREFIX: &str = "ralph-gate-v2";
+
+/// Why a remote store cannot be used (credentials never in the message).
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("`{0}` is not a URL (redis://, s3://, http(s)://, gha://)")]
+    NotAUrl(String),
+    #[error("unknown remote cache scheme `{0}` (redis, s3, http, https, gha)")]
+    Scheme(String),
+    #[error("remote cache {0}: {1}")]
+    Store(String, #[source] opendal::Error),
+    #[error("remote cache: cannot start its runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
 
 pub struct Remote {
     op: opendal::blocking::Operator,
@@ -29,80 +43,29 @@ pub struct Remote {
 }
 
 impl Remote {
-    /// The store `url` names. `write = false` reads only (agents' machines, say, while CI
-    /// writes).
-    pub fn open(url: &str, write: bool) -> Result<Self, String> {
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-            format!(
-                "`{}` is not a URL (redis://, s3://, http(s)://, gha://)",
-                shown(url)
-            )
-        })?;
-        let timeout = TimeoutLayer::new()
-            .with_timeout(TIMEOUT)
-            .with_io_timeout(TIMEOUT);
-        let op = match scheme {
-            "redis" | "rediss" => {
-                let (endpoint, db) = match rest.rsplit_once('/') {
-                    Some((host, db))
-                        if db.chars().all(|c| c.is_ascii_digit()) && !db.is_empty() =>
-                    {
-                        (format!("{scheme}://{host}"), db.parse().unwrap_or(0))
-                    }
-                    _ => (format!("{scheme}://{}", rest.trim_end_matches('/')), 0),
-                };
-                opendal::Operator::new(
-                    opendal::services::Redis::default()
-                        .endpoint(&endpoint)
-                        .db(db),
+    /// The store `url` names, with the S3 settings of the environment. `write = false` reads
+    /// only (agents' machines, say, while CI writes).
+    pub fn open(url: &str, write: bool, aws: &Aws) -> Result<Self, RemoteError> {
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| RemoteError::NotAUrl(shown(url)))?;
+        let op = operator(scheme, rest, aws)?
+            .map(|op| {
+                op.layer(
+                    TimeoutLayer::new()
+                        .with_timeout(TIMEOUT)
+                        .with_io_timeout(TIMEOUT),
                 )
-                .map(|b| b.layer(timeout).finish())
-            }
-            "s3" => {
-                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                let mut b = opendal::services::S3::default()
-                    .bucket(bucket)
-                    .root(&format!("/{prefix}"))
-                    .region(&std::env::var("AWS_REGION").unwrap_or_else(|_| "us-east-1".into()));
-                if let Ok(e) = std::env::var("AWS_ENDPOINT_URL") {
-                    b = b.endpoint(&e);
-                }
-                if let (Ok(k), Ok(s)) = (
-                    std::env::var("AWS_ACCESS_KEY_ID"),
-                    std::env::var("AWS_SECRET_ACCESS_KEY"),
-                ) {
-                    b = b.access_key_id(&k).secret_access_key(&s);
-                }
-                opendal::Operator::new(b).map(|b| b.layer(timeout).finish())
-            }
-            "http" | "https" => {
-                // The host is the endpoint; a path after it is the folder entries go in.
-                let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-                let b = opendal::services::Webdav::default()
-                    .endpoint(&format!("{scheme}://{host}"))
-                    .root(&format!("/{}", path.trim_matches('/')));
-                opendal::Operator::new(b).map(|b| b.layer(timeout).finish())
-            }
-            "gha" => {
-                opendal::Operator::new(opendal::services::Ghac::default().root(&format!("/{rest}")))
-                    .map(|b| b.layer(timeout).finish())
-            }
-            other => {
-                return Err(format!(
-                    "unknown remote cache scheme `{other}` (redis, s3, http, https, gha)"
-                ))
-            }
-        }
-        .map_err(|e| format!("remote cache {}: {e}", shown(url)))?;
+            })
+            .map_err(|e| RemoteError::Store(shown(url), e))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
-            .map_err(|e| format!("remote cache: cannot start its runtime: {e}"))?;
+            .map_err(RemoteError::Runtime)?;
         let op = {
             let _enter = runtime.enter();
-            opendal::blocking::Operator::new(op)
-                .map_err(|e| format!("remote cache {}: {e}", shown(url)))?
+            opendal::blocking::Operator::new(op).map_err(|e| RemoteError::Store(shown(url), e))?
         };
         Ok(Self {
             op,
@@ -163,6 +126,60 @@ impl Remote {
             );
         }
     }
+}
+
+type Builder = opendal::Result<opendal::Operator>;
+
+/// The storage engine a URL's scheme names, not yet time-boxed.
+fn operator(scheme: &str, rest: &str, aws: &Aws) -> Result<Builder, RemoteError> {
+    Ok(match scheme {
+        "redis" | "rediss" => {
+            let (endpoint, db) = match rest.rsplit_once('/') {
+                Some((host, db)) if db.chars().all(|c| c.is_ascii_digit()) && !db.is_empty() => {
+                    (format!("{scheme}://{host}"), db.parse().unwrap_or(0))
+                }
+                _ => (format!("{scheme}://{rest}"), 0),
+            };
+            opendal::Operator::new(
+                opendal::services::Redis::default()
+                    .endpoint(&endpoint)
+                    .db(db),
+            )
+            .map(|b| b.finish())
+        }
+        "s3" => opendal::Operator::new(s3(rest, aws)).map(|b| b.finish()),
+        "http" | "https" => {
+            // The host is the endpoint; a path after it is the folder entries go in.
+            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+            opendal::Operator::new(
+                opendal::services::Webdav::default()
+                    .endpoint(&format!("{scheme}://{host}"))
+                    .root(&format!("/{}", path.trim_matches('/'))),
+            )
+            .map(|b| b.finish())
+        }
+        "gha" => {
+            opendal::Operator::new(opendal::services::Ghac::default().root(&format!("/{rest}")))
+                .map(|b| b.finish())
+        }
+        other => return Err(RemoteError::Scheme(other.to_string())),
+    })
+}
+
+/// `s3://bucket/prefix`, with the usual AWS variables.
+fn s3(rest: &str, aws: &Aws) -> opendal::services::S3 {
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let mut b = opendal::services::S3::default()
+        .bucket(bucket)
+        .root(&format!("/{prefix}"))
+        .region(aws.region.as_deref().unwrap_or("us-east-1"));
+    if let Some(e) = &aws.endpoint {
+        b = b.endpoint(e);
+    }
+    if let (Some(k), Some(s)) = (&aws.access_key_id, &aws.secret_access_key) {
+        b = b.access_key_id(k).secret_access_key(s);
+    }
+    b
 }
 
 /// `url` without user information.
@@ -231,7 +248,12 @@ mod tests {
             "redis://***@host:6379/0"
         );
         assert_eq!(shown("s3://bucket/prefix"), "s3://bucket/prefix");
-        let err = |url: &str| Remote::open(url, true).err().expect("refused");
+        let err = |url: &str| {
+            Remote::open(url, true, &Aws::default())
+                .err()
+                .expect("refused")
+                .to_string()
+        };
         assert!(err("ftp://x").contains("unknown remote cache scheme"));
         assert!(err("nonsense").contains("not a URL"));
     }

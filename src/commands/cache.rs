@@ -1,26 +1,31 @@
 //! `ralph-gate cache clear|stats`.
 
+use super::status::Format;
 use super::AppError;
-use crate::cli::{CacheCommand, StatusFormat};
 use crate::project::Project;
 use std::io::Write;
 use std::path::Path;
 
-pub fn run(cmd: &CacheCommand, cwd: &Path, config: Option<&Path>) -> Result<u8, AppError> {
+/// `cache clear|stats`.
+#[derive(Debug, Clone, Copy)]
+pub enum Command {
+    Clear,
+    Stats { format: Format },
+}
+
+pub fn run(cmd: &Command, cwd: &Path, config: Option<&Path>) -> Result<u8, AppError> {
     let project = Project::open(cwd, config)?;
     let share = project.config.settings.share_cache;
     let text = match cmd {
-        CacheCommand::Clear => {
+        Command::Clear => {
             let freed = crate::cache::clear(project.root(), share)?;
             format!("ralph-gate: cache cleared ({} KiB freed)\n", freed / 1024)
         }
-        CacheCommand::Stats { format } => {
+        Command::Stats { format } => {
             let t = crate::cache::totals(project.root(), share);
             match format {
-                StatusFormat::Json => {
-                    serde_json::to_string_pretty(&t).expect("stats serialise") + "\n"
-                }
-                StatusFormat::Human => {
+                Format::Json => serde_json::to_string_pretty(&t).expect("stats serialise") + "\n",
+                Format::Human => {
                     let hits: u64 = t.hits.values().sum();
                     let mut out = format!(
                         "ralph-gate cache: {}{}\n  {} entries, {} KiB\n  {} runs: {hits} hits, {} misses\n",

@@ -1,144 +1,200 @@
-//! `ralph-gate check`: run the gates over a selection of files and report.
+//! `ralph-gate check`: run the gates over a selection of files and report. Its settings are
+//! settled once ([`Settings::resolve`]); the run hands the runner's events to a
+//! [`Reporter`], which writes the chosen format.
 
 use super::known_gates;
-use crate::cli::CheckArgs;
 use crate::commands::AppError;
+use crate::config::{Config, Phase};
 use crate::env::Environment;
 use crate::exit;
 use crate::files::{self, Selection};
 use crate::project::Project;
-use crate::report::{
-    github, human::Human, json, junit, progress::Progress, Format, RunInfo, Summary,
-};
-use crate::runner;
+use crate::report::reporter::{Reporter, Style};
+use crate::report::{github, Format, RunInfo, Summary};
+use crate::runner::{self, Reuse};
+use crate::staged::Hidden;
 use crate::text::plural;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result<u8, AppError> {
-    let started = Instant::now();
-    let strict = args.strict || env.strict();
-    known_gates(&project.config, &args.gates)?;
-    let selection = if !args.paths.is_empty() {
-        Selection::Paths(args.paths.clone())
-    } else if args.staged {
-        Selection::Staged
-    } else if let Some(rev) = &args.changed {
-        Selection::Changed(rev.clone())
-    } else {
-        Selection::All
+/// `check`'s options as given on the command line (built by `cli`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub paths: Vec<std::path::PathBuf>,
+    pub staged: bool,
+    pub changed: Option<String>,
+    pub gates: Vec<String>,
+    pub phase: Phase,
+    pub jobs: Option<usize>,
+    pub format: Option<Format>,
+    pub quiet: bool,
+    pub no_cache: bool,
+    pub strict: bool,
+}
+
+/// Which of stdout and stderr are terminals.
+pub struct Terminals {
+    pub stdout: bool,
+    pub stderr: bool,
+}
+
+/// Everything `check` decides before it runs, from the command line, the environment and the
+/// config: one place for every default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub selection: Selection,
+    pub phase: Phase,
+    pub gates: Vec<String>,
+    pub jobs: usize,
+    pub format: Format,
+    pub color: bool,
+    pub quiet: bool,
+    /// Live progress on stderr.
+    pub progress: bool,
+    /// A missing tool fails (`--strict`, CI, `RALPH_GATE_STRICT`).
+    pub strict: bool,
+    pub reuse: Reuse,
+}
+
+impl Settings {
+    /// Pure: the settings of a `check` with `args` under `env` and `config`.
+    pub fn resolve(args: &Options, env: &Environment, config: &Config, tty: &Terminals) -> Self {
+        let selection = if !args.paths.is_empty() {
+            Selection::Paths(args.paths.clone())
+        } else if args.staged {
+            Selection::Staged
+        } else if let Some(rev) = &args.changed {
+            Selection::Changed(rev.clone())
+        } else {
+            Selection::All
+        };
+        // Under GitHub Actions the report speaks its workflow commands unless asked otherwise.
+        let format = args.format.unwrap_or(if env.github_actions {
+            Format::Github
+        } else {
+            Format::Human
+        });
+        let human = format == Format::Human;
+        Settings {
+            selection,
+            phase: args.phase,
+            gates: args.gates.clone(),
+            jobs: args.jobs.filter(|n| *n > 0).unwrap_or(config.settings.jobs),
+            format,
+            color: human && tty.stdout && !env.no_color,
+            quiet: args.quiet,
+            // Live progress only for a person: a terminal on stderr, the human format.
+            progress: human && tty.stderr && !args.quiet && !env.github_actions,
+            strict: args.strict || env.strict(),
+            reuse: if args.no_cache {
+                Reuse::Nothing
+            } else {
+                Reuse::Everything
+            },
+        }
+    }
+}
+
+pub fn run(project: &mut Project, args: &Options, env: &Environment) -> Result<u8, AppError> {
+    let tty = Terminals {
+        stdout: std::io::stdout().is_terminal(),
+        stderr: std::io::stderr().is_terminal(),
     };
-    // A `check --staged` that was killed left unstaged work hidden: put it back first.
+    let settings = Settings::resolve(args, env, &project.config, &tty);
+    check(project, &settings, env)
+}
+
+/// Runs `settings`' gates on `project` and reports; the exit code says whether all pass.
+fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, AppError> {
+    let started = Instant::now();
+    known_gates(&project.config, &s.gates)?;
+    let hidden = set_aside(project, &s.selection)?;
+    let universe = project.all_files()?;
+    let files = match &s.selection {
+        Selection::All => universe.clone(),
+        other => files::select(project.root(), &project.cwd, other)?,
+    };
+    let plan = project.plan(&files, &universe, s.phase, &s.gates);
+    let config = &project.config;
+    let style = Style {
+        format: s.format,
+        color: s.color,
+        quiet: s.quiet,
+        progress: s.progress,
+        order: plan.gates.iter().map(|g| g.gate).collect(),
+        preamble: preamble(project, files.len(), plan.gates.len(), s.phase, &hidden),
+        strict: s.strict,
+        output_limit: config.settings.output_limit,
+        columns: env.columns,
+    };
+    let active = plan.gates.iter().filter(|g| !g.jobs.is_empty()).count();
+    let mut reporter = Reporter::start(style, active);
+    let name = |gate: usize| config.gates[gate].name.clone();
+    let limits = runner::Limits {
+        jobs: s.jobs,
+        deadline: None,
+    };
+    let results =
+        crate::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
+            reporter.event(&e, &name)
+        });
+    reporter.pause();
+    if let Some(h) = hidden {
+        for message in h.restore() {
+            note(&message);
+        }
+    }
+    let info = run_info(config, s.strict, started);
+    reporter.finish(&results, &info)?;
+    if let Some(path) = &env.github_step_summary {
+        job_summary(path, &results, &info);
+    }
+    Ok(if Summary::of(&results, s.strict).ok() {
+        exit::SUCCESS
+    } else {
+        exit::GATE_FAILED
+    })
+}
+
+/// For `--staged`: a killed earlier run's hidden work is put back, then this run's unstaged
+/// changes are set aside so the gates see the index.
+fn set_aside(project: &Project, selection: &Selection) -> Result<Option<Hidden>, AppError> {
     for message in crate::staged::recover(project.root())? {
         note(&message);
     }
-    let hidden = if selection == Selection::Staged && files::in_git(project.root()) {
-        crate::staged::hide_unstaged(project.root())?
+    if *selection == Selection::Staged && crate::git::in_work_tree(project.root()) {
+        Ok(crate::staged::hide_unstaged(project.root())?)
     } else {
-        None
-    };
-    let universe = project.all_files()?;
-    let files = match selection {
-        Selection::All => universe.clone(),
-        ref other => files::select(project.root(), &project.cwd, other)?,
-    };
-    let plan = project.plan(&files, &universe, args.phase, &args.gates);
-    let config = &project.config;
-    let jobs = match args.jobs {
-        Some(n) if n > 0 => n,
-        _ => config.settings.jobs,
-    };
+        Ok(None)
+    }
+}
 
-    let stdout = std::io::stdout();
-    // Under GitHub Actions the report speaks its workflow commands unless asked otherwise.
-    let format = args.format.unwrap_or(if env.github_actions {
-        Format::Github
-    } else {
-        Format::Human
-    });
-    let color = format == Format::Human && stdout.is_terminal() && !env.no_color;
-    let order: Vec<usize> = plan.gates.iter().map(|g| g.gate).collect();
-    let human = (format == Format::Human).then(|| {
-        Human::new(
-            std::io::stdout(),
-            order.clone(),
-            color,
-            args.quiet,
-            strict,
-            config.settings.output_limit,
-        )
-    });
-    let preamble = format!(
+/// Which config and files are in play.
+fn preamble(
+    project: &Project,
+    files: usize,
+    gates: usize,
+    phase: Phase,
+    hidden: &Option<Hidden>,
+) -> String {
+    format!(
         "ralph-gate: {}\nralph-gate: {} with {} for phase {}{}\n",
         project.describe_config(),
-        plural(files.len(), "file", "files"),
-        plural(plan.gates.len(), "gate", "gates"),
-        args.phase.as_str(),
-        match &hidden {
+        plural(files, "file", "files"),
+        plural(gates, "gate", "gates"),
+        phase.as_str(),
+        match hidden {
             Some(h) => format!(
                 " (staged content: {} with unstaged changes are set aside until the run ends)",
                 plural(h.count(), "file", "files")
             ),
             None => String::new(),
         }
-    );
-    if let Some(h) = &human {
-        if !args.quiet {
-            h.preamble(&preamble);
-        }
-    }
-    // Live progress only for a person: a terminal on stderr, the human format, not quiet.
-    let progress = (format == Format::Human
-        && std::io::stderr().is_terminal()
-        && !args.quiet
-        && !env.github_actions)
-        .then(|| Progress::start(plan.gates.iter().filter(|g| !g.jobs.is_empty()).count()));
-    let on_event = |e: runner::Event<'_>| match e {
-        runner::Event::Started(gate) => {
-            if let Some(p) = &progress {
-                p.started(&config.gates[gate].name);
-            }
-        }
-        runner::Event::Finished(r) => {
-            if let Some(p) = &progress {
-                if r.runs > 0 {
-                    p.finished(&r.name);
-                }
-            }
-            if let Some(h) = &human {
-                match &progress {
-                    Some(p) => p.quiet_while(|| h.gate_finished(r)),
-                    None => h.gate_finished(r),
-                }
-            }
-        }
-    };
-    let limits = runner::Limits {
-        jobs,
-        deadline: None,
-    };
-    let results = crate::results::run_recorded(
-        config,
-        &plan,
-        &limits,
-        env,
-        if args.no_cache {
-            runner::Reuse::Nothing
-        } else {
-            runner::Reuse::Everything
-        },
-        args.phase,
-        &on_event,
-    );
-    if let Some(p) = progress {
-        p.finish();
-    }
-    if let Some(h) = hidden {
-        for message in h.restore() {
-            note(&message);
-        }
-    }
-    let info = RunInfo {
+    )
+}
+
+fn run_info(config: &Config, strict: bool, started: Instant) -> RunInfo {
+    RunInfo {
         ci: strict,
         output_limit: config.settings.output_limit,
         duration: started.elapsed(),
@@ -148,58 +204,107 @@ pub fn run(project: &mut Project, args: &CheckArgs, env: &Environment) -> Result
             .iter()
             .map(|p| (p.name.to_string(), p.detected_by.clone()))
             .collect(),
-    };
-    match human {
-        Some(h) => {
-            h.finish(&results, &info);
-        }
-        None => {
-            let text = match format {
-                Format::Junit => junit::render(&results, &info),
-                Format::Github => {
-                    let human = Human::new(
-                        Vec::new(),
-                        order,
-                        false,
-                        args.quiet,
-                        strict,
-                        info.output_limit,
-                    );
-                    human.preamble(&preamble);
-                    for r in &results {
-                        human.gate_finished(r);
-                    }
-                    let text = String::from_utf8_lossy(&human.finish(&results, &info)).into_owned();
-                    github::render(&results, &info, &text)
-                }
-                _ => json::render(&results, &info),
-            };
-            std::io::stdout().lock().write_all(text.as_bytes())?;
-        }
     }
-    if let Some(path) = &env.github_step_summary {
-        // A summary that cannot be written must not change the verdict: say so and go on.
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| f.write_all(github::summary(&results, &info).as_bytes()));
-        if let Err(e) = appended {
-            note(&format!(
-                "cannot append the job summary to {}: {e}",
-                path.display()
-            ));
-        }
+}
+
+/// Appends the Markdown job summary. One that cannot be written must not change the
+/// verdict: it is said and the run goes on.
+fn job_summary(path: &std::path::Path, results: &[runner::GateResult], info: &RunInfo) {
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(github::summary(results, info).as_bytes()));
+    if let Err(e) = appended {
+        note(&format!(
+            "cannot append the job summary to {}: {e}",
+            path.display()
+        ));
     }
-    Ok(if Summary::of(&results, strict).ok() {
-        exit::SUCCESS
-    } else {
-        exit::GATE_FAILED
-    })
 }
 
 /// A line for the person at the terminal, outside the report (stdout may be JSON).
 #[allow(clippy::print_stderr)]
 fn note(message: &str) {
     eprintln!("ralph-gate: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn settle(argv: &[&str], env: &Environment, tty: (bool, bool)) -> Settings {
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Check(args) = cli.command else {
+            panic!("not a check")
+        };
+        let args = Options::from(args);
+        let file =
+            crate::config::parse(std::path::Path::new("/p/ralph.toml"), String::new()).unwrap();
+        let config = crate::config::resolve("/p".into(), Some(file), &mut Vec::new).unwrap();
+        Settings::resolve(
+            &args,
+            env,
+            &config,
+            &Terminals {
+                stdout: tty.0,
+                stderr: tty.1,
+            },
+        )
+    }
+
+    #[test]
+    fn defaults_follow_the_terminal_and_the_environment() {
+        let plain = Environment::default();
+        let s = settle(&["ralph-gate", "check"], &plain, (true, true));
+        assert_eq!(
+            (s.format, s.color, s.progress, s.strict),
+            (Format::Human, true, true, false)
+        );
+        assert_eq!(s.selection, Selection::All);
+        let piped = settle(&["ralph-gate", "check"], &plain, (false, false));
+        assert_eq!((piped.color, piped.progress), (false, false));
+        let gha = Environment {
+            github_actions: true,
+            ci: true,
+            ..Environment::default()
+        };
+        let s = settle(&["ralph-gate", "check"], &gha, (true, true));
+        assert_eq!(
+            (s.format, s.color, s.progress, s.strict),
+            (Format::Github, false, false, true)
+        );
+        let s = settle(
+            &["ralph-gate", "check", "--format", "json"],
+            &gha,
+            (true, true),
+        );
+        assert_eq!(s.format, Format::Json, "an explicit format wins");
+        let no_color = Environment {
+            no_color: true,
+            ..Environment::default()
+        };
+        assert!(!settle(&["ralph-gate", "check"], &no_color, (true, true)).color);
+    }
+
+    #[test]
+    fn selection_jobs_and_reuse_are_settled_once() {
+        let env = Environment::default();
+        let s = settle(
+            &["ralph-gate", "check", "--changed", "-j", "3", "--no-cache"],
+            &env,
+            (false, false),
+        );
+        assert_eq!(s.selection, Selection::Changed("HEAD".into()));
+        assert_eq!((s.jobs, s.reuse), (3, Reuse::Nothing));
+        let s = settle(
+            &["ralph-gate", "check", "-j", "0", "--staged", "-q"],
+            &env,
+            (true, true),
+        );
+        assert_eq!(s.selection, Selection::Staged);
+        assert!(s.jobs > 0, "-j 0 means the config's jobs");
+        assert!(!s.progress, "quiet draws no progress");
+    }
 }

@@ -7,10 +7,10 @@ use crate::commands::AppError;
 use crate::config::Phase;
 use crate::env::Environment;
 use crate::exit;
-use crate::hook::stop::workspace;
-use crate::loop_state;
+use crate::loops;
 use crate::pin::{self, store::Store};
 use crate::project::Project;
+use crate::state::Layout;
 use std::io::Write;
 use std::path::Path;
 
@@ -22,10 +22,11 @@ const EVENTS: [(&str, &str); 3] = [
 ];
 
 pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, AppError> {
-    let ws = workspace(env, cwd);
-    let mut problems = conflicts(&ws);
+    let layout = Layout::workspace(env, cwd);
+    let ws = layout.root();
+    let mut problems = conflicts(env, ws);
     let mut fine = Vec::new();
-    let (settings, unreadable) = claude_settings::load(&ws);
+    let (settings, unreadable) = claude_settings::load(env, ws);
     problems.extend(
         unreadable
             .iter()
@@ -46,9 +47,9 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
     }
     hooks_on_path(&settings, env, &mut problems, &mut fine);
     match Project::open(cwd, config) {
-        Ok(project) => {
+        Ok(mut project) => {
             stop_timeout(&settings, &project, &mut problems, &mut fine);
-            for r in super::first_runs(&ws, env, Phase::Stop) {
+            for r in super::first_runs(&mut project, env, Phase::Stop) {
                 if let Some(tool) = r.missing {
                     problems.push(format!(
                         "stop gate `{}` needs `{tool}`, which is not installed{}: until it is, the gate verifies nothing and a loop cannot complete",
@@ -57,12 +58,12 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
                     ));
                 }
             }
-            loops(&ws, &project, &mut problems, &mut fine);
+            loops(&layout, &project, &mut problems, &mut fine);
         }
         Err(e) => problems.push(format!("the config does not load: {e}")),
     }
-    leftovers(&ws, &mut problems);
-    for e in agent_events(&ws) {
+    leftovers(&layout, &mut problems);
+    for e in agent_events(&layout) {
         problems.push(e);
     }
 
@@ -91,8 +92,8 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
 
 /// Setups where two hooks fight over one loop: the official ralph-loop plugin beside
 /// ralph-gate, or ralph-gate's hooks registered twice.
-pub fn conflicts(ws: &Path) -> Vec<String> {
-    let (settings, _) = claude_settings::load(ws);
+pub fn conflicts(env: &Environment, ws: &Path) -> Vec<String> {
+    let (settings, _) = claude_settings::load(env, ws);
     let mut out = Vec::new();
     if let Some(by) = claude_settings::plugin_enabled(&settings, "ralph-loop") {
         out.push(format!(
@@ -121,7 +122,7 @@ pub fn conflicts(ws: &Path) -> Vec<String> {
         }
     }
     if let Some(by) = &plugin {
-        for file in installed_plugin_hooks() {
+        for file in installed_plugin_hooks(env) {
             let text = std::fs::read_to_string(&file).unwrap_or_default();
             if text.contains("ralph-gate hook") && !text.contains("--via plugin") {
                 out.push(format!(
@@ -136,8 +137,8 @@ pub fn conflicts(ws: &Path) -> Vec<String> {
 }
 
 /// `hooks/hooks.json` of installed copies of the ralph-gate plugin.
-fn installed_plugin_hooks() -> Vec<std::path::PathBuf> {
-    let Some(home) = claude_settings::claude_home() else {
+fn installed_plugin_hooks(env: &Environment) -> Vec<std::path::PathBuf> {
+    let Some(home) = env.claude_home() else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -179,7 +180,7 @@ fn hooks_on_path(
                 if !claude_settings::is_ralph_gate_hook(&command, sub) {
                     continue;
                 }
-                let program = crate::guard::shell::parse(&command, 0)
+                let program = crate::shell::parse(&command, 0)
                     .into_iter()
                     .next()
                     .and_then(|s| s.words.into_iter().next())
@@ -235,11 +236,11 @@ fn stop_timeout(
 }
 
 /// Each loop: readable, and held to the gates it was pinned to.
-fn loops(ws: &Path, project: &Project, problems: &mut Vec<String>, fine: &mut Vec<String>) {
-    let store = Store::for_workspace(ws);
+fn loops(layout: &Layout, project: &Project, problems: &mut Vec<String>, fine: &mut Vec<String>) {
+    let store = Store::of(layout);
     let now = pin::of(&project.config);
-    for f in loop_state::list(ws) {
-        let name = loop_state::key(&f.path);
+    for f in loops::list(layout) {
+        let name = loops::key(&f.path);
         let state = match &f.state {
             Ok(s) => s,
             Err(e) => {
@@ -272,9 +273,9 @@ fn loops(ws: &Path, project: &Project, problems: &mut Vec<String>, fine: &mut Ve
 }
 
 /// Progress records and pins whose loop is gone: left by a loop ended outside ralph-gate.
-fn leftovers(ws: &Path, problems: &mut Vec<String>) {
-    let has_loop = |key: &str| loop_state::exists(ws, key);
-    if let Ok(entries) = std::fs::read_dir(ws.join(crate::files::STATE_DIR).join("progress")) {
+fn leftovers(layout: &Layout, problems: &mut Vec<String>) {
+    let has_loop = |key: &str| loops::exists(layout, key);
+    if let Ok(entries) = std::fs::read_dir(layout.progress_dir()) {
         for e in entries.flatten() {
             let file = e.file_name().to_string_lossy().into_owned();
             if let Some(loop_file) = file.strip_suffix(".json") {
@@ -287,7 +288,7 @@ fn leftovers(ws: &Path, problems: &mut Vec<String>) {
             }
         }
     }
-    for (loop_file, _) in Store::for_workspace(ws).pinned() {
+    for (loop_file, _) in Store::of(layout).pinned() {
         if !has_loop(&loop_file) {
             problems.push(format!(
                 "the pin of {loop_file} remains but its state file was deleted outside ralph-gate (the next stop journals it)"
@@ -298,8 +299,8 @@ fn leftovers(ws: &Path, problems: &mut Vec<String>) {
 
 /// Loops an agent ended itself, from the journal: a cancel from a session, a state file
 /// deleted by hand.
-fn agent_events(ws: &Path) -> Vec<String> {
-    crate::status::recent_stops(ws, crate::status::RECENT_STOPS * 5)
+fn agent_events(layout: &Layout) -> Vec<String> {
+    crate::status::recent_stops(layout, crate::status::RECENT_STOPS * 5)
         .into_iter()
         .filter(|e| {
             (e.event == "cancel" && e.who.starts_with("session"))

@@ -11,6 +11,15 @@ pub enum AppError {
     Files(#[from] crate::files::FilesError),
     #[error(transparent)]
     Staged(#[from] crate::staged::StagedError),
+    #[error(transparent)]
+    Loop(#[from] crate::loops::LoopError),
+    #[error("cannot read {what} {}: {source}", path.display())]
+    Read {
+        what: &'static str,
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Usage(String),
     #[error("cannot write output: {0}")]

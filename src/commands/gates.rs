@@ -1,7 +1,6 @@
 //! `ralph-gate gates`: the resolved gates and their origin; `--explain PATH...`: what those
 //! paths would run, phase by phase.
 
-use crate::cli::GatesArgs;
 use crate::commands::AppError;
 use crate::config::Gate;
 use crate::config::{duration, Phase};
@@ -16,7 +15,16 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 
-pub fn run(project: &Project, args: &GatesArgs, env: &Environment) -> Result<u8, AppError> {
+/// `gates`' options.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Paths whose runs to explain (none: list the gates).
+    pub explain: Vec<PathBuf>,
+    /// Only this phase's runs (none: every phase).
+    pub phase: Option<Phase>,
+}
+
+pub fn run(project: &Project, args: &Options, env: &Environment) -> Result<u8, AppError> {
     let text = if args.explain.is_empty() {
         list(project)
     } else {

@@ -3,30 +3,32 @@
 
 use crate::agents::{self, Agent, Event};
 use crate::claude_settings;
-use crate::cli::{HookCommand, HookVia};
 use crate::env::Environment;
 use crate::exit;
-use crate::hook::{post_tool_use, pre_tool_use, protocol, stop, Ask, Verdict};
+use crate::hook::{post_tool_use, pre_tool_use, promise::TextSource, protocol, stop, Ask, Verdict};
+use crate::state::Layout;
 use std::io::Write;
 use std::path::Path;
 
+/// Who registered a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Settings,
+    /// The plugin: stands down where settings register ralph-gate's hook for the same event.
+    Plugin,
+}
+
 pub fn run(
-    which: &HookCommand,
-    via: HookVia,
+    event: Event,
+    via: Via,
     agent: Agent,
     env: &Environment,
     cwd: &Path,
     config: Option<&Path>,
 ) -> u8 {
-    let event = match which {
-        HookCommand::PreToolUse => Event::Guard,
-        HookCommand::PostToolUse => Event::Edit,
-        HookCommand::Stop => Event::Stop,
-        HookCommand::AgentResponse => Event::Response,
-    };
-    let ask = match protocol::read_stdin()
+    let mut ask = match protocol::read_stdin()
         .map_err(|e| e.to_string())
-        .and_then(|v| agents::ask(agent, event, &v).map_err(|e| e.to_string()))
+        .and_then(|v| agents::ask(agent, event, &v, env).map_err(|e| e.to_string()))
     {
         Ok(ask) => ask,
         Err(e) => {
@@ -34,67 +36,81 @@ pub fn run(
             return exit::HOOK_BAD_INPUT;
         }
     };
-    if via == HookVia::Plugin && settings_act(event, env, &ask, cwd) {
+    // The folder the agent works in, and the workspace its loops live in: resolved once, so
+    // every hook of a session reads and writes the same state.
+    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let layout = Layout::workspace(env, &base);
+    if via == Via::Plugin && settings_act(event, env, &layout) {
         // Claude Code runs the plugin's hook and the settings' hook for the same event; two
         // would count every stop twice and double the edit feedback.
         return exit::SUCCESS;
     }
     let verdict = match event {
-        Event::Guard => pre_tool_use::run(&ask, env, cwd),
-        Event::Edit => post_tool_use::run(&ask, env, cwd, config),
-        Event::Response => record_reply(&ask, env, cwd),
-        Event::Stop => match stop::run(&ask, env, cwd, config) {
-            Ok(v) => v,
-            Err(e) => {
-                let message =
-                    format!("ralph-gate could not check this stop, so the loop goes on: {e}");
-                let (answer, stderr) = agents::stop_error(agent, &message);
-                if let Some(text) = stderr {
-                    say(&text);
+        Event::Guard => pre_tool_use::run(&ask, env, &layout, &base),
+        Event::Edit => post_tool_use::run(&ask, env, &base, config),
+        Event::Response => record_reply(&ask, &layout),
+        Event::Stop => {
+            recall_reply(&mut ask, &layout);
+            match stop::run(&ask, env, &layout, &base, config) {
+                Ok(v) => v,
+                Err(e) => {
+                    let message = crate::report::agent::stop_unchecked(&e);
+                    let (answer, stderr) = agents::stop_error(agent, &message);
+                    if let Some(text) = stderr {
+                        say(&text);
+                    }
+                    return emit(&answer, event);
                 }
-                return emit(&answer);
             }
-        },
+        }
     };
-    emit(&agents::answer(agent, event, &verdict))
+    emit(&agents::answer(agent, event, &verdict), event)
 }
 
-fn emit(answer: &agents::Answer) -> u8 {
+/// Writes the answer. One that cannot be written is said on stderr; at a stop the exit code
+/// then refuses it (a loop never ends on an answer nobody read).
+fn emit(answer: &agents::Answer, event: Event) -> u8 {
     if let Some(text) = &answer.stdout {
-        if writeln!(std::io::stdout().lock(), "{text}").is_err() {
-            return exit::HOOK_BAD_INPUT;
+        if let Err(e) = writeln!(std::io::stdout().lock(), "{text}") {
+            say(&format!("ralph-gate hook: cannot write the answer: {e}"));
+            return match event {
+                Event::Stop => exit::HOOK_BLOCKING_ERROR,
+                _ => exit::HOOK_NO_ANSWER,
+            };
         }
     }
     answer.code
 }
 
 /// Keeps the agent's reply for its next stop, for agents whose stop payload lacks it.
-fn record_reply(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
-    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let ws = stop::workspace(env, &base);
+fn record_reply(ask: &Ask, layout: &Layout) -> Verdict {
     if let Some(text) = &ask.final_text {
-        let _ = crate::atomic::write(
-            &agents::reply_file(ask.agent, &ws, &ask.session),
-            text.as_bytes(),
-        );
+        let _ = crate::atomic::write(&layout.reply(ask.agent, &ask.session), text.as_bytes());
     }
     Verdict::Silent
 }
 
+/// At a stop of an agent that keeps its replies (Cursor), the reply its response hook kept is
+/// the final message; read from the same workspace it was written to.
+fn recall_reply(ask: &mut Ask, layout: &Layout) {
+    if !ask.agent.keeps_replies() {
+        return;
+    }
+    if let Ok(text) = std::fs::read_to_string(layout.reply(ask.agent, &ask.session)) {
+        ask.final_text = Some(text);
+        ask.text_source = TextSource::Recorded;
+    }
+}
+
 /// True when a settings file registers ralph-gate's hook for this event.
-fn settings_act(event: Event, env: &Environment, ask: &Ask, cwd: &Path) -> bool {
+fn settings_act(event: Event, env: &Environment, layout: &Layout) -> bool {
     let (name, sub) = match event {
         Event::Guard => ("PreToolUse", "hook pre-tool-use"),
         Event::Edit => ("PostToolUse", "hook post-tool-use"),
         Event::Stop => ("Stop", "hook stop"),
         Event::Response => return false,
     };
-    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let ws = env
-        .claude_project_dir
-        .clone()
-        .unwrap_or_else(|| stop::workspace(env, &base));
-    let (settings, _) = claude_settings::load(&ws);
+    let (settings, _) = claude_settings::load(env, layout.root());
     settings.iter().any(|s| {
         claude_settings::hooks(&s.value, name).iter().any(|(c, _)| {
             claude_settings::is_ralph_gate_hook(c, sub) && !c.contains("--via plugin")

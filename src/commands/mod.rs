@@ -33,7 +33,7 @@ fn known_gates(config: &Config, wanted: &[String]) -> Result<(), AppError> {
     Ok(())
 }
 
-/// A gate's first run as planned on the project at `ws`: the command and its tool.
+/// A gate's first run as planned on a project: the command and its tool.
 pub struct FirstRun {
     pub gate: String,
     pub runs: usize,
@@ -44,15 +44,12 @@ pub struct FirstRun {
     pub install: Option<String>,
 }
 
-/// What each gate of `phase` would run on the project at `ws`, without running anything.
+/// What each gate of `phase` would run on `project`, without running anything.
 pub fn first_runs(
-    ws: &std::path::Path,
+    project: &mut crate::project::Project,
     env: &crate::env::Environment,
     phase: crate::config::Phase,
 ) -> Vec<FirstRun> {
-    let Ok(mut project) = crate::project::Project::open(ws, None) else {
-        return Vec::new();
-    };
     let Ok(all) = project.all_files() else {
         return Vec::new();
     };

@@ -1,24 +1,30 @@
 //! `ralph-gate status`: the loops, every gate's latest result and the recent journal, once.
 
 use super::AppError;
-use crate::cli::StatusFormat;
 use crate::env::Environment;
 use crate::project::Project;
 use std::io::Write;
 use std::path::Path;
 
+/// How `status` (and `cache stats`) print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
 pub fn run(
-    format: StatusFormat,
+    format: Format,
     env: &Environment,
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
     let project = Project::open(cwd, config)?;
-    let ws = crate::hook::stop::workspace(env, cwd);
-    let st = crate::status::gather(&project.config, project.describe_config(), &ws);
+    let layout = crate::state::Layout::workspace(env, cwd);
+    let st = crate::status::gather(&project.config, project.describe_config(), &layout);
     let text = match format {
-        StatusFormat::Human => crate::status::render_text(&st, crate::results::now_ms()),
-        StatusFormat::Json => serde_json::to_string_pretty(&st).expect("status serialises") + "\n",
+        Format::Human => crate::status::render_text(&st, crate::results::now_ms()),
+        Format::Json => serde_json::to_string_pretty(&st).expect("status serialises") + "\n",
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(crate::exit::SUCCESS)

@@ -262,8 +262,31 @@ pub fn resolve(
     file: Option<ConfigFile>,
     project_files: &mut dyn FnMut() -> Vec<PathBuf>,
 ) -> Result<Config, ConfigError> {
-    let raw_defaults = file.as_ref().map(|f| &f.raw.defaults);
-    let settings = Settings {
+    let settings = settings(file.as_ref());
+    let chosen = choose_presets(&root, file.as_ref(), project_files);
+    let gates = merge_gates(&chosen, file.as_ref(), settings.timeout)?;
+    let mut digest = blake3::Hasher::new();
+    digest.update(file.as_ref().map_or("", |f| f.source.as_str()).as_bytes());
+    for p in &chosen {
+        digest.update(p.name.as_bytes());
+        digest.update(presets::by_name(p.name).map_or("", |p| p.source).as_bytes());
+    }
+    Ok(Config {
+        root,
+        digest: digest.finalize().to_hex().to_string(),
+        file: file.map(|f| f.path),
+        presets: chosen,
+        settings,
+        gates,
+    })
+}
+
+/// The settings, each from the file or its default.
+fn settings(file: Option<&ConfigFile>) -> Settings {
+    let raw_defaults = file.map(|f| &f.raw.defaults);
+    let remote = file.and_then(|f| f.raw.cache.remote.as_ref());
+    let h = file.map(|f| &f.raw.hooks);
+    Settings {
         timeout: raw_defaults
             .and_then(|d| d.timeout)
             .map_or(DEFAULT_TIMEOUT, |d| d.0),
@@ -274,41 +297,36 @@ pub fn resolve(
         output_limit: raw_defaults
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
-        share_cache: file
-            .as_ref()
-            .and_then(|f| f.raw.cache.share)
-            .unwrap_or(true),
-        remote_cache: file
-            .as_ref()
-            .and_then(|f| f.raw.cache.remote.as_ref())
-            .and_then(|r| r.url.clone()),
-        remote_write: file
-            .as_ref()
-            .and_then(|f| f.raw.cache.remote.as_ref())
-            .and_then(|r| r.write)
-            .unwrap_or(true),
+        share_cache: file.and_then(|f| f.raw.cache.share).unwrap_or(true),
+        remote_cache: remote.and_then(|r| r.url.clone()),
+        remote_write: remote.and_then(|r| r.write).unwrap_or(true),
         cache_limit_bytes: raw_defaults
             .and_then(|d| d.cache_limit_mb)
             .map_or(DEFAULT_CACHE_LIMIT_BYTES, |mb| {
                 mb.saturating_mul(1024 * 1024)
             }),
-        hooks: {
-            let h = file.as_ref().map(|f| &f.raw.hooks);
-            HookSettings {
-                edit_budget: h
-                    .and_then(|h| h.edit_budget)
-                    .map_or(DEFAULT_EDIT_BUDGET, |d| d.0),
-                stop_budget: h
-                    .and_then(|h| h.stop_budget)
-                    .map_or(DEFAULT_STOP_BUDGET, |d| d.0),
-                gate_every_stop: h.and_then(|h| h.gate_every_stop).unwrap_or(false),
-                stuck_after: h.and_then(|h| h.stuck_after).unwrap_or(DEFAULT_STUCK_AFTER),
-            }
+        hooks: HookSettings {
+            edit_budget: h
+                .and_then(|h| h.edit_budget)
+                .map_or(DEFAULT_EDIT_BUDGET, |d| d.0),
+            stop_budget: h
+                .and_then(|h| h.stop_budget)
+                .map_or(DEFAULT_STOP_BUDGET, |d| d.0),
+            gate_every_stop: h.and_then(|h| h.gate_every_stop).unwrap_or(false),
+            stuck_after: h.and_then(|h| h.stuck_after).unwrap_or(DEFAULT_STUCK_AFTER),
         },
-    };
+    }
+}
 
+/// The presets in use: the file's list (`auto` detects them from the project's files), or
+/// `auto` without a file.
+fn choose_presets(
+    root: &Path,
+    file: Option<&ConfigFile>,
+    project_files: &mut dyn FnMut() -> Vec<PathBuf>,
+) -> Vec<PresetUse> {
     let mut chosen: Vec<PresetUse> = Vec::new();
-    let wanted: Vec<String> = match file.as_ref().map(|f| &f.raw.presets) {
+    let wanted: Vec<String> = match file.map(|f| &f.raw.presets) {
         None => vec![presets::AUTO.to_string()],
         Some(None) => Vec::new(),
         Some(Some(list)) => list.iter().map(|s| s.get_ref().clone()).collect(),
@@ -334,43 +352,37 @@ pub fn resolve(
             }
         }
     }
+    chosen
+}
 
+/// The presets' gates, then the file's: a gate in ralph.toml replaces a preset gate of the
+/// same name, in the preset's place.
+fn merge_gates(
+    chosen: &[PresetUse],
+    file: Option<&ConfigFile>,
+    timeout: Duration,
+) -> Result<Vec<Gate>, ConfigError> {
     let mut gates: Vec<Gate> = Vec::new();
-    for used in &chosen {
+    for used in chosen {
         let preset = presets::by_name(used.name).expect("chosen from the embedded list");
         let raw = presets::parse(preset).map_err(|e| {
             ConfigError::Other(format!("embedded preset {} is invalid: {e}", preset.name))
         })?;
-        for gate in compile_gates(&raw.gate, &Source::Preset(preset), settings.timeout)? {
+        for gate in compile_gates(&raw.gate, &Source::Preset(preset), timeout)? {
             if !gates.iter().any(|g| g.name == gate.name) {
                 gates.push(gate);
             }
         }
     }
-    if let Some(f) = &file {
-        // A gate in ralph.toml replaces a preset gate of the same name, in the preset's place.
-        for gate in compile_gates(&f.raw.gate, &Source::File(f), settings.timeout)? {
+    if let Some(f) = file {
+        for gate in compile_gates(&f.raw.gate, &Source::File(f), timeout)? {
             match gates.iter_mut().find(|g| g.name == gate.name) {
                 Some(slot) => *slot = gate,
                 None => gates.push(gate),
             }
         }
     }
-
-    let mut digest = blake3::Hasher::new();
-    digest.update(file.as_ref().map_or("", |f| f.source.as_str()).as_bytes());
-    for p in &chosen {
-        digest.update(p.name.as_bytes());
-        digest.update(presets::by_name(p.name).map_or("", |p| p.source).as_bytes());
-    }
-    Ok(Config {
-        root,
-        digest: digest.finalize().to_hex().to_string(),
-        file: file.map(|f| f.path),
-        presets: chosen,
-        settings,
-        gates,
-    })
+    Ok(gates)
 }
 
 enum Source<'a> {
@@ -448,6 +460,60 @@ fn compile_gate(
     }
     let driver = raw.driver.as_ref().map(|d| *d.get_ref());
     let scope = check_scope(raw, &name, driver, source)?;
+    let run = command(raw, &name, driver, scope, source)?;
+    check_fields(raw, &name, driver, scope, source)?;
+    let phases = match &raw.phases {
+        Some(p) if p.is_empty() => {
+            return Err(source.error(name_at, format!("gate `{name}` has an empty phases list")))
+        }
+        Some(p) => p.clone(),
+        None => Phase::ALL.to_vec(),
+    };
+    let (fail_on, severity) = fail_on(raw, &name, driver, source)?;
+    Ok(Gate {
+        origin: source.origin(name_at),
+        globs: raw
+            .globs
+            .get_ref()
+            .iter()
+            .map(|g| g.written.clone())
+            .collect(),
+        exclude: raw.exclude.iter().map(|g| g.written.clone()).collect(),
+        matcher: glob_set(raw.globs.get_ref()),
+        excluder: glob_set(&raw.exclude),
+        inputs: raw.inputs.iter().map(|g| g.written.clone()).collect(),
+        input_matcher: glob_set(&raw.inputs),
+        run,
+        driver,
+        scope,
+        root_markers: raw.root_markers.clone(),
+        requires: raw.requires.clone(),
+        path: raw.path.clone(),
+        timeout: raw.timeout.map_or(default_timeout, |t| t.0),
+        phases,
+        env: raw.env.clone(),
+        optional: raw.optional,
+        cache: raw.cache.unwrap_or(true),
+        fail_on,
+        severity,
+        require_files: raw.require_files,
+        shebangs: raw.shebangs.clone(),
+        serial: raw.serial,
+        install: raw.install.clone(),
+        name,
+    })
+}
+
+/// The gate's `run` command, checked against its driver and scope: `None` for a driver that
+/// builds its own.
+fn command(
+    raw: &RawGate,
+    name: &str,
+    driver: Option<Driver>,
+    scope: Scope,
+    source: &Source<'_>,
+) -> Result<Option<CommandTemplate>, ConfigError> {
+    let name_at = raw.name.span().start;
     let run = match (&raw.run, driver) {
         (Some(run), Some(d @ (Driver::Typescript | Driver::Shellcheck))) => {
             return Err(source.error(
@@ -491,6 +557,18 @@ fn compile_gate(
             _ => {}
         }
     }
+    Ok(run)
+}
+
+/// The fields whose values must make sense together: root markers, env names, shebangs.
+fn check_fields(
+    raw: &RawGate,
+    name: &str,
+    driver: Option<Driver>,
+    scope: Scope,
+    source: &Source<'_>,
+) -> Result<(), ConfigError> {
+    let name_at = raw.name.span().start;
     if !raw.root_markers.is_empty() && (scope != Scope::Project || driver.is_some()) {
         return Err(source.error(
             name_at,
@@ -519,14 +597,17 @@ fn compile_gate(
             format!("gate `{name}` has an invalid shebangs entry `{bad}`: give an interpreter's name, such as \"bash\""),
         ));
     }
-    let phases = match &raw.phases {
-        Some(p) if p.is_empty() => {
-            return Err(source.error(name_at, format!("gate `{name}` has an empty phases list")))
-        }
-        Some(p) => p.clone(),
-        None => Phase::ALL.to_vec(),
-    };
-    let (fail_on, severity) = match raw.fail_on.as_ref().map(|f| (f.get_ref(), f.span().start)) {
+    Ok(())
+}
+
+/// `fail_on`: output patterns, or a severity for a driver that reports severities.
+fn fail_on(
+    raw: &RawGate,
+    name: &str,
+    driver: Option<Driver>,
+    source: &Source<'_>,
+) -> Result<(Vec<regex::Regex>, Option<raw::Severity>), ConfigError> {
+    Ok(match raw.fail_on.as_ref().map(|f| (f.get_ref(), f.span().start)) {
         None => (Vec::new(), None),
         Some((FailOn::Patterns(p), _)) => (p.iter().map(|p| p.0.clone()).collect(), None),
         Some((FailOn::Severity(s), _)) if driver == Some(Driver::Shellcheck) => (Vec::new(), Some(*s)),
@@ -539,38 +620,6 @@ fn compile_gate(
                 ),
             ))
         }
-    };
-    Ok(Gate {
-        origin: source.origin(name_at),
-        globs: raw
-            .globs
-            .get_ref()
-            .iter()
-            .map(|g| g.written.clone())
-            .collect(),
-        exclude: raw.exclude.iter().map(|g| g.written.clone()).collect(),
-        matcher: glob_set(raw.globs.get_ref()),
-        excluder: glob_set(&raw.exclude),
-        inputs: raw.inputs.iter().map(|g| g.written.clone()).collect(),
-        input_matcher: glob_set(&raw.inputs),
-        run,
-        driver,
-        scope,
-        root_markers: raw.root_markers.clone(),
-        requires: raw.requires.clone(),
-        path: raw.path.clone(),
-        timeout: raw.timeout.map_or(default_timeout, |t| t.0),
-        phases,
-        env: raw.env.clone(),
-        optional: raw.optional,
-        cache: raw.cache.unwrap_or(true),
-        fail_on,
-        severity,
-        require_files: raw.require_files,
-        shebangs: raw.shebangs.clone(),
-        serial: raw.serial,
-        install: raw.install.clone(),
-        name,
     })
 }
 

@@ -249,9 +249,7 @@ pub enum Scope {
     Project,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// After an agent edits a file (PostToolUse hook).

@@ -19,14 +19,14 @@ use std::time::Duration;
 const REFRESH: Duration = Duration::from_millis(500);
 
 pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Result<()> {
+    let layout = crate::state::Layout::workspace(env, cwd);
     let gather = || -> std::io::Result<crate::status::Status> {
         let project =
             Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
-        let ws = crate::hook::stop::workspace(env, cwd);
         Ok(crate::status::gather(
             &project.config,
             project.describe_config(),
-            &ws,
+            &layout,
         ))
     };
     let mut app = App::new(gather()?, !env.no_color, crate::results::now_ms());
@@ -63,11 +63,10 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                             ))
                         }
                         Action::CancelLoop(file) => {
-                            let ws = crate::hook::stop::workspace(env, cwd);
                             let who = crate::journal::who(env);
                             app.message = Some(
-                                match crate::commands::loops::end_by_hand(
-                                    &ws,
+                                match crate::loops::cancel(
+                                    &layout,
                                     Path::new(&file),
                                     &format!("{who}, from the dashboard"),
                                 ) {

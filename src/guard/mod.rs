@@ -4,8 +4,8 @@
 //! Everything else is allowed, and fast. Pure: paths come in resolved (see [`paths`]).
 
 pub mod paths;
-pub mod shell;
 
+use crate::shell::base;
 use paths::Protected;
 use std::path::Path;
 
@@ -38,7 +38,7 @@ pub fn judge(call: &Call, protected: &Protected) -> Option<Denied> {
 }
 
 fn bash(command: &str, protected: &Protected, depth: u8) -> Option<Denied> {
-    for simple in shell::parse(command, depth) {
+    for simple in crate::shell::parse(command, depth) {
         for target in &simple.writes {
             if let Some(p) = protected.hit(target, false) {
                 return Some(Denied {
@@ -53,45 +53,9 @@ fn bash(command: &str, protected: &Protected, depth: u8) -> Option<Denied> {
     None
 }
 
-/// Wrappers that run the rest of the line as the command, with how many of their own
-/// arguments come first besides options.
+/// The command a wrapped command runs (`sudo nice -n 5 rm x` runs `rm x`).
 fn unwrap(words: &[String]) -> &[String] {
-    let mut rest = words;
-    loop {
-        // Leading `NAME=value` assignments.
-        while rest.first().is_some_and(|w| is_assignment(w)) {
-            rest = &rest[1..];
-        }
-        let Some(first) = rest.first() else {
-            return rest;
-        };
-        let skip_value = match base(first) {
-            "sudo" | "doas" | "nohup" | "command" | "builtin" | "exec" | "time" | "stdbuf"
-            | "nice" | "ionice" | "setsid" | "env" => 0,
-            "timeout" => 1,
-            _ => return rest,
-        };
-        rest = &rest[1..];
-        while rest
-            .first()
-            .is_some_and(|w| w.starts_with('-') || is_assignment(w))
-        {
-            rest = &rest[1..];
-        }
-        rest = rest.get(skip_value..).unwrap_or(&[]);
-    }
-}
-
-fn is_assignment(w: &str) -> bool {
-    w.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-    })
-}
-
-fn base(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    crate::shell::unwrap(words).1
 }
 
 /// Non-option arguments (after `--`, everything).
@@ -140,32 +104,7 @@ fn simple_command(words: &[String], protected: &Protected, depth: u8) -> Option<
             any(&operands(args), false).and_then(|p| deny("changing", p))
         }
         "cp" | "install" | "ln" | "rsync" | "scp" => {
-            // The destination is `-t DIR`, else the last operand; a folder destination
-            // receives each source under its own name.
-            let mut ops = operands(args);
-            let dir_flag = args
-                .iter()
-                .position(|a| a == "-t" || a == "--target-directory")
-                .and_then(|i| args.get(i + 1))
-                .or_else(|| args.iter().find(|a| a.starts_with("--target-directory=")))
-                .map(|a| a.trim_start_matches("--target-directory=").to_string());
-            ops.retain(|o| Some(o.as_str()) != dir_flag.as_deref());
-            let (dest, sources): (String, Vec<&String>) = match dir_flag {
-                Some(d) => (d, ops),
-                None => match ops.split_last() {
-                    Some((last, rest)) => ((*last).clone(), rest.to_vec()),
-                    None => return None,
-                },
-            };
-            let into = sources.iter().filter_map(|s| {
-                Path::new(s.as_str())
-                    .file_name()
-                    .map(|n| format!("{dest}/{}", n.to_string_lossy()))
-            });
-            std::iter::once(dest.clone())
-                .chain(into)
-                .find_map(|t| protected.hit(&t, false))
-                .and_then(|p| deny("overwriting", p))
+            copy_target(args, protected).and_then(|p| deny("overwriting", p))
         }
         "sed" | "perl" | "ruby" => {
             let in_place = args.iter().any(|a| {
@@ -183,27 +122,61 @@ fn simple_command(words: &[String], protected: &Protected, depth: u8) -> Option<
             .find_map(|a| a.strip_prefix("of="))
             .and_then(|t| protected.hit(t, false))
             .and_then(|p| deny("writing", p)),
-        "find" => {
-            let destructive = args
-                .iter()
-                .any(|a| a == "-delete" || a == "-exec" || a == "-execdir");
-            if !destructive {
-                return None;
-            }
-            let starts: Vec<&String> = args.iter().take_while(|a| !a.starts_with('-')).collect();
-            any(&starts, false).and_then(|p| deny("deleting under", p))
-        }
+        "find" => find(args, protected).and_then(|p| deny("deleting under", p)),
         "git" => git(args, protected),
-        "ralph-gate" => {
-            let ops = operands(args);
-            match ops.as_slice() {
-                [l, verb, ..] if *l == "loop" && (*verb == "cancel" || *verb == "approve") => {
-                    Some(Denied {
-                        what: format!("`ralph-gate loop {verb}`, which only a person may run"),
-                    })
-                }
-                _ => None,
-            }
+        "ralph-gate" => ralph_gate(args),
+        _ => None,
+    }
+}
+
+/// The protected path a copy, link or sync would overwrite: the destination (`-t DIR`, else
+/// the last operand), and in a folder destination each source under its own name.
+fn copy_target(args: &[String], protected: &Protected) -> Option<String> {
+    let mut ops = operands(args);
+    let dir_flag = args
+        .iter()
+        .position(|a| a == "-t" || a == "--target-directory")
+        .and_then(|i| args.get(i + 1))
+        .or_else(|| args.iter().find(|a| a.starts_with("--target-directory=")))
+        .map(|a| a.trim_start_matches("--target-directory=").to_string());
+    ops.retain(|o| Some(o.as_str()) != dir_flag.as_deref());
+    let (dest, sources): (String, Vec<&String>) = match dir_flag {
+        Some(d) => (d, ops),
+        None => {
+            let (last, rest) = ops.split_last()?;
+            ((*last).clone(), rest.to_vec())
+        }
+    };
+    let into = sources.iter().filter_map(|s| {
+        Path::new(s.as_str())
+            .file_name()
+            .map(|n| format!("{dest}/{}", n.to_string_lossy()))
+    });
+    std::iter::once(dest.clone())
+        .chain(into)
+        .find_map(|t| protected.hit(&t, false))
+}
+
+/// The protected path under a `find` that deletes or runs commands on what it finds.
+fn find(args: &[String], protected: &Protected) -> Option<String> {
+    let destructive = args
+        .iter()
+        .any(|a| a == "-delete" || a == "-exec" || a == "-execdir");
+    if !destructive {
+        return None;
+    }
+    args.iter()
+        .take_while(|a| !a.starts_with('-'))
+        .find_map(|a| protected.hit(a, false))
+}
+
+/// `ralph-gate loop cancel|approve`: only a person may run them.
+fn ralph_gate(args: &[String]) -> Option<Denied> {
+    match operands(args).as_slice() {
+        [l, verb, ..] if *l == "loop" && (*verb == "cancel" || *verb == "approve") => {
+            Some(Denied {
+                what: format!("`ralph-gate loop {verb}`, which only a person may run"),
+            })
         }
         _ => None,
     }

@@ -36,7 +36,7 @@ impl Protected {
         let ws = physical(p.ws);
         let mut exact = vec![ws.join(crate::config::FILE_NAME)];
         exact.extend(p.config.map(physical));
-        let mut under = vec![ws.join(crate::files::STATE_DIR)];
+        let mut under = vec![ws.join(crate::state::DIR)];
         for git in [p.git_dir, p.git_common_dir].into_iter().flatten() {
             let git = physical(git);
             under.push(git.join("hooks"));

@@ -1,11 +1,9 @@
 //! The Stop decision, as a pure function of what was seen: the loop, the promise, the gate
 //! results and how long nothing has changed. No I/O here; `stop.rs` gathers the facts and
-//! carries the decision out.
+//! carries the decision out, and `report::agent::stop` words it.
 
-use super::post_tool_use::gate_section;
-use super::protocol::{cap, TEXT_CAP};
 use super::Verdict;
-use crate::loop_state::LoopState;
+use crate::loops::LoopState;
 use crate::report::counts_as_failure;
 use crate::runner::GateResult;
 
@@ -49,7 +47,7 @@ pub fn unverified(results: &[GateResult], ci: bool) -> Vec<&GateResult> {
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Promise made and every gate passes: the loop ends.
@@ -85,11 +83,40 @@ impl StopDecision {
     }
 }
 
-/// Characters of the prompt repeated to the agent; a longer prompt is cut and the agent told
-/// where the whole of it is.
-const PROMPT_CAP: usize = 4000;
+/// What a stop that does not end the loop is refused for: the facts the agent's text is
+/// worded from (see [`crate::report::agent::stop`]).
+#[derive(Debug)]
+pub struct Refusal<'a> {
+    /// The iteration the loop goes on to.
+    pub next: u64,
+    pub max_iterations: u64,
+    /// The promise the loop expects, normalised.
+    pub expected: Option<String>,
+    /// The expected promise was made (and is refused).
+    pub promised: bool,
+    pub failing: Vec<&'a GateResult>,
+    pub unverified: Vec<&'a GateResult>,
+    pub hold: Option<&'a str>,
+    pub misplaced: bool,
+    pub blocks_in_a_row: u32,
+    pub block_cap: u32,
+}
 
-pub fn decide(f: &StopFacts<'_>) -> StopDecision {
+/// How a stop is judged, before any wording.
+#[derive(Debug)]
+pub enum Judgement<'a> {
+    /// Promise made, every stop gate passes and verified something, no hold.
+    Complete,
+    /// The iteration limit is reached: the loop ends unfinished with these gates failing.
+    Limit { failing: Vec<&'a str> },
+    /// Nothing changed for `stops` stops in a row: the loop ends as stuck.
+    Stuck { stops: u32, failing: Vec<&'a str> },
+    /// The loop goes on.
+    Refuse(Refusal<'a>),
+}
+
+/// Pure: the stop's judgement from its facts.
+pub fn judge<'a>(f: &'a StopFacts<'a>) -> Judgement<'a> {
     let failing: Vec<&GateResult> = f
         .results
         .iter()
@@ -101,156 +128,67 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         .as_deref()
         .map(super::promise::normalize);
     let promised = matches!((&expected, f.promise_seen), (Some(e), Some(seen)) if e == seen);
-    let names = failing
-        .iter()
-        .map(|r| r.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-
     let unverified = unverified(f.results, f.ci);
     if promised && failing.is_empty() && unverified.is_empty() && f.hold.is_none() {
-        return allow(
+        return Judgement::Complete;
+    }
+    let names = || failing.iter().map(|r| r.name.as_str()).collect();
+    if f.state.limit_reached() {
+        return Judgement::Limit { failing: names() };
+    }
+    if f.stuck_after > 0 && f.unchanged_stops >= f.stuck_after {
+        return Judgement::Stuck {
+            stops: f.unchanged_stops,
+            failing: names(),
+        };
+    }
+    Judgement::Refuse(Refusal {
+        next: f.state.iteration.saturating_add(1),
+        max_iterations: f.state.max_iterations,
+        expected,
+        promised,
+        failing,
+        unverified,
+        hold: f.hold.as_deref(),
+        misplaced: f.promise_misplaced,
+        blocks_in_a_row: f.blocks_in_a_row,
+        block_cap: f.block_cap,
+    })
+}
+
+/// The stop's judgement, worded for the agent, the user and the journal.
+pub fn decide(f: &StopFacts<'_>) -> StopDecision {
+    use crate::report::agent::stop as words;
+    match judge(f) {
+        Judgement::Complete => allow(
             Outcome::Completed,
             None,
             "promise made and every stop gate passes".into(),
-        );
-    }
-    if f.state.limit_reached() {
-        let msg = if failing.is_empty() {
-            format!("ralph-gate: the loop reached its limit of {} iterations unfinished (no promise); every gate passes.", f.state.max_iterations)
-        } else {
-            format!("ralph-gate: the loop reached its limit of {} iterations unfinished; still failing: {names}.", f.state.max_iterations)
-        };
-        return allow(Outcome::LimitReached, Some(msg.clone()), msg);
-    }
-    if f.stuck_after > 0 && f.unchanged_stops >= f.stuck_after {
-        let msg = format!(
-            "ralph-gate: the loop was stopped as stuck: {} stops in a row with no change to the working tree and the same gate results{}.",
-            f.unchanged_stops,
-            if failing.is_empty() { String::new() } else { format!(" (failing: {names})") }
-        );
-        return allow(Outcome::Stuck, Some(msg.clone()), msg);
-    }
-
-    let next = f.state.iteration.saturating_add(1);
-    let of = if f.state.max_iterations > 0 {
-        f.state.max_iterations.to_string()
-    } else {
-        "∞".into()
-    };
-    let system = format!(
-        "ralph-gate: iteration {next}/{of}, {} failing",
-        crate::text::plural(failing.len(), "gate", "gates")
-    );
-    let finish = match &expected {
-        Some(p) => format!("To finish: make every gate pass, then output <promise>{p}</promise> (only when it is true)."),
-        None => "This loop has no completion promise; it ends at its iteration limit or when cancelled.".into(),
-    };
-    let prompt = cap(f.state.prompt(), PROMPT_CAP);
-    let mut blockers: Vec<String> = Vec::new();
-    if !failing.is_empty() {
-        blockers.push(format!(
-            "{} still failing ({names})",
-            crate::text::plural(failing.len(), "gate is", "gates are")
-        ));
-    }
-    let mut checks = String::new();
-    if !unverified.is_empty() {
-        let list: Vec<String> = unverified
-            .iter()
-            .map(|r| match (&r.missing, r.status) {
-                (Some(tool), _) => format!(
-                    "{} (its tool `{tool}` is not installed{})",
-                    r.name,
-                    r.install
-                        .as_deref()
-                        .map(|i| format!("; install it: {i}"))
-                        .unwrap_or_default()
-                ),
-                _ => format!("{} (it matched no file)", r.name),
-            })
-            .collect();
-        blockers.push(format!(
-            "{} verified nothing: {}",
-            crate::text::plural(unverified.len(), "stop gate", "stop gates"),
-            list.join(", ")
-        ));
-        checks.push_str("\nA stop gate that checked nothing cannot grant completion. If that is expected, a person marks it `optional = true` in the config; do not change the config yourself.\n");
-    }
-    if let Some(hold) = &f.hold {
-        blockers.push("the stop gates are not the ones this loop started with".into());
-        checks.push_str(&format!("\n{hold}\n"));
-    }
-    let mut head = String::new();
-    if f.promise_misplaced {
-        head.push_str("ralph-gate: your final message contains a <promise> tag, but the tag must END the final message; nothing may follow it.\n");
-    }
-    let (outcome, why) = if promised {
-        head.push_str(&format!(
-            "ralph-gate refused your promise <promise>{}</promise>: {}. The loop goes on.\n",
-            expected.as_deref().unwrap_or_default(),
-            blockers.join("; ")
-        ));
-        (
-            Outcome::PromiseRefused,
-            format!("promise refused: {}", blockers.join("; ")),
-        )
-    } else {
-        let why = if blockers.is_empty() {
-            "no promise".to_string()
-        } else {
-            format!("no promise; {}", blockers.join("; "))
-        };
-        (Outcome::Continue, why)
-    };
-    if f.blocks_in_a_row >= 2 {
-        let work = if blockers.is_empty() {
-            match &expected {
-                Some(p) => format!("every gate passes: if the task is done, end your final message with <promise>{p}</promise>"),
-                None => "finish the task".into(),
-            }
-        } else {
-            blockers.join("; ")
-        };
-        let cap_note = if f.block_cap > 0 {
-            format!(" Your session ends its turn after {} refused stops in a row, and the loop would then stall unfinished.", f.block_cap)
-        } else {
-            String::new()
-        };
-        head.push_str(&format!(
-            "ralph-gate: {} stops in a row with nothing changed.{cap_note} Stopping again does not help; do the work: {work}.\n",
-            f.blocks_in_a_row
-        ));
-    }
-    let head = if checks.is_empty() {
-        head
-    } else {
-        format!("{head}{checks}")
-    };
-    let room = TEXT_CAP.saturating_sub(head.len() + prompt.len() + finish.len() + 200);
-    let mut gates = String::new();
-    if !failing.is_empty() {
-        gates.push_str("\nFailing gates:\n");
-        let per = (room / failing.len()).max(300);
-        for r in &failing {
-            gates.push_str(&gate_section(r, per));
+        ),
+        Judgement::Limit { failing } => {
+            let msg = words::limit(f.state.max_iterations, &failing);
+            allow(Outcome::LimitReached, Some(msg.clone()), msg)
         }
-    }
-    // Something to say beyond "go on" comes first; otherwise the task leads, as in the
-    // official plugin.
-    let reason = if !head.is_empty() {
-        format!("{head}{gates}\nThe task, again:\n{prompt}\n\n{finish}")
-    } else {
-        format!("{prompt}\n{gates}\n{finish}")
-    };
-    StopDecision {
-        outcome,
-        output: Verdict::Block {
-            reason: cap(&reason, TEXT_CAP),
-            system: Some(system),
-        },
-        state: StateChange::SetIteration(next),
-        why,
+        Judgement::Stuck { stops, failing } => {
+            let msg = words::stuck(stops, &failing);
+            allow(Outcome::Stuck, Some(msg.clone()), msg)
+        }
+        Judgement::Refuse(r) => {
+            let text = words::refusal(&r, f.state.prompt());
+            StopDecision {
+                outcome: if r.promised {
+                    Outcome::PromiseRefused
+                } else {
+                    Outcome::Continue
+                },
+                output: Verdict::Block {
+                    reason: text.reason,
+                    system: Some(text.system),
+                },
+                state: StateChange::SetIteration(r.next),
+                why: text.why,
+            }
+        }
     }
 }
 

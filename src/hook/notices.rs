@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 fn file(root: &Path, session: &str) -> PathBuf {
-    root.join(crate::files::STATE_DIR)
-        .join("notices")
-        .join(format!("{}.json", crate::loop_state::session_key(session)))
+    crate::state::Layout::at(root).notices(session)
 }
 
 /// The tools this session was told are missing.

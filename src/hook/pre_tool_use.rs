@@ -6,38 +6,31 @@
 use super::{Ask, Verdict};
 use crate::env::Environment;
 use crate::guard::{self, paths::Places, paths::Protected};
-use crate::loop_state;
-use std::path::{Path, PathBuf};
+use crate::loops;
+use crate::state::Layout;
+use std::path::Path;
 
-pub fn run(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
-    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let ws = env
-        .claude_project_dir
-        .clone()
-        .or_else(|| git_work_tree(&base))
-        .unwrap_or_else(|| base.clone());
+/// Judges a tool call of the agent working in `base`, whose loops live in `layout`.
+pub fn run(ask: &Ask, env: &Environment, layout: &Layout, base: &Path) -> Verdict {
     let Some(call) = &ask.call else {
         return Verdict::Silent;
     };
-    if !in_loop(&ws, &ask.session) {
+    if !in_loop(layout, &ask.session) {
         return Verdict::Silent;
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let claude_home = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".claude")));
-    let config = crate::config::find(&base);
-    let git_dir = crate::files::git_dir(&ws);
-    let plugin_root = std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from);
+    let ws = layout.root();
+    let claude_home = env.claude_home();
+    let config = crate::config::find(base);
+    let git_dir = crate::git::git_dir(ws);
     let protected = Protected::new(&Places {
-        ws: &ws,
-        cwd: &base,
-        home: home.as_deref(),
+        ws,
+        cwd: base,
+        home: env.home.as_deref(),
         claude_home: claude_home.as_deref(),
         config: config.as_deref(),
         git_dir: git_dir.as_deref(),
-        git_common_dir: crate::files::git_common_dir(&ws).as_deref(),
-        plugin_root: plugin_root.as_deref(),
+        git_common_dir: crate::git::common_dir(ws).as_deref(),
+        plugin_root: env.claude_plugin_root.as_deref(),
     });
     match guard::judge(call, &protected) {
         Some(denied) => deny(&denied.what),
@@ -48,31 +41,22 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path) -> Verdict {
 /// The answer that refuses the call, with words the agent can act on.
 pub fn deny(what: &str) -> Verdict {
     Verdict::Deny {
-        reason: format!(
-            "ralph-gate: denied while a loop is running: {what}. The config, ralph-gate's state (.ralph/), the loop's state file, the hook settings and git hooks decide when this loop may end, so they are not changed from inside it. Make the stop gates pass by fixing the code. If the gates or the loop really must change, say so and let the user do it (`ralph-gate loop cancel`, `ralph-gate loop approve` are theirs to run)."
-        ),
+        reason: crate::report::agent::denied(what),
     }
 }
 
 /// True when a loop this session owns, or one no session has claimed yet, is active.
-fn in_loop(ws: &Path, session: &str) -> bool {
-    if !loop_state::maybe_any(ws) {
+fn in_loop(layout: &Layout, session: &str) -> bool {
+    if !loops::maybe_any(layout) {
         return false;
     }
-    let key = loop_state::session_key(session);
-    loop_state::list(ws).iter().any(|f| {
+    let key = loops::session_key(session);
+    loops::list(layout).iter().any(|f| {
         f.state.as_ref().is_ok_and(|s| {
             s.active
                 && (s.session_id.is_empty()
                     || s.session_id == key
-                    || s.session_id == loop_state::ANY_SESSION)
+                    || s.session_id == loops::ANY_SESSION)
         })
     })
-}
-
-/// The nearest folder above `dir` with a `.git`, found without running git.
-fn git_work_tree(dir: &Path) -> Option<PathBuf> {
-    dir.ancestors()
-        .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf)
 }

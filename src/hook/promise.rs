@@ -32,7 +32,7 @@ pub fn normalize(promise: &str) -> String {
 }
 
 /// Where the last assistant text came from, for the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TextSource {
     LastAssistantMessage,

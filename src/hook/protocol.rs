@@ -4,10 +4,6 @@
 use serde_json::Value;
 use std::io::Read;
 
-/// Claude Code stores a longer string in a file and shows the model a 2 KB preview, so every
-/// string we send stays well below its 10,000-character cap.
-pub const TEXT_CAP: usize = 8000;
-
 /// More stdin than any real hook input; reading stops here so a runaway writer cannot make
 /// ralph-gate use unbounded memory.
 pub const STDIN_LIMIT: u64 = 16 * 1024 * 1024;
@@ -55,18 +51,6 @@ pub fn parse(bytes: &[u8]) -> Result<Value, InputError> {
     }
 }
 
-/// Cuts `text` to `cap` characters, saying so at the end.
-pub fn cap(text: &str, cap: usize) -> String {
-    if text.chars().count() <= cap {
-        return text.to_string();
-    }
-    let note = "\n[ralph-gate: cut here to stay within Claude Code's limit]";
-    let keep = cap.saturating_sub(note.chars().count());
-    let mut out: String = text.chars().take(keep).collect();
-    out.push_str(note);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,13 +66,5 @@ mod tests {
         );
         assert!(matches!(parse(b"[1,2]"), Err(InputError::NotAnObject)));
         assert!(parse(br#"{"session_id": 5, "new_field": {}}"#).is_ok());
-    }
-
-    #[test]
-    fn cap_keeps_strings_under_the_limit() {
-        let s = "x".repeat(20_000);
-        let c = cap(&s, TEXT_CAP);
-        assert!(c.chars().count() <= TEXT_CAP);
-        assert!(c.ends_with("limit]"));
     }
 }

@@ -5,26 +5,31 @@
 use super::Record;
 use std::path::{Path, PathBuf};
 
+/// A pin copy that exists but cannot be read: tampering, never "no pin".
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Format {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 pub struct Store {
     dir: PathBuf,
 }
 
 impl Store {
-    pub fn for_workspace(ws: &Path) -> Self {
-        let dir = match crate::files::git_dir(ws) {
-            Some(git) => git.join("ralph-gate").join("pins"),
-            None => {
-                let base = std::env::var_os("XDG_STATE_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| {
-                        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state"))
-                    })
-                    .unwrap_or_else(std::env::temp_dir);
-                let key = blake3::hash(ws.as_os_str().as_encoded_bytes()).to_hex();
-                base.join("ralph-gate/pins").join(&key[..16])
-            }
-        };
-        Self { dir }
+    /// The pin copies of the workspace `layout`, in the folder it names for them.
+    pub fn of(layout: &crate::state::Layout) -> Self {
+        Self { dir: layout.pins() }
     }
 
     pub fn dir(&self) -> &Path {
@@ -37,14 +42,14 @@ impl Store {
 
     /// The copy for `loop_file`, when there is one and it can be read. An unreadable copy is
     /// `Err`: the caller treats it as tampering, never as "no pin".
-    pub fn read(&self, loop_file: &str) -> Result<Option<Record>, String> {
+    pub fn read(&self, loop_file: &str) -> Result<Option<Record>, ReadError> {
         let path = self.path(loop_file);
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes)
                 .map(Some)
-                .map_err(|e| format!("{}: {e}", path.display())),
+                .map_err(|source| ReadError::Format { path, source }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(source) => Err(ReadError::Io { path, source }),
         }
     }
 

@@ -30,131 +30,149 @@ impl Severity {
     }
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).expect("fixed patterns compile"))
+/// The line shapes of the tools' output.
+struct Patterns {
+    tsc: Regex,
+    tsc_pretty: Regex,
+    gcc: Regex,
+    rust_head: Regex,
+    rust_at: Regex,
+    py_at: Regex,
+    py_error: Regex,
+    sc_at: Regex,
+    sc_code: Regex,
 }
 
-/// Every diagnostic found in `output`, in order, without repeats.
-pub fn parse(output: &str) -> Vec<Diagnostic> {
-    static TSC: OnceLock<Regex> = OnceLock::new();
-    static TSC_PRETTY: OnceLock<Regex> = OnceLock::new();
-    static GCC: OnceLock<Regex> = OnceLock::new();
-    static RUST_HEAD: OnceLock<Regex> = OnceLock::new();
-    static RUST_AT: OnceLock<Regex> = OnceLock::new();
-    static PY_AT: OnceLock<Regex> = OnceLock::new();
-    static PY_ERROR: OnceLock<Regex> = OnceLock::new();
-    static SC_AT: OnceLock<Regex> = OnceLock::new();
-    static SC_CODE: OnceLock<Regex> = OnceLock::new();
-    let tsc = re(
-        &TSC,
-        r"^(?P<f>[^\s(][^(]*)\((?P<l>\d+),(?P<c>\d+)\): (?P<s>error|warning) (?P<m>TS\d+: .*)$",
-    );
-    let tsc_pretty = re(
-        &TSC_PRETTY,
-        r"^(?P<f>[^\s:][^:]*):(?P<l>\d+):(?P<c>\d+) - (?P<s>error|warning) (?P<m>TS\d+: .*)$",
-    );
-    let gcc = re(
-        &GCC,
-        r"^(?P<f>[^\s:][^:]*):(?P<l>\d+):(?:(?P<c>\d+):)? (?:(?P<s>error|warning|note|info|style|fatal error)(?:\[[^\]]+\])?: )?(?P<m>.+)$",
-    );
-    let rust_head = re(
-        &RUST_HEAD,
-        r"^(?P<s>error|warning)(?:\[[A-Z]\d+\])?: (?P<m>.+)$",
-    );
-    let rust_at = re(&RUST_AT, r"^\s*--> (?P<f>[^:]+):(?P<l>\d+):(?P<c>\d+)$");
-    let py_at = re(&PY_AT, r#"^\s*File "(?P<f>[^"]+)", line (?P<l>\d+)"#);
-    let py_error = re(
-        &PY_ERROR,
-        r"^(?P<m>[A-Za-z_]*(?:Error|Exception|Warning)(?::.*)?)$",
-    );
-    let sc_at = re(&SC_AT, r"^In (?P<f>.+) line (?P<l>\d+):$");
-    let sc_code = re(&SC_CODE, r"\^-*\s*(?P<m>SC\d+ \((?P<s>\w+)\): .*)$");
-
-    let mut out: Vec<Diagnostic> = Vec::new();
-    let mut push = |d: Diagnostic| {
-        if !out.contains(&d) {
-            out.push(d);
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("fixed patterns compile");
+        Patterns {
+            tsc: re(
+                r"^(?P<f>[^\s(][^(]*)\((?P<l>\d+),(?P<c>\d+)\): (?P<s>error|warning) (?P<m>TS\d+: .*)$",
+            ),
+            tsc_pretty: re(
+                r"^(?P<f>[^\s:][^:]*):(?P<l>\d+):(?P<c>\d+) - (?P<s>error|warning) (?P<m>TS\d+: .*)$",
+            ),
+            gcc: re(
+                r"^(?P<f>[^\s:][^:]*):(?P<l>\d+):(?:(?P<c>\d+):)? (?:(?P<s>error|warning|note|info|style|fatal error)(?:\[[^\]]+\])?: )?(?P<m>.+)$",
+            ),
+            rust_head: re(r"^(?P<s>error|warning)(?:\[[A-Z]\d+\])?: (?P<m>.+)$"),
+            rust_at: re(r"^\s*--> (?P<f>[^:]+):(?P<l>\d+):(?P<c>\d+)$"),
+            py_at: re(r#"^\s*File "(?P<f>[^"]+)", line (?P<l>\d+)"#),
+            py_error: re(r"^(?P<m>[A-Za-z_]*(?:Error|Exception|Warning)(?::.*)?)$"),
+            sc_at: re(r"^In (?P<f>.+) line (?P<l>\d+):$"),
+            sc_code: re(r"\^-*\s*(?P<m>SC\d+ \((?P<s>\w+)\): .*)$"),
         }
-    };
-    let num = |s: Option<regex::Match<'_>>| s.and_then(|m| m.as_str().parse().ok());
-    let mut rust_pending: Option<(Severity, String)> = None;
-    let mut py_at_line: Option<(String, u32)> = None;
-    let mut sc_at_line: Option<(String, u32)> = None;
-    for raw in output.lines() {
-        let line = raw.trim_end();
-        if let Some(c) = tsc.captures(line).or_else(|| tsc_pretty.captures(line)) {
-            push(Diagnostic {
+    })
+}
+
+fn num(s: Option<regex::Match<'_>>) -> Option<u32> {
+    s.and_then(|m| m.as_str().parse().ok())
+}
+
+/// Reads output line by line; some tools name the place on one line and the error on a
+/// later one (Python tracebacks, ShellCheck's tty format, rustc's human format).
+#[derive(Default)]
+struct Reader {
+    out: Vec<Diagnostic>,
+    rust_pending: Option<(Severity, String)>,
+    py_at: Option<(String, u32)>,
+    sc_at: Option<(String, u32)>,
+}
+
+impl Reader {
+    fn push(&mut self, d: Diagnostic) {
+        if !self.out.contains(&d) {
+            self.out.push(d);
+        }
+    }
+
+    fn line(&mut self, p: &Patterns, line: &str) {
+        if let Some(c) = p.tsc.captures(line).or_else(|| p.tsc_pretty.captures(line)) {
+            return self.push(Diagnostic {
                 file: c["f"].trim().to_string(),
                 line: num(c.name("l")).unwrap_or(1),
                 col: num(c.name("c")),
                 severity: Severity::of(&c["s"]),
                 message: c["m"].to_string(),
             });
-            continue;
         }
-        if let Some(c) = py_at.captures(line) {
-            py_at_line = Some((c["f"].to_string(), num(c.name("l")).unwrap_or(1)));
-            continue;
+        if let Some(c) = p.py_at.captures(line) {
+            self.py_at = Some((c["f"].to_string(), num(c.name("l")).unwrap_or(1)));
+            return;
         }
-        if let (Some((f, l)), Some(c)) = (&py_at_line, py_error.captures(line)) {
-            push(Diagnostic {
-                file: f.clone(),
-                line: *l,
+        if let (Some((f, l)), Some(c)) = (self.py_at.clone(), p.py_error.captures(line)) {
+            self.py_at = None;
+            return self.push(Diagnostic {
+                file: f,
+                line: l,
                 col: None,
                 severity: Severity::Error,
                 message: c["m"].to_string(),
             });
-            py_at_line = None;
-            continue;
         }
-        if let Some(c) = sc_at.captures(line) {
-            sc_at_line = Some((c["f"].to_string(), num(c.name("l")).unwrap_or(1)));
-            continue;
+        if let Some(c) = p.sc_at.captures(line) {
+            self.sc_at = Some((c["f"].to_string(), num(c.name("l")).unwrap_or(1)));
+            return;
         }
-        if let (Some((f, l)), Some(c)) = (&sc_at_line, sc_code.captures(line)) {
-            push(Diagnostic {
-                file: f.clone(),
-                line: *l,
+        if let (Some((f, l)), Some(c)) = (self.sc_at.clone(), p.sc_code.captures(line)) {
+            return self.push(Diagnostic {
+                file: f,
+                line: l,
                 col: None,
                 severity: Severity::of(&c["s"]),
                 message: c["m"].to_string(),
             });
-            continue;
         }
-        if let Some(c) = rust_head.captures(line) {
-            rust_pending = Some((Severity::of(&c["s"]), c["m"].to_string()));
-            continue;
+        self.rust_or_gcc(p, line);
+    }
+
+    fn rust_or_gcc(&mut self, p: &Patterns, line: &str) {
+        if let Some(c) = p.rust_head.captures(line) {
+            self.rust_pending = Some((Severity::of(&c["s"]), c["m"].to_string()));
+            return;
         }
-        if let (Some((s, m)), Some(c)) = (&rust_pending, rust_at.captures(line)) {
-            push(Diagnostic {
+        if let (Some((s, m)), Some(c)) = (&self.rust_pending, p.rust_at.captures(line)) {
+            let d = Diagnostic {
                 file: c["f"].to_string(),
                 line: num(c.name("l")).unwrap_or(1),
                 col: num(c.name("c")),
                 severity: *s,
                 message: m.clone(),
-            });
-            rust_pending = None;
-            continue;
+            };
+            self.rust_pending = None;
+            return self.push(d);
         }
-        if let Some(c) = gcc.captures(line) {
-            let file = c["f"].trim();
-            // `path:line: text` needs a path that looks like one, or prose with colons
-            // ("Note: 3 files") would be taken for a location.
-            if !file.contains('.') && !file.contains('/') {
-                continue;
-            }
-            push(Diagnostic {
-                file: file.to_string(),
-                line: num(c.name("l")).unwrap_or(1),
-                col: num(c.name("c")),
-                severity: c
-                    .name("s")
-                    .map_or(Severity::Error, |s| Severity::of(s.as_str())),
-                message: c["m"].to_string(),
-            });
+        let Some(c) = p.gcc.captures(line) else {
+            return;
+        };
+        let file = c["f"].trim();
+        // `path:line: text` needs a path that looks like one, or prose with colons
+        // ("Note: 3 files") would be taken for a location.
+        if !file.contains('.') && !file.contains('/') {
+            return;
         }
+        self.push(Diagnostic {
+            file: file.to_string(),
+            line: num(c.name("l")).unwrap_or(1),
+            col: num(c.name("c")),
+            severity: c
+                .name("s")
+                .map_or(Severity::Error, |s| Severity::of(s.as_str())),
+            message: c["m"].to_string(),
+        });
     }
-    out
+}
+
+/// Every diagnostic found in `output`, in order, without repeats.
+pub fn parse(output: &str) -> Vec<Diagnostic> {
+    let p = patterns();
+    let mut reader = Reader::default();
+    for raw in output.lines() {
+        reader.line(p, raw.trim_end());
+    }
+    reader.out
 }
 
 #[cfg(test)]

@@ -9,6 +9,30 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
 
+/// The whole report of a finished run at once, uncoloured: for logs that are no terminal
+/// (GitHub's groups), rendered from the results as the stream would have printed them.
+pub fn render(
+    preamble: &str,
+    results: &[GateResult],
+    order: &[usize],
+    quiet: bool,
+    info: &RunInfo,
+) -> String {
+    let h = Human::new(
+        Vec::new(),
+        order.to_vec(),
+        false,
+        quiet,
+        info.ci,
+        info.output_limit,
+    );
+    h.preamble(preamble);
+    for r in results {
+        h.gate_finished(r);
+    }
+    String::from_utf8_lossy(&h.finish(results, info)).into_owned()
+}
+
 pub struct Human<W: Write + Send> {
     color: bool,
     quiet: bool,

@@ -45,6 +45,44 @@ struct Gate<'a> {
     run_details: Vec<Run<'a>>,
 }
 
+impl<'a> Gate<'a> {
+    /// The JSON view of a gate's result: its output cut and uncoloured, and whether it counts
+    /// as a failure in this run.
+    fn of(r: &'a GateResult, info: &RunInfo) -> Self {
+        Gate {
+            gate: &r.name,
+            status: r.status,
+            counts_as_failure: counts_as_failure(r, info.ci),
+            duration_ms: r.duration.as_millis(),
+            files: r.files,
+            runs: r.runs,
+            command: &r.command,
+            exit_code: r.exit_code,
+            reason: r.reason.as_deref(),
+            cached: r.cached,
+            output: head_tail(&strip_ansi(&r.output), info.output_limit),
+            total_ms: r.total.as_millis(),
+            install: r.install.as_deref(),
+            tools: &r.tools,
+            run_details: r
+                .run_details
+                .iter()
+                .map(|d| Run {
+                    dir: &d.dir,
+                    label: d.label.as_deref(),
+                    command: &d.command,
+                    status: d.status,
+                    exit_code: d.exit_code,
+                    duration_ms: d.duration.as_millis(),
+                    cached: d.cached,
+                    not_cached: d.not_cached.as_deref(),
+                    tools: &d.tools,
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Run<'a> {
     dir: &'a str,
@@ -74,40 +112,7 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
             })
             .collect(),
         summary,
-        gates: results
-            .iter()
-            .map(|r| Gate {
-                gate: &r.name,
-                status: r.status,
-                counts_as_failure: counts_as_failure(r, info.ci),
-                duration_ms: r.duration.as_millis(),
-                files: r.files,
-                runs: r.runs,
-                command: &r.command,
-                exit_code: r.exit_code,
-                reason: r.reason.as_deref(),
-                cached: r.cached,
-                output: head_tail(&strip_ansi(&r.output), info.output_limit),
-                total_ms: r.total.as_millis(),
-                install: r.install.as_deref(),
-                tools: &r.tools,
-                run_details: r
-                    .run_details
-                    .iter()
-                    .map(|d| Run {
-                        dir: &d.dir,
-                        label: d.label.as_deref(),
-                        command: &d.command,
-                        status: d.status,
-                        exit_code: d.exit_code,
-                        duration_ms: d.duration.as_millis(),
-                        cached: d.cached,
-                        not_cached: d.not_cached.as_deref(),
-                        tools: &d.tools,
-                    })
-                    .collect(),
-            })
-            .collect(),
+        gates: results.iter().map(|r| Gate::of(r, info)).collect(),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("report serialises");
     text.push('\n');

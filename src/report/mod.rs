@@ -1,17 +1,19 @@
 //! Turning gate results into output: a verdict (pure), and human, JSON and JUnit renderings of
 //! the same results.
 
+pub mod agent;
 pub mod diagnostics;
 pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
 pub mod progress;
+pub mod reporter;
 
 use crate::runner::{GateResult, GateStatus};
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Human,
     Json,

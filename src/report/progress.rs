@@ -46,11 +46,13 @@ pub fn line(running: &[(String, Duration)], done: usize, total: usize, width: us
 }
 
 impl Progress {
-    pub fn start(total: usize) -> Self {
+    /// Starts drawing, `columns` wide when the shell says (`COLUMNS`), else as wide as the
+    /// terminal.
+    pub fn start(total: usize, columns: Option<usize>) -> Self {
         let state = Arc::new(Mutex::new(State::default()));
         let shared = state.clone();
         let drawer = std::thread::spawn(move || {
-            let width = terminal_width();
+            let width = columns.unwrap_or_else(terminal_width);
             loop {
                 std::thread::sleep(TICK);
                 // Drawn under the lock, so it never lands in the middle of report lines
@@ -122,11 +124,8 @@ impl Drop for Progress {
     }
 }
 
-/// The terminal's columns (`COLUMNS`, else the window size of stderr, else 80).
+/// The terminal's columns (the window size of stderr, else 80).
 fn terminal_width() -> usize {
-    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
-        return c;
-    }
     // SAFETY: TIOCGWINSZ writes a winsize into the struct passed; nothing else is touched.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;

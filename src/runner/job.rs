@@ -37,6 +37,13 @@ pub struct Invocation {
     pub key: Result<String, String>,
 }
 
+/// The tools a job uses, as found.
+struct Found {
+    tools: Vec<Arc<Tool>>,
+    shown: Vec<ToolInfo>,
+    missing: Option<String>,
+}
+
 impl Invocation {
     pub fn new(cx: &RunContext<'_>, gate: &Gate, job: &Job) -> Self {
         let root = &cx.config.root;
@@ -49,9 +56,6 @@ impl Invocation {
                 required.insert(0, program);
             }
         }
-        let mut tools: Vec<Arc<Tool>> = Vec::new();
-        let mut shown_tools: Vec<ToolInfo> = Vec::new();
-        let mut missing = None;
         // PATH's own folders. Only a tool the user installed (found in one) is asked its
         // version: one from a folder the config names is the project's, and is not run to
         // ask. Shims' targets go in front of them on the gate's PATH.
@@ -61,70 +65,8 @@ impl Invocation {
             .as_deref()
             .map(|p| std::env::split_paths(p).collect())
             .unwrap_or_default();
-        for name in &required {
-            match cx.toolbox.resolve(name, &search, &cwd) {
-                Some(t) => {
-                    let found_real = t.found.canonicalize().unwrap_or_else(|_| t.found.clone());
-                    shown_tools.push(ToolInfo {
-                        name: t.name.clone(),
-                        path: shown_path(root, &t.found),
-                        runs: (t.real != t.found && t.real != found_real)
-                            .then(|| shown_path(root, &t.real)),
-                        version: if t
-                            .found
-                            .parent()
-                            .is_some_and(|d| user_dirs.iter().any(|u| u == d))
-                        {
-                            cx.toolbox.version(&t)
-                        } else {
-                            t.package.clone()
-                        },
-                    });
-                    tools.push(t);
-                }
-                None => {
-                    missing.get_or_insert_with(|| name.clone());
-                }
-            }
-        }
-        let (script, args, display) = match (&job.argv, &gate.run) {
-            (Some(argv), _) => {
-                let mut all = argv.clone();
-                all.extend(job.args.iter().cloned());
-                let shown: Vec<String> = all
-                    .iter()
-                    .map(|a| template::shell_quote(&a.to_string_lossy()))
-                    .collect();
-                (EXEC.to_string(), all, shown.join(" "))
-            }
-            (None, Some(run)) => {
-                for word in tools::command_words(&run.shell_script()) {
-                    if !required.contains(&word) {
-                        if let Some(t) = cx.toolbox.resolve(&word, &search, &cwd) {
-                            tools.push(t);
-                        }
-                    }
-                }
-                let shown_args: Vec<String> = job
-                    .args
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect();
-                (
-                    run.shell_script(),
-                    job.args.clone(),
-                    run.display_with(&shown_args, &cwd.to_string_lossy()),
-                )
-            }
-            (None, None) => (String::from("exit 0"), Vec::new(), String::new()),
-        };
-        let mut process_path = search.clone();
-        let at = process_path.len().saturating_sub(user_dirs.len());
-        for dir in tools.iter().filter_map(|t| t.bypass.clone()).rev() {
-            if !process_path[..at].contains(&dir) {
-                process_path.insert(at, dir);
-            }
-        }
+        let mut found = find_tools(cx, &required, &search, &cwd, &user_dirs);
+        let (script, args, display) = command(cx, gate, job, &required, &search, &mut found.tools);
         let display = if job.dir.as_os_str().is_empty() {
             display
         } else {
@@ -133,7 +75,7 @@ impl Invocation {
                 template::shell_quote(&job.dir.to_string_lossy())
             )
         };
-        let key = if missing.is_some() {
+        let key = if found.missing.is_some() {
             Err("a required tool is missing".to_string())
         } else {
             key::compose(
@@ -141,7 +83,7 @@ impl Invocation {
                     config_digest: &cx.config.digest,
                     gate,
                     job,
-                    tools: &tools,
+                    tools: &found.tools,
                 },
                 cx.digests,
                 cx.context,
@@ -149,16 +91,113 @@ impl Invocation {
         };
         Self {
             cwd,
-            process_path,
-            tools,
-            shown_tools,
-            missing,
+            process_path: process_path(search, &user_dirs, &found.tools),
+            tools: found.tools,
+            shown_tools: found.shown,
+            missing: found.missing,
             script,
             args,
             display,
             key,
         }
     }
+}
+
+/// Resolves the `required` tools; a tool from PATH's own folders (`user_dirs`) is asked its
+/// version.
+fn find_tools(
+    cx: &RunContext<'_>,
+    required: &[String],
+    search: &[PathBuf],
+    cwd: &Path,
+    user_dirs: &[PathBuf],
+) -> Found {
+    let root = &cx.config.root;
+    let mut found = Found {
+        tools: Vec::new(),
+        shown: Vec::new(),
+        missing: None,
+    };
+    for name in required {
+        let Some(t) = cx.toolbox.resolve(name, search, cwd) else {
+            found.missing.get_or_insert_with(|| name.clone());
+            continue;
+        };
+        let found_real = t.found.canonicalize().unwrap_or_else(|_| t.found.clone());
+        let from_user = t
+            .found
+            .parent()
+            .is_some_and(|d| user_dirs.iter().any(|u| u == d));
+        found.shown.push(ToolInfo {
+            name: t.name.clone(),
+            path: shown_path(root, &t.found),
+            runs: (t.real != t.found && t.real != found_real).then(|| shown_path(root, &t.real)),
+            version: if from_user {
+                cx.toolbox.version(&t)
+            } else {
+                t.package.clone()
+            },
+        });
+        found.tools.push(t);
+    }
+    found
+}
+
+/// The script, its arguments and the command as a person would type it. A `run` command's
+/// programs join `tools` (they decide the verdict as much as the required ones).
+fn command(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    job: &Job,
+    required: &[String],
+    search: &[PathBuf],
+    tools: &mut Vec<Arc<Tool>>,
+) -> (String, Vec<OsString>, String) {
+    let cwd = cx.config.root.join(&job.dir);
+    match (&job.argv, &gate.run) {
+        (Some(argv), _) => {
+            let mut all = argv.clone();
+            all.extend(job.args.iter().cloned());
+            let shown: Vec<String> = all
+                .iter()
+                .map(|a| template::shell_quote(&a.to_string_lossy()))
+                .collect();
+            (EXEC.to_string(), all, shown.join(" "))
+        }
+        (None, Some(run)) => {
+            for word in tools::command_words(&run.shell_script()) {
+                if !required.contains(&word) {
+                    if let Some(t) = cx.toolbox.resolve(&word, search, &cwd) {
+                        tools.push(t);
+                    }
+                }
+            }
+            let shown_args: Vec<String> = job
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            (
+                run.shell_script(),
+                job.args.clone(),
+                run.display_with(&shown_args, &cwd.to_string_lossy()),
+            )
+        }
+        (None, None) => (String::from("exit 0"), Vec::new(), String::new()),
+    }
+}
+
+/// The gate's PATH: the search path, with the folders of what script shims run placed
+/// before PATH's own folders.
+fn process_path(search: Vec<PathBuf>, user_dirs: &[PathBuf], tools: &[Arc<Tool>]) -> Vec<PathBuf> {
+    let mut path = search;
+    let at = path.len().saturating_sub(user_dirs.len());
+    for dir in tools.iter().filter_map(|t| t.bypass.clone()).rev() {
+        if !path[..at].contains(&dir) {
+            path.insert(at, dir);
+        }
+    }
+    path
 }
 
 fn shown_path(root: &Path, p: &Path) -> String {
@@ -195,61 +234,83 @@ impl Outcome {
     }
 }
 
+/// The outcomes a job can have, shaped alike.
+struct Shape<'a> {
+    started: Instant,
+    inv: &'a Invocation,
+    job: &'a Job,
+}
+
+impl Shape<'_> {
+    fn outcome(&self, exit: Option<Exit>, output: String) -> Outcome {
+        Outcome {
+            started: self.started,
+            cached: false,
+            cut_by_budget: false,
+            exit,
+            duration: self.started.elapsed(),
+            output,
+            command: self.inv.display.clone(),
+            dir: self.job.dir.clone(),
+            label: self.job.label.clone(),
+            skipped_because: None,
+            missing: None,
+            not_cached: self.inv.key.as_ref().err().cloned(),
+            tools: self.inv.shown_tools.clone(),
+        }
+    }
+
+    fn cached(&self, entry: cache::Entry) -> Outcome {
+        let exit = if entry.timed_out {
+            Exit::TimedOut
+        } else {
+            Exit::Code(entry.exit_code)
+        };
+        Outcome {
+            cached: true,
+            ..self.outcome(Some(exit), entry.output)
+        }
+    }
+
+    /// The caller's deadline came before the run could (finish or start).
+    fn stopped_by_budget(&self) -> Outcome {
+        Outcome {
+            cut_by_budget: true,
+            ..self.outcome(Some(Exit::TimedOut), String::new())
+        }
+    }
+}
+
 pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outcome {
     let started = Instant::now();
     let inv = Invocation::new(cx, gate, job);
-    let outcome = |exit: Option<Exit>, output: String| Outcome {
+    let shape = Shape {
         started,
-        cached: false,
-        cut_by_budget: false,
-        exit,
-        duration: started.elapsed(),
-        output,
-        command: inv.display.clone(),
-        dir: job.dir.clone(),
-        label: job.label.clone(),
-        skipped_because: None,
-        missing: None,
-        not_cached: inv.key.as_ref().err().cloned(),
-        tools: inv.shown_tools.clone(),
+        inv: &inv,
+        job,
     };
     if let Some(tool) = &inv.missing {
         return Outcome {
             skipped_because: Some(format!("requires `{tool}`, which is not on PATH")),
             missing: Some(tool.clone()),
             not_cached: None,
-            ..outcome(None, String::new())
+            ..shape.outcome(None, String::new())
         };
     }
     let key = inv.key.as_ref().ok();
     let cache = cx.cache;
-    let from_cache = |entry: cache::Entry| Outcome {
-        cached: true,
-        ..outcome(
-            Some(if entry.timed_out {
-                Exit::TimedOut
-            } else {
-                Exit::Code(entry.exit_code)
-            }),
-            entry.output,
-        )
-    };
-    let stopped_by_budget = || Outcome {
-        cut_by_budget: true,
-        ..outcome(Some(Exit::TimedOut), String::new())
-    };
     let _claim = match key {
         Some(k) if cache.read => {
             if let Some(hit) = cache.get(k) {
-                return from_cache(hit);
+                return shape.cached(hit);
             }
             // While an identical run is under way (another hook, another session), wait for
             // its result instead of starting a second tsc or cargo.
             let Some(lock) = cache.claim(k, limits.deadline) else {
-                return stopped_by_budget();
+                return shape.stopped_by_budget();
             };
             if let Some(hit) = cache.get(k) {
-                return from_cache(hit);
+                return shape.cached(hit);
             }
             Some(lock)
         }
@@ -259,44 +320,81 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     let _exclusive = match &job.exclusive {
         Some(name) => match wait_lock(&cx.config.root, name, limits.deadline) {
             Some(lock) => Some(lock),
-            None => return stopped_by_budget(),
+            None => return shape.stopped_by_budget(),
         },
         None => None,
     };
+    if let Err(why) = prepare(&cx.config.root, job) {
+        return shape.outcome(Some(Exit::SpawnFailed(why)), String::new());
+    }
+    execute(cx, gate, &shape, limits, key)
+}
+
+/// Runs the job's process within the gate's timeout and the caller's deadline, and stores
+/// what it found under `key`.
+fn execute(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    shape: &Shape<'_>,
+    limits: &Limits,
+    key: Option<&String>,
+) -> Outcome {
+    let (inv, job) = (shape.inv, shape.job);
+    // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
+    let left = limits
+        .deadline
+        .map(|d| d.saturating_duration_since(Instant::now()));
+    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
+    let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
+    if timeout.is_zero() {
+        return shape.stopped_by_budget();
+    }
+    let finished = process::run(&Spec {
+        script: inv.script.clone(),
+        args: inv.args.clone(),
+        cwd: inv.cwd.clone(),
+        env: variables(gate, inv),
+        timeout,
+    });
+    let mut output = finished.output.text();
+    if !job.dir.as_os_str().is_empty() {
+        output = paths::relative_to_root(&output, &cx.config.root, &job.dir);
+    }
+    if let Some(k) = key {
+        store(cx.cache, k, &finished, &output, cut_by_budget);
+    }
+    Outcome {
+        cut_by_budget,
+        duration: finished.duration,
+        ..shape.outcome(Some(finished.exit), output)
+    }
+}
+
+/// Removes what the job must start without and writes the files it needs (TypeScript's
+/// mirror configs). A tool must not read the state it was meant to start without.
+fn prepare(root: &Path, job: &Job) -> Result<(), String> {
     for rel in &job.clear {
-        let path = cx.config.root.join(rel);
+        let path = root.join(rel);
         let removed = match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
             Ok(_) => std::fs::remove_file(&path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
         };
-        // A tool must not read the state it was meant to start without.
-        if let Err(e) = removed {
-            return outcome(
-                Some(Exit::SpawnFailed(format!(
-                    "cannot remove {} before the run: {e}",
-                    path.display()
-                ))),
-                String::new(),
-            );
-        }
+        removed.map_err(|e| format!("cannot remove {} before the run: {e}", path.display()))?;
     }
     for (rel, text) in &job.setup {
-        let path = cx.config.root.join(rel);
+        let path = root.join(rel);
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-            if let Err(e) = atomic::write(&path, text.as_bytes()) {
-                return outcome(
-                    Some(Exit::SpawnFailed(format!(
-                        "cannot write {}: {e}",
-                        path.display()
-                    ))),
-                    String::new(),
-                );
-            }
+            atomic::write(&path, text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
+    Ok(())
+}
 
+/// The gate's environment: its own variables, where the project is, and its PATH.
+fn variables(gate: &Gate, inv: &Invocation) -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = gate
         .env
         .iter()
@@ -308,56 +406,38 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     if let Ok(joined) = std::env::join_paths(&inv.process_path) {
         vars.push(("PATH".into(), joined));
     }
-    // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
-    let left = limits
-        .deadline
-        .map(|d| d.saturating_duration_since(Instant::now()));
-    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
-    let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
-    if timeout.is_zero() {
-        return stopped_by_budget();
-    }
-    let finished = process::run(&Spec {
-        script: inv.script.clone(),
-        args: inv.args.clone(),
-        cwd: inv.cwd.clone(),
-        env: vars,
-        timeout,
-    });
-    let mut output = finished.output.text();
-    if !job.dir.as_os_str().is_empty() {
-        output = paths::relative_to_root(&output, &cx.config.root, &job.dir);
-    }
-    if let Some(k) = key {
-        let stored = match &finished.exit {
-            Exit::Code(code) => Some((*code, false)),
-            Exit::TimedOut if !cut_by_budget => Some((0, true)),
-            _ => None,
-        };
-        if let Some((exit_code, timed_out)) = stored {
-            let _ = cache.put(&cache::Entry {
-                key: k.clone(),
-                origin: None,
-                exit_code,
-                timed_out,
-                duration_ms: finished.duration.as_millis() as u64,
-                output: output.clone(),
-            });
-        }
-    }
-    Outcome {
-        cut_by_budget,
-        duration: finished.duration,
-        ..outcome(Some(finished.exit), output)
+    vars
+}
+
+/// Stores a finished run under `key`: an exit code, or a timeout of the gate's own (one cut
+/// by a hook's budget says nothing about the inputs, and a run that could not start neither).
+fn store(
+    cache: &cache::Cache,
+    key: &str,
+    finished: &process::Finished,
+    output: &str,
+    cut_by_budget: bool,
+) {
+    let stored = match &finished.exit {
+        Exit::Code(code) => Some((*code, false)),
+        Exit::TimedOut if !cut_by_budget => Some((0, true)),
+        _ => None,
+    };
+    if let Some((exit_code, timed_out)) = stored {
+        let _ = cache.put(&cache::Entry {
+            key: key.to_string(),
+            origin: None,
+            exit_code,
+            timed_out,
+            duration_ms: finished.duration.as_millis() as u64,
+            output: output.to_string(),
+        });
     }
 }
 
 /// The lock `.ralph/locks/NAME.lock`, waited for until `deadline`.
 fn wait_lock(root: &Path, name: &str, deadline: Option<Instant>) -> Option<atomic::Lock> {
-    let path = root
-        .join(crate::files::STATE_DIR)
-        .join("locks")
-        .join(format!("{name}.lock"));
+    let path = crate::state::Layout::at(root).lock(name);
     // A lock that cannot be made must not stop the gate: it only avoids double work.
     atomic::lock_until(&path, deadline).unwrap_or_else(|_| Some(atomic::Lock::none()))
 }

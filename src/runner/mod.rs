@@ -165,7 +165,7 @@ pub fn with_context<T>(
     reuse: Reuse,
     f: impl FnOnce(&RunContext<'_>) -> T,
 ) -> T {
-    crate::files::ignore_own_state(&config.root);
+    crate::state::Layout::at(&config.root).ignore_self();
     let cache = Cache::for_run(config, env, reuse != Reuse::Everything);
     let trusted = reuse != Reuse::Nothing;
     let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
@@ -207,29 +207,102 @@ pub fn run(
     on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Vec<GateResult> {
     crate::signals::install();
-    let config = cx.config;
-    let results: Vec<Mutex<Option<GateResult>>> =
-        plan.gates.iter().map(|_| Mutex::new(None)).collect();
-    let outcomes: Vec<Vec<Mutex<Option<job::Outcome>>>> = plan
-        .gates
-        .iter()
-        .map(|g| g.jobs.iter().map(|_| Mutex::new(None)).collect())
-        .collect();
-    let started: Vec<std::sync::atomic::AtomicBool> = plan
-        .gates
-        .iter()
-        .map(|_| std::sync::atomic::AtomicBool::new(false))
-        .collect();
-    let remaining: Vec<AtomicUsize> = plan
-        .gates
-        .iter()
-        .map(|g| AtomicUsize::new(g.jobs.len()))
-        .collect();
+    let board = Board::new(cx.config, plan, on_event);
+    for (pi, planned) in plan.gates.iter().enumerate() {
+        if planned.jobs.is_empty() {
+            board.finish_gate(pi);
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(limits.jobs.max(1))
+        .thread_name(|i| format!("ralph-gate-worker-{i}"))
+        .build()
+        .expect("a thread pool can be built");
+    pool.scope_fifo(|scope| {
+        for pi in start_order(cx.config, plan) {
+            let planned = &plan.gates[pi];
+            let gate = &cx.config.gates[planned.gate];
+            for (ji, j) in planned.jobs.iter().enumerate() {
+                let board = &board;
+                scope.spawn_fifo(move |_| {
+                    board.job_started(pi);
+                    board.job_done(pi, ji, job::run(cx, gate, j, limits));
+                });
+            }
+        }
+    });
+    board.results()
+}
 
-    let finish_gate = |pi: usize| {
-        let planned = &plan.gates[pi];
-        let gate = &config.gates[planned.gate];
-        let done: Vec<job::Outcome> = outcomes[pi]
+/// Whole-project gates (tsc, cargo, go vet) are nearly always the long pole, so they start
+/// first; the rest follow in config order (FIFO). Reports keep config order regardless.
+fn start_order(config: &Config, plan: &Plan) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plan.gates.len()).collect();
+    order.sort_by_key(|&pi| match config.gates[plan.gates[pi].gate].scope {
+        Scope::Project => 0,
+        Scope::Batch | Scope::File => 1,
+    });
+    order
+}
+
+/// Where a run stands, shared by the workers: each job's outcome, how many of each gate's
+/// jobs are left, and each gate's result once its last job is done.
+struct Board<'a> {
+    config: &'a Config,
+    plan: &'a Plan,
+    on_event: &'a (dyn Fn(Event<'_>) + Sync),
+    results: Vec<Mutex<Option<GateResult>>>,
+    outcomes: Vec<Vec<Mutex<Option<job::Outcome>>>>,
+    started: Vec<std::sync::atomic::AtomicBool>,
+    remaining: Vec<AtomicUsize>,
+}
+
+impl<'a> Board<'a> {
+    fn new(config: &'a Config, plan: &'a Plan, on_event: &'a (dyn Fn(Event<'_>) + Sync)) -> Self {
+        Self {
+            config,
+            plan,
+            on_event,
+            results: plan.gates.iter().map(|_| Mutex::new(None)).collect(),
+            outcomes: plan
+                .gates
+                .iter()
+                .map(|g| g.jobs.iter().map(|_| Mutex::new(None)).collect())
+                .collect(),
+            started: plan
+                .gates
+                .iter()
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
+            remaining: plan
+                .gates
+                .iter()
+                .map(|g| AtomicUsize::new(g.jobs.len()))
+                .collect(),
+        }
+    }
+
+    /// The first job of a gate to start announces the gate.
+    fn job_started(&self, pi: usize) {
+        if !self.started[pi].swap(true, Ordering::AcqRel) {
+            (self.on_event)(Event::Started(self.plan.gates[pi].gate));
+        }
+    }
+
+    /// The last job of a gate to finish finishes the gate.
+    fn job_done(&self, pi: usize, ji: usize, outcome: job::Outcome) {
+        *self.outcomes[pi][ji]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        if self.remaining[pi].fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.finish_gate(pi);
+        }
+    }
+
+    fn finish_gate(&self, pi: usize) {
+        let planned = &self.plan.gates[pi];
+        let gate = &self.config.gates[planned.gate];
+        let done: Vec<job::Outcome> = self.outcomes[pi]
             .iter()
             .map(|m| {
                 m.lock()
@@ -239,55 +312,18 @@ pub fn run(
             })
             .collect();
         let result = aggregate::gate_result(planned.gate, gate, planned.files.len(), done);
-        on_event(Event::Finished(&result));
-        *results[pi].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-    };
-
-    for (pi, planned) in plan.gates.iter().enumerate() {
-        if planned.jobs.is_empty() {
-            finish_gate(pi);
-        }
+        (self.on_event)(Event::Finished(&result));
+        *self.results[pi].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     }
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(limits.jobs.max(1))
-        .thread_name(|i| format!("ralph-gate-worker-{i}"))
-        .build()
-        .expect("a thread pool can be built");
-    // Whole-project gates (tsc, cargo, go vet) are nearly always the long pole, so they start
-    // first; the rest follow in config order (FIFO). Reports keep config order regardless.
-    let mut start_order: Vec<usize> = (0..plan.gates.len()).collect();
-    start_order.sort_by_key(|&pi| match config.gates[plan.gates[pi].gate].scope {
-        Scope::Project => 0,
-        Scope::Batch | Scope::File => 1,
-    });
-    pool.scope_fifo(|scope| {
-        for pi in start_order {
-            let planned = &plan.gates[pi];
-            let gate = &config.gates[planned.gate];
-            for (ji, j) in planned.jobs.iter().enumerate() {
-                let (outcomes, remaining, finish_gate) = (&outcomes, &remaining, &finish_gate);
-                let started = &started;
-                scope.spawn_fifo(move |_| {
-                    if !started[pi].swap(true, Ordering::AcqRel) {
-                        on_event(Event::Started(planned.gate));
-                    }
-                    let outcome = job::run(cx, gate, j, limits);
-                    *outcomes[pi][ji].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
-                    if remaining[pi].fetch_sub(1, Ordering::AcqRel) == 1 {
-                        finish_gate(pi);
-                    }
-                });
-            }
-        }
-    });
-
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .expect("every gate finishes")
-        })
-        .collect()
+    fn results(self) -> Vec<GateResult> {
+        self.results
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .expect("every gate finishes")
+            })
+            .collect()
+    }
 }

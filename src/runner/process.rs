@@ -43,20 +43,46 @@ pub struct Finished {
 
 pub fn run(spec: &Spec) -> Finished {
     let started = Instant::now();
-    let failed = |message: String| Finished {
-        exit: Exit::SpawnFailed(message),
-        duration: started.elapsed(),
-        output: Captured::new(),
+    let (mut child, captured, drained) = match start(spec) {
+        Ok(started) => started,
+        Err(message) => {
+            return Finished {
+                exit: Exit::SpawnFailed(message),
+                duration: started.elapsed(),
+                output: Captured::new(),
+            }
+        }
     };
+    let pgid = child.id() as i32;
+    let exit = wait(&mut child, pgid, spec.timeout);
+    let duration = started.elapsed();
+    // Whatever the gate left running in its group goes with it.
+    signals::kill_group(pgid, libc::SIGKILL);
+    signals::remove(pgid);
+    let _ = drained.recv_timeout(DRAIN_GRACE);
 
-    let (mut reader, writer) = match std::io::pipe() {
-        Ok(pair) => pair,
-        Err(e) => return failed(format!("cannot create a pipe: {e}")),
-    };
-    let writer_err = match writer.try_clone() {
-        Ok(w) => w,
-        Err(e) => return failed(format!("cannot create a pipe: {e}")),
-    };
+    let output = captured.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Finished {
+        exit,
+        duration,
+        output,
+    }
+}
+
+/// A started gate: its process, what it printed so far, and word when its output ended.
+type Started = (
+    std::process::Child,
+    Arc<Mutex<Captured>>,
+    std::sync::mpsc::Receiver<()>,
+);
+
+/// Starts `/bin/sh -c script` in a process group of its own, stdout and stderr into one pipe
+/// read on a thread of its own.
+fn start(spec: &Spec) -> Result<Started, String> {
+    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(|e| format!("cannot create a pipe: {e}"))?;
     let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
@@ -81,19 +107,18 @@ pub fn run(spec: &Spec) -> Finished {
     // The Command owns the parent's copies of the pipe's write end: drop it, or the reader
     // never sees end-of-file.
     drop(command);
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(e) => {
-            return failed(format!(
-                "cannot start /bin/sh in {}: {e}",
-                spec.cwd.display()
-            ))
-        }
-    };
-    let pgid = child.id() as i32;
-
+    let child =
+        spawned.map_err(|e| format!("cannot start /bin/sh in {}: {e}", spec.cwd.display()))?;
     let captured = Arc::new(Mutex::new(Captured::new()));
-    let sink = Arc::clone(&captured);
+    let drained = drain(reader, Arc::clone(&captured));
+    Ok((child, captured, drained))
+}
+
+/// Reads the gate's output into `sink` until end-of-file, then says so.
+fn drain(
+    mut reader: std::io::PipeReader,
+    sink: Arc<Mutex<Captured>>,
+) -> std::sync::mpsc::Receiver<()> {
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
@@ -110,8 +135,12 @@ pub fn run(spec: &Spec) -> Finished {
         }
         let _ = done_tx.send(());
     });
+    done_rx
+}
 
-    let exit = match child.wait_timeout(spec.timeout) {
+/// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL.
+fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
+    match child.wait_timeout(timeout) {
         Ok(Some(status)) => status_exit(status),
         Ok(None) => {
             signals::kill_group(pgid, libc::SIGTERM);
@@ -126,18 +155,6 @@ pub fn run(spec: &Spec) -> Finished {
             let _ = child.wait();
             Exit::SpawnFailed(format!("cannot wait for the gate: {e}"))
         }
-    };
-    let duration = started.elapsed();
-    // Whatever the gate left running in its group goes with it.
-    signals::kill_group(pgid, libc::SIGKILL);
-    signals::remove(pgid);
-    let _ = done_rx.recv_timeout(DRAIN_GRACE);
-
-    let output = captured.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Finished {
-        exit,
-        duration,
-        output,
     }
 }
 

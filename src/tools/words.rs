@@ -16,41 +16,33 @@ const BUILTINS: &[&str] = &[
     "esac", "for", "in", "function", "break", "continue", "umask", "ulimit", "alias", "let",
     "declare", "readonly", "getopts", "hash", "pwd", "exec", "command",
 ];
-/// Words that run the next word as the program.
-const WRAPPERS: &[&str] = &["exec", "command", "env", "nice", "nohup", "xargs", "sudo"];
+/// How deep command substitutions are read.
+const DEPTH: u8 = 4;
 
 pub fn command_words(script: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for segment in segments(script) {
-        let mut words = segment.iter().map(String::as_str).peekable();
-        while let Some(w) = words.next() {
-            if KEYWORDS.contains(&w) {
-                continue;
-            }
-            if is_assignment(w) || is_redirection(w) {
-                continue;
-            }
-            if w == "for" || w == "case" {
-                break; // the words that follow are data, up to the next separator
-            }
-            if WRAPPERS.contains(&w) {
-                if !BUILTINS.contains(&w) {
-                    push(&mut out, w);
-                }
-                // Skip the wrapper's options (`env -i`, `nice -n 5`) to reach the program.
-                while let Some(next) = words.peek() {
-                    if next.starts_with('-') || is_assignment(next) || next.parse::<i64>().is_ok() {
-                        words.next();
-                    } else {
-                        break;
-                    }
-                }
-                continue;
-            }
-            if !BUILTINS.contains(&w) {
+    for simple in crate::shell::parse(script, DEPTH) {
+        let words = &simple.words;
+        let start = words
+            .iter()
+            .position(|w| !KEYWORDS.contains(&w.as_str()))
+            .unwrap_or(words.len());
+        let words = &words[start..];
+        // After `for` and `case` come data, up to the next separator.
+        if words
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "for" | "case"))
+        {
+            continue;
+        }
+        let (wrappers, rest) = crate::shell::unwrap(words);
+        for w in wrappers {
+            if !BUILTINS.contains(&w) && !crate::shell::BUILTINS.contains(&w) {
                 push(&mut out, w);
             }
-            break;
+        }
+        if let Some(w) = rest.first().filter(|w| !BUILTINS.contains(&w.as_str())) {
+            push(&mut out, w);
         }
     }
     out
@@ -64,106 +56,6 @@ fn push(out: &mut Vec<String>, w: &str) {
     if plain && !out.iter().any(|o| o == w) {
         out.push(w.to_string());
     }
-}
-
-fn is_assignment(w: &str) -> bool {
-    match w.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && !name.as_bytes()[0].is_ascii_digit()
-        }
-        None => false,
-    }
-}
-
-fn is_redirection(w: &str) -> bool {
-    let w = w.trim_start_matches(|c: char| c.is_ascii_digit());
-    w.starts_with('>') || w.starts_with('<')
-}
-
-/// Splits a script into simple commands (at `;`, `&`, `|`, newlines, parentheses, `$(` and
-/// backquotes) and each into words, with quotes removed. A quoted word keeps a marker that
-/// makes it no plain word (`"$1"` is never a program name we could look up).
-fn segments(script: &str) -> Vec<Vec<String>> {
-    let mut all = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = script.chars().peekable();
-    let flush_word = |words: &mut Vec<String>, word: &mut String, in_word: &mut bool| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                word.push('\u{0}');
-                for q in chars.by_ref() {
-                    if q == '\'' {
-                        break;
-                    }
-                    word.push(q);
-                }
-            }
-            '"' => {
-                in_word = true;
-                word.push('\u{0}');
-                while let Some(q) = chars.next() {
-                    match q {
-                        '"' => break,
-                        '\\' => {
-                            chars.next();
-                        }
-                        _ => word.push(q),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(n) = chars.next() {
-                    if n != '\n' {
-                        word.push(n);
-                    }
-                }
-            }
-            '#' if !in_word => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        break;
-                    }
-                }
-                flush_word(&mut words, &mut word, &mut in_word);
-                all.push(std::mem::take(&mut words));
-            }
-            // `2>&1` and `&>` are redirections, not separators.
-            '&' if word.ends_with(['>', '<']) || chars.peek() == Some(&'>') => {
-                in_word = true;
-                word.push(c);
-            }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '`' => {
-                flush_word(&mut words, &mut word, &mut in_word);
-                all.push(std::mem::take(&mut words));
-            }
-            '$' if chars.peek() == Some(&'(') => {
-                chars.next();
-                flush_word(&mut words, &mut word, &mut in_word);
-                all.push(std::mem::take(&mut words));
-            }
-            c if c.is_whitespace() => flush_word(&mut words, &mut word, &mut in_word),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    flush_word(&mut words, &mut word, &mut in_word);
-    all.push(words);
-    all.retain(|s| !s.is_empty());
-    all
 }
 
 #[cfg(test)]
@@ -198,5 +90,15 @@ mod tests {
             ["./scripts/lint.sh"]
         );
         assert!(command_words("\"$1\" --x; $TOOL -y").is_empty());
+        assert_eq!(
+            command_words("nice -n 5 timeout -s KILL 60 cargo test"),
+            ["nice", "timeout", "cargo"],
+            "the wrappers the guard sees through, with their option values"
+        );
+        assert_eq!(
+            command_words("cat <<EOF\nrm -rf /\nEOF\nmake"),
+            ["cat", "make"],
+            "a here-document's body is data"
+        );
     }
 }

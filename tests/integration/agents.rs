@@ -480,3 +480,39 @@ fn init_writes_each_agents_config_in_its_own_place_once() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("unknown agent `emacs`"), "{bad:?}");
 }
+
+/// Cursor's reply is kept by one hook and read by another: both must use the same workspace,
+/// also when Cursor's workspace root is a folder inside the git repository (the reply was
+/// written at the git top but looked for in the payload's folder, so the promise was lost).
+#[test]
+fn a_cursor_reply_kept_in_a_subfolder_workspace_is_read_at_its_stop() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("app/pkg/mod.py", FIXED);
+    repo.commit_all();
+    let run = repo.run([
+        "loop",
+        "start",
+        "--agent",
+        "cursor",
+        "--promise",
+        "DONE",
+        "Fix it.",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let root = repo.path().join("app");
+    let reply = json!({"conversation_id": "S", "hook_event_name": "afterAgentResponse",
+                       "workspace_roots": [root], "text": DONE});
+    assert_eq!(hook(&repo, "agent-response", "cursor", &reply).code, 0);
+    let stop = json!({"conversation_id": "S", "generation_id": "g2", "hook_event_name": "stop",
+                      "workspace_roots": [root], "status": "completed", "loop_count": 0});
+    let out = answer(&hook(&repo, "stop", "cursor", &stop));
+    assert!(
+        out.get("followup_message").is_none(),
+        "the kept promise ends the loop: {out}"
+    );
+    assert!(!repo.exists(".cursor/ralph-loop.local.md"));
+}

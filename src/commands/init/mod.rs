@@ -15,7 +15,6 @@ use crate::config::template::shell_quote;
 use crate::env::Environment;
 use crate::exit;
 use crate::files;
-use crate::hook::stop::workspace;
 use frameworks::Framework;
 use serde_json::Value;
 use std::io::Write;
@@ -34,7 +33,8 @@ pub struct Options {
 }
 
 pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError> {
-    let ws = workspace(env, cwd);
+    let layout = crate::state::Layout::workspace(env, cwd);
+    let ws = layout.root().to_path_buf();
     let me = std::env::current_exe()
         .ok()
         .and_then(|p| p.canonicalize().ok());
@@ -74,11 +74,11 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
         asked
     };
     for agent in &chosen {
-        report.push(write_agent(&ws, *agent, &program)?);
+        report.push(write_agent(env, &ws, *agent, &program)?);
     }
     report.push(pre_commit(&ws, &program, opts.force)?);
     report.push(ignore_state(&ws, &chosen)?);
-    for c in super::doctor::conflicts(&ws) {
+    for c in super::doctor::conflicts(env, &ws) {
         report.push(format!("warning: {c}"));
     }
     let mut text = report.join("\n  ");
@@ -166,7 +166,10 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
 /// workspace and `--shell=bash` for sourced libraries show), and its tool, or that the tool
 /// is missing and how to install it.
 fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
-    super::first_runs(ws, env, crate::config::Phase::Check)
+    let Ok(mut project) = crate::project::Project::open(ws, None) else {
+        return Vec::new();
+    };
+    super::first_runs(&mut project, env, crate::config::Phase::Check)
         .into_iter()
         .map(|r| {
             let tool = match (&r.missing, &r.tool) {
@@ -191,10 +194,15 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
 }
 
 /// Registers ralph-gate's hooks in `agent`'s own config file, merged into what is there.
-fn write_agent(ws: &Path, agent: crate::agents::Agent, program: &str) -> Result<String, AppError> {
+fn write_agent(
+    env: &Environment,
+    ws: &Path,
+    agent: crate::agents::Agent,
+    program: &str,
+) -> Result<String, AppError> {
     let spec = agents::spec(agent, program);
     if agent == crate::agents::Agent::Claude {
-        let (all, _) = crate::claude_settings::load(ws);
+        let (all, _) = crate::claude_settings::load(env, ws);
         if let Some(by) = crate::claude_settings::plugin_enabled(&all, "ralph-gate") {
             // Both would run for every event: one stop would count as two iterations.
             return Ok(format!(
@@ -294,16 +302,11 @@ fn is_ours(text: &str) -> bool {
 }
 
 fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, AppError> {
-    if !files::in_git(ws) {
+    if !crate::git::in_work_tree(ws) {
         return Ok("pre-commit: not a git repository, no hook installed".into());
     }
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["rev-parse", "--git-path", "hooks/pre-commit"])
-        .output()?;
-    let rel = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let path = ws.join(rel);
+    let path =
+        crate::git::git_path(ws, "hooks/pre-commit").map_err(|e| AppError::Usage(e.to_string()))?;
     let script = if program == "ralph-gate" {
         PRE_COMMIT.to_string()
     } else {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::report::agent::TEXT_CAP;
 use crate::runner::GateStatus;
 use std::time::Duration;
 

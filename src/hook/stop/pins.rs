@@ -2,28 +2,27 @@
 //! loop started with, what the agent is told when they were weakened, and pinning again.
 
 use crate::config::Config;
-use crate::loop_state::LoopState;
+use crate::loops::LoopState;
 use crate::pin::{self, store::Store, Pin, Verdict as PinVerdict};
-use std::path::Path;
+use crate::state::Layout;
 
 pub struct Pinning {
     pub verdict: PinVerdict,
     /// The stop gates as resolved now.
     pub now: Pin,
-    pub store: Store,
 }
 
 impl Pinning {
     /// Compares the gates in force with this loop's pin (state file and copy); what a person
     /// should know goes to `notes`.
     pub fn judge(
-        ws: &Path,
+        layout: &Layout,
         loop_file: &str,
         state: &LoopState,
         config: &Config,
         notes: &mut Vec<String>,
     ) -> Self {
-        let store = Store::for_workspace(ws);
+        let store = Store::of(layout);
         let now = pin::of(config);
         let verdict = match store.read(loop_file) {
             Ok(copy) => {
@@ -47,47 +46,12 @@ impl Pinning {
         if let PinVerdict::Tampered(why) = &verdict {
             notes.push(format!("pin tampered: {why}"));
         }
-        Self {
-            verdict,
-            now,
-            store,
-        }
+        Self { verdict, now }
     }
 
-    /// Pins the gates in force: the state file's line (in `state`, written by the caller)
-    /// and the copy.
-    pub fn repin(&self, loop_file: &str, state: &mut LoopState) -> std::io::Result<()> {
-        state.set_pin(&self.now.digest);
-        self.store.write(
-            loop_file,
-            &pin::Record {
-                pin: self.now.clone(),
-                started_at: state.started_at.clone(),
-                session: state.session_id.clone(),
-            },
-        )
-    }
-}
-
-/// The words the agent reads when the gates in force are not the pinned ones.
-pub fn hold_reason(verdict: &PinVerdict) -> Option<String> {
-    let approve = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop. Put the gates back as they were, or finish the task and let a person decide.";
-    if !verdict.holds() {
-        return None;
-    }
-    match verdict {
-        PinVerdict::Weaker(changes) => Some(format!(
-            "The stop gates changed since this loop started, in ways that could let failing work pass:\n{}\n{approve}",
-            changes
-                .iter()
-                .map(|c| format!("- {c}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        )),
-        PinVerdict::Tampered(why) => Some(format!(
-            "The record of the gates this loop started with was altered: {why}.\n{approve}"
-        )),
-        _ => None,
+    /// The gates to pin again at this stop, when the verdict says so.
+    pub fn repin(&self) -> Option<&Pin> {
+        self.verdict.repins().then_some(&self.now)
     }
 }
 

@@ -27,8 +27,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const CONFIG: &str = "tsconfig.json";
-/// Where mirror configs, outputs and build-info files go.
-const WORK: &str = ".ralph/tsc";
 const TS_EXTENSIONS: [&str; 4] = ["ts", "tsx", "mts", "cts"];
 const JS_EXTENSIONS: [&str; 4] = ["js", "jsx", "mjs", "cjs"];
 
@@ -545,7 +543,7 @@ fn short_hash(p: &Path) -> String {
 /// Where the mirror of `config` lives in the build of `top`.
 /// A build-info file: kept between runs, or (`-fresh`) deleted before each run.
 fn build_info(name: &str, reuse: bool) -> PathBuf {
-    PathBuf::from(WORK).join(if reuse {
+    crate::state::tsc_work().join(if reuse {
         format!("{name}.tsbuildinfo")
     } else {
         format!("{name}-fresh.tsbuildinfo")
@@ -555,7 +553,7 @@ fn build_info(name: &str, reuse: bool) -> PathBuf {
 /// The folder a `tsc -b` of `top` builds in: one kept between runs (`b-`, for the edit
 /// hook's incremental builds), or one emptied before each run (`f-`).
 fn build_dir(top: &Path, reuse: bool) -> PathBuf {
-    PathBuf::from(WORK).join(format!(
+    crate::state::tsc_work().join(format!(
         "{}-{}",
         if reuse { "b" } else { "f" },
         short_hash(top)
@@ -621,6 +619,42 @@ fn mirror_text(top: &Path, config: &Path, loaded: &Loaded) -> String {
 
 /// Reads a config and its `extends` chain. `None` when the config itself cannot be read or
 /// parsed (tsc will say why when it runs).
+/// One layer's `compilerOptions`: options (later layers win), the folders module resolution
+/// reads (`baseUrl`, `paths`, `typeRoots`, `rootDirs`) and the output folders.
+fn compiler_options(out: &mut Loaded, opts: &Map<String, Value>, dir: &Path) {
+    let dir = dir.to_path_buf();
+    let at = |p: &str| join_inside(&dir, p);
+    for (k, v) in opts {
+        out.options.insert(k.clone(), v.clone());
+    }
+    let base_url = opts.get("baseUrl").and_then(Value::as_str).and_then(at);
+    if let Some(b) = &base_url {
+        out.dirs.push(b.clone());
+    }
+    if let Some(Value::Object(paths)) = opts.get("paths") {
+        let from = base_url.clone().unwrap_or_else(|| dir.clone());
+        for targets in paths.values().filter_map(Value::as_array) {
+            for t in targets.iter().filter_map(Value::as_str) {
+                if let Some(d) = join_inside(&from, fixed_prefix(t)) {
+                    out.dirs.push(d);
+                }
+            }
+        }
+    }
+    for key in ["typeRoots", "rootDirs"] {
+        if let Some(Value::Array(list)) = opts.get(key) {
+            out.dirs
+                .extend(list.iter().filter_map(Value::as_str).filter_map(at));
+        }
+    }
+    for key in ["outDir", "declarationDir"] {
+        if let Some(d) = opts.get(key).and_then(Value::as_str).and_then(at) {
+            out.out_dirs.push(d);
+        }
+    }
+    out.has_root_dir |= opts.contains_key("rootDir");
+}
+
 fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     let mut out = Loaded::default();
     // From the most basic config to the project's own: later layers win, and of an
@@ -637,35 +671,7 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
         let at = |p: &str| join_inside(&dir, p);
         if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
-            for (k, v) in opts {
-                out.options.insert(k.clone(), v.clone());
-            }
-            let base_url = opts.get("baseUrl").and_then(Value::as_str).and_then(at);
-            if let Some(b) = &base_url {
-                out.dirs.push(b.clone());
-            }
-            if let Some(Value::Object(paths)) = opts.get("paths") {
-                let from = base_url.clone().unwrap_or_else(|| dir.clone());
-                for targets in paths.values().filter_map(Value::as_array) {
-                    for t in targets.iter().filter_map(Value::as_str) {
-                        if let Some(d) = join_inside(&from, fixed_prefix(t)) {
-                            out.dirs.push(d);
-                        }
-                    }
-                }
-            }
-            for key in ["typeRoots", "rootDirs"] {
-                if let Some(Value::Array(list)) = opts.get(key) {
-                    out.dirs
-                        .extend(list.iter().filter_map(Value::as_str).filter_map(at));
-                }
-            }
-            for key in ["outDir", "declarationDir"] {
-                if let Some(d) = opts.get(key).and_then(Value::as_str).and_then(at) {
-                    out.out_dirs.push(d);
-                }
-            }
-            out.has_root_dir |= opts.contains_key("rootDir");
+            compiler_options(&mut out, opts, &dir);
         }
         if let Some(Value::Array(list)) = obj.get("include") {
             out.has_include = true;

@@ -22,13 +22,12 @@
 //! `sed` does, so fields ralph-gate does not know and the prompt survive byte for byte.
 
 use crate::agent::Agent;
+use crate::state::Layout;
 use std::path::{Path, PathBuf};
 
-/// Claude Code's folder, where the official plugin keeps its loop.
-pub const DIR: &str = ".claude";
 pub const MAIN_FILE: &str = "ralph-loop.local.md";
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum StateError {
     #[error("does not start with a `---` front-matter line")]
     NoFrontMatter,
@@ -222,11 +221,20 @@ impl LoopState {
     }
 }
 
+/// Why a state file could not be read.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReadError {
+    #[error("{0}")]
+    Io(#[source] std::sync::Arc<std::io::Error>),
+    #[error(transparent)]
+    Format(#[from] StateError),
+}
+
 /// A state file on disk, or one that could not be read.
 #[derive(Debug)]
 pub struct LoopFile {
     pub path: PathBuf,
-    pub state: Result<LoopState, String>,
+    pub state: Result<LoopState, ReadError>,
 }
 
 impl LoopFile {
@@ -243,9 +251,9 @@ impl LoopFile {
 /// the side of "maybe": the main file is looked up by path (a path always resolves to the
 /// old or the new file), and a temporary file from a write in flight counts too. Under the
 /// lock, where every writer that replaces a loop file also holds it, `list` is exact.
-pub fn maybe_any(workspace: &Path) -> bool {
+pub fn maybe_any(layout: &Layout) -> bool {
     Agent::ALL.iter().any(|a| {
-        let dir = workspace.join(a.state_dir());
+        let dir = layout.loop_dir(*a);
         if dir.join(MAIN_FILE).exists() {
             return true;
         }
@@ -279,10 +287,10 @@ pub fn key(path: &Path) -> String {
     }
 }
 
-/// True when `key` (see [`key`]) names a loop state file that exists under `workspace`.
-pub fn exists(workspace: &Path, key_: &str) -> bool {
+/// True when `key` (see [`key`]) names a loop state file that exists in the workspace.
+pub fn exists(layout: &Layout, key_: &str) -> bool {
     Agent::ALL.iter().any(|a| {
-        let dir = workspace.join(a.state_dir());
+        let dir = layout.loop_dir(*a);
         let name = match a {
             Agent::Claude => Some(key_),
             _ => key_.strip_prefix(&format!("{a}-")),
@@ -296,11 +304,11 @@ pub fn is_state_name(name: &str) -> bool {
     name == MAIN_FILE || (name.starts_with("ralph-loop-") && name.ends_with(".local.md"))
 }
 
-/// Every loop state file of every agent under `workspace`, Claude's main one first.
-pub fn list(workspace: &Path) -> Vec<LoopFile> {
+/// Every loop state file of every agent in the workspace, Claude's main one first.
+pub fn list(layout: &Layout) -> Vec<LoopFile> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for agent in Agent::ALL {
-        let Ok(entries) = std::fs::read_dir(workspace.join(agent.state_dir())) else {
+        let Ok(entries) = std::fs::read_dir(layout.loop_dir(agent)) else {
             continue;
         };
         paths.extend(
@@ -314,7 +322,7 @@ pub fn list(workspace: &Path) -> Vec<LoopFile> {
                 }),
         );
     }
-    let main = workspace.join(DIR).join(MAIN_FILE);
+    let main = layout.loop_dir(Agent::Claude).join(MAIN_FILE);
     paths.sort_by_key(|p| (*p != main, p.clone()));
     paths
         .into_iter()
@@ -325,9 +333,9 @@ pub fn list(workspace: &Path) -> Vec<LoopFile> {
         .collect()
 }
 
-pub fn read(path: &Path) -> Result<LoopState, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    LoopState::parse(&text).map_err(|e| e.to_string())
+pub fn read(path: &Path) -> Result<LoopState, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReadError::Io(e.into()))?;
+    Ok(LoopState::parse(&text)?)
 }
 
 /// How a session id is stored. Claude Code's ids are UUIDs and are kept as they are, as the

@@ -4,8 +4,7 @@
 use crate::report::counts_as_failure;
 use crate::runner::GateResult;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Progress {
@@ -17,18 +16,24 @@ pub struct Progress {
     pub blocks_in_a_row: u32,
 }
 
-pub fn path(ws: &Path, loop_file: &str) -> PathBuf {
-    ws.join(crate::files::STATE_DIR)
-        .join("progress")
-        .join(format!("{loop_file}.json"))
+/// A progress record that exists but cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct ReadError {
+    path: std::path::PathBuf,
+    #[source]
+    source: serde_json::Error,
 }
 
 /// The record of the last stop; `Err` when there is one that cannot be read.
-pub fn read(path: &Path) -> Result<Option<Progress>, String> {
+pub fn read(path: &Path) -> Result<Option<Progress>, ReadError> {
     match std::fs::read(path) {
         Ok(b) => serde_json::from_slice(&b)
             .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|source| ReadError {
+                path: path.to_path_buf(),
+                source,
+            }),
         Err(_) => Ok(None),
     }
 }
@@ -55,11 +60,8 @@ pub fn next(previous: Option<&Progress>, fingerprint: String, continuing: bool) 
 pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
     let mut h = blake3::Hasher::new();
     let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("-C")
-            .arg(ws)
+        crate::git::command(ws)
             .args(args)
-            .env("LC_ALL", "C")
             .output()
             .map(|o| o.stdout)
             .unwrap_or_default()
@@ -92,10 +94,9 @@ pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
         &outside_state[..],
     ]
     .concat());
-    for name in untracked.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-        h.update(name);
-        let path = ws.join(std::ffi::OsStr::new(&*String::from_utf8_lossy(name)));
-        if let Ok(bytes) = std::fs::read(path) {
+    for name in crate::git::split_nul(&untracked) {
+        h.update(name.as_os_str().as_encoded_bytes());
+        if let Ok(bytes) = std::fs::read(ws.join(name)) {
             h.update(blake3::hash(&bytes).as_bytes());
         }
     }

@@ -1,0 +1,113 @@
+//! Every call to git, and the git folders found without it. One way to run git: in the folder
+//! named (never a `GIT_DIR`/`GIT_WORK_TREE` inherited from a hook that git itself runs),
+//! with untranslated messages (some are matched) and byte-exact paths.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("git {args} failed: {message}")]
+    Failed { args: String, message: String },
+}
+
+impl GitError {
+    /// Git ran and said this folder is not in a repository.
+    pub fn not_a_repository(&self) -> bool {
+        matches!(self, GitError::Failed { message, .. } if message.contains("not a git repository"))
+    }
+}
+
+/// `git -C dir` with the environment every call needs.
+pub fn command(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(dir)
+        .args(["-c", "core.quotePath=false"])
+        // Messages are matched ("not a git repository"), so they must not be translated.
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE");
+    c
+}
+
+/// Runs git and returns its standard output; a non-zero exit is an error with its message.
+pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    let out = command(dir).args(args).output().map_err(GitError::Spawn)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(GitError::Failed {
+            args: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// Runs git with `-z` output and splits it into paths, byte-exact (non-UTF-8 names survive).
+pub fn paths(dir: &Path, args: &[&str]) -> Result<Vec<PathBuf>, GitError> {
+    Ok(split_nul(&run(dir, args)?))
+}
+
+/// NUL-separated paths, as `-z` prints them.
+pub fn split_nul(out: &[u8]) -> Vec<PathBuf> {
+    out.split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| PathBuf::from(OsStr::from_bytes(s)))
+        .collect()
+}
+
+pub fn in_work_tree(dir: &Path) -> bool {
+    run(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.trim_ascii() == b"true")
+}
+
+/// The top of the git work tree holding `dir`, if any.
+pub fn toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = run(dir, &["rev-parse", "--show-toplevel"]).ok()?;
+    let text = OsStr::from_bytes(out.trim_ascii_end());
+    (!text.is_empty()).then(|| PathBuf::from(text))
+}
+
+/// Where git keeps `rel` (`hooks/pre-commit`) for the work tree at `dir`, as git resolves it
+/// (`core.hooksPath`, a linked worktree's own folder).
+pub fn git_path(dir: &Path, rel: &str) -> Result<PathBuf, GitError> {
+    let out = run(dir, &["rev-parse", "--git-path", rel])?;
+    Ok(dir.join(OsStr::from_bytes(out.trim_ascii_end())))
+}
+
+/// The top of the work tree holding `dir`, found without running git: the nearest folder
+/// with a `.git` (a folder, or a file naming a linked worktree's git folder). Hooks use it:
+/// they sit in front of every tool call and cannot afford a process.
+pub fn work_tree(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// The git folder of the work tree holding `dir` (a linked worktree has its own), found
+/// without running git: `.git` itself, or the folder a `.git` file names.
+pub fn git_dir(dir: &Path) -> Option<PathBuf> {
+    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let dot = top.join(".git");
+    if dot.is_dir() {
+        return dot.canonicalize().ok();
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    top.join(text.trim().strip_prefix("gitdir:")?.trim())
+        .canonicalize()
+        .ok()
+}
+
+/// The repository's common git folder (the same for every worktree of it): the work tree's
+/// git folder, or for a linked worktree the `commondir` it names.
+pub fn common_dir(dir: &Path) -> Option<PathBuf> {
+    let git = git_dir(dir)?;
+    match std::fs::read_to_string(git.join("commondir")) {
+        Ok(c) => git.join(c.trim()).canonicalize().ok(),
+        Err(_) => Some(git),
+    }
+}
