@@ -203,3 +203,28 @@ fn init_adds_no_settings_hooks_when_the_plugin_is_enabled() {
     );
     assert!(!repo.exists(".claude/settings.json"), "{run:?}");
 }
+
+/// `--config` names the config doctor checks: its stop gates' tools are the ones looked for
+/// (doctor used to plan the workspace's own ralph.toml whatever `--config` said).
+#[test]
+fn doctor_checks_the_config_it_is_given() {
+    let (repo, home) = clean();
+    repo.write(
+        "ci/strict.toml",
+        "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrun = \"no-such-linter-xyz {files}\"\nrequires = [\"no-such-linter-xyz\"]\n",
+    );
+    repo.write("ci/notes.txt", "x");
+    let h = home.path().to_str().unwrap();
+    assert_eq!(
+        doctor(&repo, home.path()).code,
+        0,
+        "the workspace's config is fine"
+    );
+    let run = repo.run_env(["doctor", "--config", "ci/strict.toml"], &[("HOME", h)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("stop gate `lint` needs `no-such-linter-xyz`, which is not installed"),
+        "{run:?}"
+    );
+}
