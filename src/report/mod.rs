@@ -9,6 +9,8 @@ pub mod json;
 pub mod junit;
 pub mod progress;
 pub mod reporter;
+#[cfg(test)]
+mod snapshots;
 
 use crate::runner::{GateResult, GateStatus};
 use std::time::Duration;
