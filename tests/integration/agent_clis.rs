@@ -164,6 +164,261 @@ fn write_with(
     }
 }
 
+/// One agent CLI run once in the scenario: how it is configured, started and checked.
+struct Cli {
+    /// The agent's name in ralph-gate (`init --agent`, `loop start --agent`).
+    agent: &'static str,
+    program: &'static str,
+    wire: Wire,
+    /// Where the provider's API puts the conversation.
+    field: &'static str,
+    /// The answer to requests that offer no tools (a model router, a title).
+    other: Option<&'static str>,
+    /// The tool call that writes pkg/bad.py.
+    edit: fn(&Repo) -> Edit,
+    /// Files the CLI reads before it starts (config, sign-in, trust), and its environment.
+    setup: fn(&Home, &Repo, &ModelServer) -> Vec<(&'static str, String)>,
+    args: &'static [&'static str],
+    /// Where init writes the CLI's hooks.
+    hooks: &'static str,
+    /// Where `loop start --agent` writes the loop.
+    loop_file: &'static str,
+    /// What else this CLI shows: its stdout, the conversation, the journal's stops.
+    check: fn(&str, &[String], &[Value]),
+}
+
+type Edit = Box<dyn Fn(&str, bool) -> Reply + Send + Sync>;
+
+const PROMPT: &str = "Add pkg/bad.py and make every module compile.";
+
+fn codex_setup(home: &Home, repo: &Repo, server: &ModelServer) -> Vec<(&'static str, String)> {
+    let codex_home = home.path().join("codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_KEY\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        server.url(),
+        repo.path().display()
+    );
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    vec![
+        ("CODEX_HOME", codex_home.display().to_string()),
+        ("SCRIPTED_KEY", "dummy".into()),
+    ]
+}
+
+fn copilot_setup(_: &Home, _: &Repo, server: &ModelServer) -> Vec<(&'static str, String)> {
+    vec![
+        ("COPILOT_OFFLINE", "true".into()),
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url())),
+        ("COPILOT_PROVIDER_WIRE_API", "responses".into()),
+        ("COPILOT_MODEL", "gpt-5.5".into()),
+        // Repository hooks run in -p mode only with this, in a trusted folder (exactly
+        // "true" trusts the working directory).
+        ("COPILOT_PROMPT_MODE_REPO_HOOKS", "1".into()),
+        ("COPILOT_ALLOW_ALL", "true".into()),
+    ]
+}
+
+fn qwen_setup(_: &Home, _: &Repo, server: &ModelServer) -> Vec<(&'static str, String)> {
+    vec![
+        ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
+        ("OPENAI_API_KEY", "dummy".into()),
+        ("OPENAI_MODEL", "scripted".into()),
+        ("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".into()),
+    ]
+}
+
+/// An API key sign-in, and the project trusted (Gemini CLI runs project hooks only there).
+fn gemini_setup(home: &Home, repo: &Repo, server: &ModelServer) -> Vec<(&'static str, String)> {
+    let dot = home.path().join(".gemini");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("trustedFolders.json"),
+        serde_json::json!({ repo.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    vec![
+        ("GEMINI_API_KEY", "dummy".into()),
+        ("GOOGLE_GEMINI_BASE_URL", server.url()),
+    ]
+}
+
+/// A custom (BYOK) model on the scripted server: no Factory sign-in needed.
+fn droid_setup(home: &Home, _: &Repo, server: &ModelServer) -> Vec<(&'static str, String)> {
+    let dot = home.path().join(".factory");
+    std::fs::create_dir_all(&dot).unwrap();
+    let settings = serde_json::json!({"customModels": [{"model": "scripted", "displayName": "scripted",
+        "baseUrl": format!("{}/v1", server.url()), "apiKey": "dummy",
+        "provider": "generic-chat-completion-api", "maxOutputTokens": 1000}]});
+    std::fs::write(dot.join("settings.json"), settings.to_string()).unwrap();
+    Vec::new()
+}
+
+fn writes_file(tool: &'static str) -> impl Fn(&Repo) -> Edit {
+    move |repo| {
+        Box::new(write_with(
+            tool,
+            "file_path",
+            repo.path().join("pkg/bad.py"),
+        ))
+    }
+}
+
+fn clis() -> Vec<Cli> {
+    vec![
+        Cli {
+            agent: "codex",
+            program: "codex",
+            wire: Wire::Responses,
+            field: "input",
+            other: None,
+            edit: |_| Box::new(patch),
+            setup: codex_setup,
+            // Tests only: the hooks ralph-gate registered are trusted without the /hooks review.
+            args: &[
+                "exec",
+                "--json",
+                "--dangerously-bypass-hook-trust",
+                "-s",
+                "danger-full-access",
+                PROMPT,
+            ],
+            hooks: ".codex/hooks.json",
+            loop_file: ".codex/ralph-loop.local.md",
+            check: |stdout, _, _| assert!(stdout.contains("turn.completed"), "{stdout}"),
+        },
+        Cli {
+            agent: "copilot",
+            program: "copilot",
+            wire: Wire::Responses,
+            field: "input",
+            other: None,
+            edit: |_| Box::new(patch),
+            setup: copilot_setup,
+            args: &["-p", PROMPT, "--allow-all-tools"],
+            hooks: ".github/hooks/ralph-gate.json",
+            loop_file: ".copilot/ralph-loop.local.md",
+            check: |_, seen, _| {
+                assert!(
+                    seen.iter()
+                        .any(|r| r.contains("Additional guidance from postToolUse hooks")),
+                    "the feedback arrived as Copilot's postToolUse guidance: {seen:#?}"
+                )
+            },
+        },
+        Cli {
+            agent: "qwen",
+            program: "qwen",
+            wire: Wire::Chat,
+            field: "messages",
+            other: Some("ok"),
+            edit: |repo| writes_file("write_file")(repo),
+            setup: qwen_setup,
+            args: &[PROMPT, "--approval-mode", "yolo", "--auth-type", "openai"],
+            hooks: ".qwen/settings.json",
+            loop_file: ".qwen/ralph-loop.local.md",
+            check: |_, _, _| {},
+        },
+        Cli {
+            agent: "gemini",
+            program: "gemini",
+            wire: Wire::Gemini,
+            field: "contents",
+            // Requests without tools are the model router asking which model to use.
+            other: Some(r#"{"reasoning": "a small edit", "model_choice": "flash"}"#),
+            edit: |repo| writes_file("write_file")(repo),
+            setup: gemini_setup,
+            args: &["-p", PROMPT, "--approval-mode", "yolo"],
+            hooks: ".gemini/settings.json",
+            loop_file: ".gemini/ralph-loop.local.md",
+            check: |_, _, _| {},
+        },
+        Cli {
+            agent: "droid",
+            program: "droid",
+            wire: Wire::Chat,
+            field: "messages",
+            other: Some("ok"),
+            edit: |repo| writes_file("Create")(repo),
+            setup: droid_setup,
+            args: &["exec", "--auto", "high", "-m", "custom:scripted", PROMPT],
+            hooks: ".factory/hooks.json",
+            loop_file: ".factory/ralph-loop.local.md",
+            check: |_, _, stops| {
+                assert!(
+                    stops.iter().all(|e| e["promise_source"] == "transcript"),
+                    "Droid's final message comes from its transcript"
+                )
+            },
+        },
+    ]
+}
+
+/// One CLI through the scenario: the gate's error reaches the model after its edit, its early
+/// promise is refused, and the honest one ends the loop.
+fn run_the_loop(cli: &Cli, program: &Path) {
+    let home = Home::new();
+    let repo = project(&home, cli.agent);
+    assert!(
+        repo.exists(cli.hooks) && repo.exists(cli.loop_file),
+        "{}",
+        cli.agent
+    );
+    let server =
+        ModelServer::start_wire(cli.wire, scripted(cli.field, cli.other, (cli.edit)(&repo)));
+    let env = (cli.setup)(&home, &repo, &server);
+    let out = home
+        .command(program, repo.path(), &env)
+        .args(cli.args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}: {}\n{stdout}",
+        cli.agent,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = conversation(&server, cli.field);
+    assert_the_loop(cli.agent, &repo, &seen);
+    assert!(!repo.exists(cli.loop_file), "{}: the loop ended", cli.agent);
+    (cli.check)(&stdout, &seen, &stops(&repo));
+}
+
+/// Every CLI in the table, each on its own thread (the runs are independent and mostly wait
+/// on their CLI); every failure is reported, not only the first.
+#[test]
+fn every_agent_cli_runs_a_gated_loop_to_an_honest_end() {
+    if !require_tool("python3") {
+        return;
+    }
+    let runs: Vec<(&'static str, std::thread::JoinHandle<()>)> = clis()
+        .into_iter()
+        .filter(|cli| require_tool(cli.program))
+        .map(|cli| {
+            let program = which(cli.program).expect("checked");
+            (
+                cli.agent,
+                std::thread::spawn(move || run_the_loop(&cli, &program)),
+            )
+        })
+        .collect();
+    let failed: Vec<&str> = runs
+        .into_iter()
+        .filter_map(|(agent, run)| run.join().is_err().then_some(agent))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed: {failed:?} (their panics are above)"
+    );
+}
+
 fn stops(repo: &Repo) -> Vec<Value> {
     std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
         .unwrap_or_default()
@@ -207,116 +462,6 @@ fn assert_the_loop(agent: &str, repo: &Repo, seen: &[String]) {
     assert_eq!(
         std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
         "def g():\n    return 1\n"
-    );
-}
-
-#[test]
-fn codex_cli_runs_a_gated_loop_to_an_honest_end() {
-    if !require_tool("codex") {
-        return;
-    }
-    let codex = which("codex").expect("checked");
-    if !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = project(&home, "codex");
-    assert!(repo.exists(".codex/ralph-loop.local.md") && !repo.exists(".claude"));
-    let server = ModelServer::start_wire(Wire::Responses, scripted("input", None, patch));
-    let codex_home = home.path().join("codex");
-    std::fs::create_dir_all(&codex_home).unwrap();
-    let config = format!(
-        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_KEY\"\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-        server.url(),
-        repo.path().display()
-    );
-    std::fs::write(codex_home.join("config.toml"), config).unwrap();
-    let out = home
-        .command(
-            &codex,
-            repo.path(),
-            &[
-                ("CODEX_HOME", codex_home.display().to_string()),
-                ("SCRIPTED_KEY", "dummy".into()),
-            ],
-        )
-        .args([
-            "exec",
-            "--json",
-            // Tests only: the hooks ralph-gate registered are trusted without the /hooks review.
-            "--dangerously-bypass-hook-trust",
-            "-s",
-            "danger-full-access",
-            "Add pkg/bad.py and make every module compile.",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "codex exec: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_the_loop("codex", &repo, &conversation(&server, "input"));
-    assert!(!repo.exists(".codex/ralph-loop.local.md"), "the loop ended");
-    assert!(stdout.contains("turn.completed"), "{stdout}");
-}
-
-#[test]
-fn copilot_cli_runs_a_gated_loop_to_an_honest_end() {
-    if !require_tool("copilot") {
-        return;
-    }
-    let copilot = which("copilot").expect("checked");
-    if !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = project(&home, "copilot");
-    assert!(
-        repo.exists(".github/hooks/ralph-gate.json") && repo.exists(".copilot/ralph-loop.local.md")
-    );
-    let server = ModelServer::start_wire(Wire::Responses, scripted("input", None, patch));
-    let out = home
-        .command(
-            &copilot,
-            repo.path(),
-            &[
-                ("COPILOT_OFFLINE", "true".into()),
-                ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.url())),
-                ("COPILOT_PROVIDER_WIRE_API", "responses".into()),
-                ("COPILOT_MODEL", "gpt-5.5".into()),
-                // Repository hooks run in -p mode only with this, in a trusted folder
-                // (exactly "true" trusts the working directory).
-                ("COPILOT_PROMPT_MODE_REPO_HOOKS", "1".into()),
-                ("COPILOT_ALLOW_ALL", "true".into()),
-            ],
-        )
-        .args([
-            "-p",
-            "Add pkg/bad.py and make every module compile.",
-            "--allow-all-tools",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "copilot -p: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen = conversation(&server, "input");
-    assert!(
-        seen.iter()
-            .any(|r| r.contains("Additional guidance from postToolUse hooks")),
-        "the feedback arrived as Copilot's postToolUse guidance: {seen:#?}"
-    );
-    assert_the_loop("copilot", &repo, &seen);
-    assert!(
-        !repo.exists(".copilot/ralph-loop.local.md"),
-        "the loop ended"
     );
 }
 
@@ -452,183 +597,5 @@ fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
     assert_eq!(
         std::fs::read_to_string(&bad).unwrap(),
         "def g():\n    return 1\n"
-    );
-}
-
-#[test]
-fn qwen_code_runs_a_gated_loop_to_an_honest_end() {
-    if !require_tool("qwen") {
-        return;
-    }
-    let qwen = which("qwen").expect("checked");
-    if !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = project(&home, "qwen");
-    assert!(repo.exists(".qwen/settings.json") && repo.exists(".qwen/ralph-loop.local.md"));
-    let target = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(
-        Wire::Chat,
-        scripted(
-            "messages",
-            Some("ok"),
-            write_with("write_file", "file_path", target),
-        ),
-    );
-    let out = home
-        .command(
-            &qwen,
-            repo.path(),
-            &[
-                ("OPENAI_BASE_URL", format!("{}/v1", server.url())),
-                ("OPENAI_API_KEY", "dummy".into()),
-                ("OPENAI_MODEL", "scripted".into()),
-                ("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".into()),
-            ],
-        )
-        .args([
-            "Add pkg/bad.py and make every module compile.",
-            "--approval-mode",
-            "yolo",
-            "--auth-type",
-            "openai",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "qwen: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen = conversation(&server, "messages");
-    assert_the_loop("qwen", &repo, &seen);
-    assert!(!repo.exists(".qwen/ralph-loop.local.md"), "the loop ended");
-}
-
-#[test]
-fn gemini_cli_runs_a_gated_loop_to_an_honest_end() {
-    if !require_tool("gemini") {
-        return;
-    }
-    let gemini = which("gemini").expect("checked");
-    if !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = project(&home, "gemini");
-    assert!(repo.exists(".gemini/settings.json") && repo.exists(".gemini/ralph-loop.local.md"));
-    let target = repo.path().join("pkg/bad.py");
-    // Requests without tools are the model router asking which model to use.
-    let router = r#"{"reasoning": "a small edit", "model_choice": "flash"}"#;
-    let server = ModelServer::start_wire(
-        Wire::Gemini,
-        scripted(
-            "contents",
-            Some(router),
-            write_with("write_file", "file_path", target),
-        ),
-    );
-    // An API key sign-in, and the project trusted (Gemini CLI runs project hooks only there).
-    let dot = home.path().join(".gemini");
-    std::fs::create_dir_all(&dot).unwrap();
-    std::fs::write(
-        dot.join("settings.json"),
-        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        dot.join("trustedFolders.json"),
-        serde_json::json!({ repo.path().display().to_string(): "TRUST_FOLDER" }).to_string(),
-    )
-    .unwrap();
-    let out = home
-        .command(
-            &gemini,
-            repo.path(),
-            &[
-                ("GEMINI_API_KEY", "dummy".into()),
-                ("GOOGLE_GEMINI_BASE_URL", server.url()),
-            ],
-        )
-        .args([
-            "-p",
-            "Add pkg/bad.py and make every module compile.",
-            "--approval-mode",
-            "yolo",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gemini: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen = conversation(&server, "contents");
-    assert_the_loop("gemini", &repo, &seen);
-    assert!(
-        !repo.exists(".gemini/ralph-loop.local.md"),
-        "the loop ended"
-    );
-}
-
-#[test]
-fn droid_runs_a_gated_loop_to_an_honest_end() {
-    if !require_tool("droid") {
-        return;
-    }
-    let droid = which("droid").expect("checked");
-    if !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = project(&home, "droid");
-    assert!(repo.exists(".factory/hooks.json") && repo.exists(".factory/ralph-loop.local.md"));
-    let target = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(
-        Wire::Chat,
-        scripted(
-            "messages",
-            Some("ok"),
-            write_with("Create", "file_path", target),
-        ),
-    );
-    // A custom (BYOK) model on the scripted server: no Factory sign-in needed.
-    let dot = home.path().join(".factory");
-    std::fs::create_dir_all(&dot).unwrap();
-    let settings = serde_json::json!({"customModels": [{"model": "scripted", "displayName": "scripted",
-        "baseUrl": format!("{}/v1", server.url()), "apiKey": "dummy",
-        "provider": "generic-chat-completion-api", "maxOutputTokens": 1000}]});
-    std::fs::write(dot.join("settings.json"), settings.to_string()).unwrap();
-    let out = home
-        .command(&droid, repo.path(), &[])
-        .args([
-            "exec",
-            "--auto",
-            "high",
-            "-m",
-            "custom:scripted",
-            "Add pkg/bad.py and make every module compile.",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "droid exec: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen = conversation(&server, "messages");
-    assert_the_loop("droid", &repo, &seen);
-    assert!(
-        !repo.exists(".factory/ralph-loop.local.md"),
-        "the loop ended"
-    );
-    let stops = stops(&repo);
-    assert!(
-        stops.iter().all(|e| e["promise_source"] == "transcript"),
-        "Droid's final message comes from its transcript"
     );
 }
