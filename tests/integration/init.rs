@@ -189,8 +189,9 @@ fn presets_follow_real_evidence_and_init_says_what_will_run() {
         "a fixture file deep in the tree is no evidence: {run:?}"
     );
     assert!(
-        run.stdout
-            .contains("python-compile: 1 run on this project, e.g. `PYTHONPYCACHEPREFIX="),
+        run.stdout.contains(
+            "python-compile: 1 run on this project, e.g. `python3 -I -S -X pycache_prefix="
+        ),
         "{run:?}"
     );
     assert!(!run.stdout.contains("WARNING"), "{run:?}");

@@ -28,6 +28,32 @@ fn python_syntax_error_fails_then_passes_when_fixed() {
     );
 }
 
+/// A module named like the checker in the project root (`py_compile.py`, issue 21) must not
+/// replace it: the check runs isolated from the project's folder, as `python3 -I` does, and
+/// still writes no byte code into the tree. Uncached, then cached after the shadow appears.
+#[test]
+fn a_module_in_the_project_cannot_replace_the_python_checker() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("pkg/mod.py", "def f(:\n    return 1\n");
+    assert_eq!(repo.run(["check"]).code, 1, "the broken file fails");
+    // The shadow: `python3 -m py_compile` from the root would import this and pass.
+    repo.write("py_compile.py", "import sys\nsys.exit(0)\n");
+    let bare = std::process::Command::new("python3")
+        .args(["-I", "-m", "py_compile", "pkg/mod.py"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(!bare.status.success(), "the isolated bare tool fails");
+    for run in [repo.run(["check"]), repo.run(["check", "--no-cache"])] {
+        assert_eq!(run.code, 1, "{run:?}");
+        assert!(run.stdout.contains("SyntaxError"), "{run:?}");
+    }
+    assert!(!repo.exists("pkg/__pycache__") && !repo.exists("__pycache__"));
+}
+
 #[test]
 fn shellcheck_rejects_a_script_then_passes_when_fixed() {
     if !require_tool("shellcheck") {
