@@ -24,7 +24,7 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ("nice", &["-n"], 0),
     ("ionice", &["-c", "-n", "-p", "-P", "-u"], 0),
     ("setsid", &[], 0),
-    ("env", &["-u", "-C", "--unset", "--chdir"], 0),
+    ("env", &["-u", "-C", "-P", "--unset", "--chdir"], 0),
     ("timeout", &["-s", "-k", "--signal", "--kill-after"], 1),
     (
         "xargs",

@@ -394,8 +394,9 @@ fn package_version(manifest: &Path) -> Option<String> {
     ))
 }
 
-/// The interpreter a `#!` line names: the program itself, or for `/usr/bin/env [-S] NAME` the
-/// name to look up.
+/// The interpreter a `#!` line names: the program itself, or for `/usr/bin/env ... NAME` the
+/// name to look up, read past env's options as env reads them (`-S`, `-u NAME`, `-C DIR`,
+/// assignments) and past wrappers it runs (`nice -n 5`).
 pub fn shebang_interpreter(path: &Path) -> Option<String> {
     parse_shebang(&crate::files::head(path)?)
 }
@@ -405,14 +406,13 @@ pub fn parse_shebang(head: &[u8]) -> Option<String> {
     let rest = head.strip_prefix(b"#!")?;
     let line = rest.split(|b| *b == b'\n').next()?;
     let line = std::str::from_utf8(line).ok()?;
-    let mut words = line.split_whitespace();
-    let program = words.next()?;
-    if Path::new(program).file_name().is_some_and(|n| n == "env") {
-        return words
-            .find(|w| !w.starts_with('-') && !w.contains('='))
-            .map(str::to_string);
+    let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let program = words.first()?;
+    if crate::shell::base(program) == "env" {
+        // The kernel passes env one argument; `-S` splits it, as splitting on spaces does.
+        return crate::shell::unwrap(&words).1.first().cloned();
     }
-    Some(program.to_string())
+    Some(program.clone())
 }
 
 /// Runs a short probe (`--version`, a shim's `which`) and returns its stdout, or `None` when

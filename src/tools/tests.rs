@@ -22,6 +22,20 @@ fn shebangs_name_the_interpreter() {
         Some("python3".into())
     );
     assert_eq!(parse_shebang(b"echo\n"), None);
+    // env's options as env reads them (issue 21: `-u NAME` left the script unchecked).
+    for line in [
+        "#!/usr/bin/env -S -u BASH_ENV bash\n",
+        "#!/usr/bin/env -S -i PATH=/bin bash -e\n",
+        "#!/usr/bin/env --unset=X -C /tmp bash\n",
+        "#!/usr/bin/env -S nice -n 5 bash\n",
+        "#!/usr/bin/env -- bash\n",
+    ] {
+        assert_eq!(
+            parse_shebang(line.as_bytes()),
+            Some("bash".into()),
+            "{line}"
+        );
+    }
 }
 
 #[test]

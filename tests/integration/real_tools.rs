@@ -54,6 +54,33 @@ fn a_module_in_the_project_cannot_replace_the_python_checker() {
     assert!(!repo.exists("pkg/__pycache__") && !repo.exists("__pycache__"));
 }
 
+/// A script whose `#!` line passes options to env (`-S -u BASH_ENV bash`) is still a bash
+/// script and still checked (issue 21: it was silently left unchecked).
+#[test]
+fn a_script_run_through_env_with_options_is_still_checked() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "bin/deploy",
+        "#!/usr/bin/env -S -u BASH_ENV bash\nrm -rf $1/*\n",
+    );
+    repo.write("README", "a project with one script\n");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("SC2115"), "{run:?}");
+    let bare = std::process::Command::new("shellcheck")
+        .arg("bin/deploy")
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        !bare.status.success(),
+        "the bare tool fails the same script"
+    );
+}
+
 #[test]
 fn shellcheck_rejects_a_script_then_passes_when_fixed() {
     if !require_tool("shellcheck") {
