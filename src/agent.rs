@@ -98,3 +98,15 @@ impl Agent {
         }
     }
 }
+
+/// Where the last assistant text came from, for the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextSource {
+    LastAssistantMessage,
+    Transcript,
+    /// Recorded from the agent's own after-response hook (Cursor).
+    Recorded,
+    #[default]
+    None,
+}

@@ -1,8 +1,11 @@
 //! The top layer: turns parsed arguments into each command's options and a run into an exit
 //! code. The only module besides `cli` that sees clap's types.
 
-use crate::cli::{Cli, Command};
-use crate::commands::{self, AppError};
+use crate::cli::{
+    CacheCommand, CheckArgs, Cli, Command, GatesArgs, HookCommand, HookVia, LoopCommand,
+    StatusFormat,
+};
+use crate::commands::{self, cache, check, gates, loops, status, AppError};
 use crate::env::Environment;
 use crate::project::Project;
 
@@ -46,5 +49,92 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             },
         ),
         Command::Cache(cmd) => commands::cache::run(&cmd.into(), &cwd, config),
+    }
+}
+
+impl From<CheckArgs> for check::Options {
+    fn from(a: CheckArgs) -> Self {
+        check::Options {
+            paths: a.paths,
+            staged: a.staged,
+            changed: a.changed,
+            gates: a.gates,
+            phase: a.phase,
+            jobs: a.jobs,
+            format: a.format,
+            quiet: a.quiet,
+            no_cache: a.no_cache,
+            strict: a.strict,
+        }
+    }
+}
+
+impl From<GatesArgs> for gates::Options {
+    fn from(a: GatesArgs) -> Self {
+        gates::Options {
+            explain: a.explain,
+            phase: a.phase,
+        }
+    }
+}
+
+impl From<StatusFormat> for status::Format {
+    fn from(f: StatusFormat) -> Self {
+        match f {
+            StatusFormat::Human => status::Format::Human,
+            StatusFormat::Json => status::Format::Json,
+        }
+    }
+}
+
+impl From<CacheCommand> for cache::Command {
+    fn from(c: CacheCommand) -> Self {
+        match c {
+            CacheCommand::Clear => cache::Command::Clear,
+            CacheCommand::Stats { format } => cache::Command::Stats {
+                format: format.into(),
+            },
+        }
+    }
+}
+
+impl From<HookVia> for crate::commands::hook::Via {
+    fn from(v: HookVia) -> Self {
+        match v {
+            HookVia::Settings => crate::commands::hook::Via::Settings,
+            HookVia::Plugin => crate::commands::hook::Via::Plugin,
+        }
+    }
+}
+
+impl From<HookCommand> for crate::agents::Event {
+    fn from(c: HookCommand) -> Self {
+        use crate::agents::Event;
+        match c {
+            HookCommand::PreToolUse => Event::Guard,
+            HookCommand::PostToolUse => Event::Edit,
+            HookCommand::Stop => Event::Stop,
+            HookCommand::AgentResponse => Event::Response,
+        }
+    }
+}
+
+impl From<LoopCommand> for loops::Command {
+    fn from(c: LoopCommand) -> Self {
+        match c {
+            LoopCommand::Start(a) => loops::Command::Start(loops::StartOptions {
+                max_iterations: a.max_iterations,
+                promise: a.promise,
+                prompt_file: a.prompt_file,
+                agent: a.agent,
+                session: a.session,
+                any_session: a.any_session,
+                prompt: a.prompt,
+            }),
+            LoopCommand::Status => loops::Command::Status,
+            LoopCommand::List => loops::Command::List,
+            LoopCommand::Cancel { id } => loops::Command::Cancel { id },
+            LoopCommand::Approve { id } => loops::Command::Approve { id },
+        }
     }
 }

@@ -1,9 +1,8 @@
-//! Command-line surface (clap derive only). Each command's arguments become that command's own
-//! options here (`From`), and the core enums are given their command-line names here, so
-//! nothing below `app` sees clap.
+//! Command-line surface (clap derive only). The core enums are given their command-line names
+//! here; `app` turns each command's arguments into that command's own options, so nothing
+//! below `app` sees clap.
 
 use crate::agent::Agent;
-use crate::commands::{cache, check, gates, loops, status};
 use crate::config::Phase;
 use crate::report::Format;
 use clap::builder::PossibleValue;
@@ -302,92 +301,5 @@ impl ValueEnum for Format {
                 "GitHub Actions: the human report in groups, and annotations (the default under `GITHUB_ACTIONS=true`)",
             ),
         })
-    }
-}
-
-impl From<CheckArgs> for check::Options {
-    fn from(a: CheckArgs) -> Self {
-        check::Options {
-            paths: a.paths,
-            staged: a.staged,
-            changed: a.changed,
-            gates: a.gates,
-            phase: a.phase,
-            jobs: a.jobs,
-            format: a.format,
-            quiet: a.quiet,
-            no_cache: a.no_cache,
-            strict: a.strict,
-        }
-    }
-}
-
-impl From<GatesArgs> for gates::Options {
-    fn from(a: GatesArgs) -> Self {
-        gates::Options {
-            explain: a.explain,
-            phase: a.phase,
-        }
-    }
-}
-
-impl From<StatusFormat> for status::Format {
-    fn from(f: StatusFormat) -> Self {
-        match f {
-            StatusFormat::Human => status::Format::Human,
-            StatusFormat::Json => status::Format::Json,
-        }
-    }
-}
-
-impl From<CacheCommand> for cache::Command {
-    fn from(c: CacheCommand) -> Self {
-        match c {
-            CacheCommand::Clear => cache::Command::Clear,
-            CacheCommand::Stats { format } => cache::Command::Stats {
-                format: format.into(),
-            },
-        }
-    }
-}
-
-impl From<HookVia> for crate::commands::hook::Via {
-    fn from(v: HookVia) -> Self {
-        match v {
-            HookVia::Settings => crate::commands::hook::Via::Settings,
-            HookVia::Plugin => crate::commands::hook::Via::Plugin,
-        }
-    }
-}
-
-impl From<HookCommand> for crate::agents::Event {
-    fn from(c: HookCommand) -> Self {
-        use crate::agents::Event;
-        match c {
-            HookCommand::PreToolUse => Event::Guard,
-            HookCommand::PostToolUse => Event::Edit,
-            HookCommand::Stop => Event::Stop,
-            HookCommand::AgentResponse => Event::Response,
-        }
-    }
-}
-
-impl From<LoopCommand> for loops::Command {
-    fn from(c: LoopCommand) -> Self {
-        match c {
-            LoopCommand::Start(a) => loops::Command::Start(loops::StartOptions {
-                max_iterations: a.max_iterations,
-                promise: a.promise,
-                prompt_file: a.prompt_file,
-                agent: a.agent,
-                session: a.session,
-                any_session: a.any_session,
-                prompt: a.prompt,
-            }),
-            LoopCommand::Status => loops::Command::Status,
-            LoopCommand::List => loops::Command::List,
-            LoopCommand::Cancel { id } => loops::Command::Cancel { id },
-            LoopCommand::Approve { id } => loops::Command::Approve { id },
-        }
     }
 }

@@ -91,7 +91,7 @@ pub fn work_tree(dir: &Path) -> Option<PathBuf> {
 /// The git folder of the work tree holding `dir` (a linked worktree has its own), found
 /// without running git: `.git` itself, or the folder a `.git` file names.
 pub fn git_dir(dir: &Path) -> Option<PathBuf> {
-    let top = dir.ancestors().find(|d| d.join(".git").exists())?;
+    let top = work_tree(dir)?;
     let dot = top.join(".git");
     if dot.is_dir() {
         return dot.canonicalize().ok();

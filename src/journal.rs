@@ -4,8 +4,7 @@
 //! what an agent did to get out of a loop stays visible.
 
 use crate::agent::Agent;
-use crate::hook::decide::Outcome;
-use crate::hook::promise::TextSource;
+use crate::agent::TextSource;
 use crate::state::Layout;
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +82,22 @@ impl LoopEvent {
             why: why.into(),
         }
     }
+}
+
+/// How a stop leaves its loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Promise made and every gate passes: the loop ends.
+    Completed,
+    /// The iteration limit is reached: the loop ends unfinished.
+    LimitReached,
+    /// Nothing changed for too many stops: the loop ends as stuck.
+    Stuck,
+    /// The promise was made but gates fail: refused, the loop goes on.
+    PromiseRefused,
+    /// No promise yet: the loop goes on.
+    Continue,
 }
 
 /// Whether a stop was let through.

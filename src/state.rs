@@ -92,15 +92,14 @@ impl Layout {
     pub fn notices(&self, session: &str) -> PathBuf {
         self.dir()
             .join("notices")
-            .join(format!("{}.json", crate::loops::session_key(session)))
+            .join(format!("{}.json", session_key(session)))
     }
 
     /// Where `agent`'s last reply is kept between its response hook and its stop hook.
     pub fn reply(&self, agent: Agent, session: &str) -> PathBuf {
-        self.dir().join("replies").join(format!(
-            "{agent}-{}.txt",
-            crate::loops::session_key(session)
-        ))
+        self.dir()
+            .join("replies")
+            .join(format!("{agent}-{}.txt", session_key(session)))
     }
 
     /// The folder of `agent`'s loop state files (`.claude/`, `.codex/`, ...).
@@ -135,6 +134,30 @@ impl Layout {
         }
     }
 }
+
+/// How a session id is stored. Claude Code's ids are UUIDs and are kept as they are, as the
+/// plugin writes them. Anything else (newlines, quotes, `---`, spaces) would change the
+/// state file's other fields or fail to read back equal, so it is stored as a digest that
+/// the same session always maps to. Found by the `loop_state` fuzz target.
+pub fn session_key(raw: &str) -> String {
+    if raw == ANY_SESSION {
+        return raw.to_string();
+    }
+    let plain = raw.len() <= 128
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if plain {
+        raw.to_string()
+    } else {
+        format!("b3-{}", &blake3::hash(raw.as_bytes()).to_hex()[..32])
+    }
+}
+
+/// The session id of a loop that any session of its agent may stop (`loop start
+/// --any-session`): for agents run once per iteration (`codex exec`, `opencode run`,
+/// `claude -p` in a shell loop), where every iteration is a new session.
+pub const ANY_SESSION: &str = "*";
 
 /// Where TypeScript mirror configs, outputs and build-info files go, relative to the project
 /// root (tsc is run from there with relative paths).

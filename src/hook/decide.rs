@@ -2,6 +2,9 @@
 //! results and how long nothing has changed. No I/O here; `stop.rs` gathers the facts and
 //! carries the decision out, and `report::agent::stop` words it.
 
+pub use crate::journal::Outcome;
+pub use crate::report::agent::stop::Refusal;
+
 use super::Verdict;
 use crate::loops::LoopState;
 use crate::report::counts_as_failure;
@@ -47,21 +50,6 @@ pub fn unverified(results: &[GateResult], ci: bool) -> Vec<&GateResult> {
         .collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Promise made and every gate passes: the loop ends.
-    Completed,
-    /// The iteration limit is reached: the loop ends unfinished.
-    LimitReached,
-    /// Nothing changed for too many stops: the loop ends as stuck.
-    Stuck,
-    /// The promise was made but gates fail: refused, the loop goes on.
-    PromiseRefused,
-    /// No promise yet: the loop goes on.
-    Continue,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StateChange {
     Remove,
@@ -81,25 +69,6 @@ impl StopDecision {
     pub fn blocks(&self) -> bool {
         self.output.blocks()
     }
-}
-
-/// What a stop that does not end the loop is refused for: the facts the agent's text is
-/// worded from (see [`crate::report::agent::stop`]).
-#[derive(Debug)]
-pub struct Refusal<'a> {
-    /// The iteration the loop goes on to.
-    pub next: u64,
-    pub max_iterations: u64,
-    /// The promise the loop expects, normalised.
-    pub expected: Option<String>,
-    /// The expected promise was made (and is refused).
-    pub promised: bool,
-    pub failing: Vec<&'a GateResult>,
-    pub unverified: Vec<&'a GateResult>,
-    pub hold: Option<&'a str>,
-    pub misplaced: bool,
-    pub blocks_in_a_row: u32,
-    pub block_cap: u32,
 }
 
 /// How a stop is judged, before any wording.

@@ -8,6 +8,8 @@ use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+pub use crate::agent::TextSource;
+
 /// How much of a transcript's end is read: the last assistant text is always near the end,
 /// and transcripts of long sessions run to hundreds of megabytes.
 const TRANSCRIPT_TAIL: u64 = 8 * 1024 * 1024;
@@ -29,18 +31,6 @@ pub fn has_tag(text: &str) -> bool {
 
 pub fn normalize(promise: &str) -> String {
     promise.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Where the last assistant text came from, for the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TextSource {
-    LastAssistantMessage,
-    Transcript,
-    /// Recorded from the agent's own after-response hook (Cursor).
-    Recorded,
-    #[default]
-    None,
 }
 
 /// The last assistant text: `last_assistant_message` when Claude Code sent it (the transcript

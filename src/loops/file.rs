@@ -23,6 +23,7 @@
 
 use crate::agent::Agent;
 use crate::state::Layout;
+pub use crate::state::{session_key, ANY_SESSION};
 use std::path::{Path, PathBuf};
 
 pub const MAIN_FILE: &str = "ralph-loop.local.md";
@@ -338,25 +339,6 @@ pub fn read(path: &Path) -> Result<LoopState, ReadError> {
     Ok(LoopState::parse(&text)?)
 }
 
-/// How a session id is stored. Claude Code's ids are UUIDs and are kept as they are, as the
-/// plugin writes them. Anything else (newlines, quotes, `---`, spaces) would change the
-/// state file's other fields or fail to read back equal, so it is stored as a digest that
-/// the same session always maps to. Found by the `loop_state` fuzz target.
-pub fn session_key(raw: &str) -> String {
-    if raw == ANY_SESSION {
-        return raw.to_string();
-    }
-    let plain = raw.len() <= 128
-        && raw
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if plain {
-        raw.to_string()
-    } else {
-        format!("b3-{}", &blake3::hash(raw.as_bytes()).to_hex()[..32])
-    }
-}
-
 /// Which loop a session's stop belongs to: its own, else an unclaimed one (to be claimed).
 /// Loops owned by other sessions, and loops of other agents, are never ours.
 pub fn select<'a>(files: &'a [LoopFile], session: &str, agent: Agent) -> Option<&'a LoopFile> {
@@ -381,11 +363,6 @@ pub fn select<'a>(files: &'a [LoopFile], session: &str, agent: Agent) -> Option<
                 .find(|f| f.state.as_ref().is_ok_and(|s| s.session_id.is_empty()))
         })
 }
-
-/// The session id of a loop that any session of its agent may stop (`loop start
-/// --any-session`): for agents run once per iteration (`codex exec`, `opencode run`,
-/// `claude -p` in a shell loop), where every iteration is a new session.
-pub const ANY_SESSION: &str = "*";
 
 /// A short id for a further loop's file name.
 pub fn new_id() -> String {

@@ -1,9 +1,27 @@
 //! The words of a loop's stop: why it is refused and what to do, or why it ended.
 
 use super::{cap, gate_sections, PROMPT_CAP, TEXT_CAP};
-use crate::hook::decide::Refusal;
 use crate::runner::GateResult;
 use crate::text::plural;
+
+/// What a stop that does not end the loop is refused for: the facts its text is worded from,
+/// as `hook::decide::judge` finds them.
+#[derive(Debug)]
+pub struct Refusal<'a> {
+    /// The iteration the loop goes on to.
+    pub next: u64,
+    pub max_iterations: u64,
+    /// The promise the loop expects, normalised.
+    pub expected: Option<String>,
+    /// The expected promise was made (and is refused).
+    pub promised: bool,
+    pub failing: Vec<&'a GateResult>,
+    pub unverified: Vec<&'a GateResult>,
+    pub hold: Option<&'a str>,
+    pub misplaced: bool,
+    pub blocks_in_a_row: u32,
+    pub block_cap: u32,
+}
 
 /// A refused stop, worded.
 pub struct Refused {
