@@ -16,8 +16,10 @@ const BUILTINS: &[&str] = &[
     "esac", "for", "in", "function", "break", "continue", "umask", "ulimit", "alias", "let",
     "declare", "readonly", "getopts", "hash", "pwd", "exec", "command",
 ];
-/// How deep command substitutions are read.
-const DEPTH: u8 = 4;
+/// How deep nested command substitutions are read: deep enough for any command a person
+/// writes, since a program missed here is a tool whose replacement the cache key would not
+/// see (the guard reads less deep: it sits in front of every Bash call).
+const DEPTH: u8 = 16;
 
 pub fn command_words(script: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -99,6 +101,11 @@ mod tests {
             command_words("cat <<EOF\nrm -rf /\nEOF\nmake"),
             ["cat", "make"],
             "a here-document's body is data"
+        );
+        assert_eq!(
+            command_words("x=$(a=$(b=$(c=$(d=$(e=$(tsc -p .))))))"),
+            ["tsc"],
+            "nested substitutions are read as deep as the old reader read them"
         );
     }
 }
