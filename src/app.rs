@@ -58,6 +58,7 @@ impl From<CheckArgs> for check::Options {
             paths: a.paths,
             staged: a.staged,
             changed: a.changed,
+            base: a.base,
             gates: a.gates,
             phase: a.phase,
             jobs: a.jobs,

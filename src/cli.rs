@@ -204,6 +204,13 @@ pub struct CheckArgs {
     #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "HEAD")]
     pub changed: Option<String>,
 
+    /// Also compare what the gates check with the tree at REV (a pull request's base):
+    /// options that check less, suppressions added, tests gone, files no gate checks any
+    /// more. Reported as the `integrity` result; fails the run unless the base's ralph.toml
+    /// sets `[integrity] on_weakening = "warn"`.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+
     /// Run only this gate (repeatable).
     #[arg(long = "gate", value_name = "NAME")]
     pub gates: Vec<String>,

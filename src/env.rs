@@ -42,6 +42,10 @@ pub struct Environment {
     pub home: Option<PathBuf>,
     /// `XDG_STATE_HOME`: where pins go outside git (else `$HOME/.local/state`).
     pub xdg_state_home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`: where ShellCheck also reads a `shellcheckrc`.
+    pub xdg_config_home: Option<PathBuf>,
+    /// `CARGO_HOME`: Cargo's own `config.toml` (else `$HOME/.cargo`).
+    pub cargo_home: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`: Claude Code's user folder (else `~/.claude`).
     pub claude_config_dir: Option<PathBuf>,
     /// `CLAUDE_PLUGIN_ROOT`: the plugin's folder when a plugin's hook runs us.
@@ -98,6 +102,8 @@ impl Environment {
         Self {
             home: std::env::var_os("HOME").map(PathBuf::from),
             xdg_state_home: std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
+            xdg_config_home: path("XDG_CONFIG_HOME"),
+            cargo_home: path("CARGO_HOME"),
             claude_config_dir: path("CLAUDE_CONFIG_DIR"),
             claude_plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from),
             gemini_session_id: text("GEMINI_SESSION_ID"),

@@ -111,3 +111,90 @@ pub fn common_dir(dir: &Path) -> Option<PathBuf> {
         Err(_) => Some(git),
     }
 }
+
+/// A revision's files, read through one `git cat-file --batch` process: a plan of a
+/// revision reads many small files (manifests, configs, script heads), and one process per
+/// file would cost more than the plan.
+pub struct Blobs {
+    rev: String,
+    io: std::sync::Mutex<Option<BatchIo>>,
+}
+
+struct BatchIo {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Blobs {
+    pub fn open(dir: &Path, rev: &str) -> Result<Self, GitError> {
+        let mut child = command(dir)
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(GitError::Spawn)?;
+        let input = child.stdin.take().expect("piped");
+        let output = std::io::BufReader::new(child.stdout.take().expect("piped"));
+        Ok(Self {
+            rev: rev.to_string(),
+            io: std::sync::Mutex::new(Some(BatchIo {
+                child,
+                input,
+                output,
+            })),
+        })
+    }
+
+    /// The content of `rel` at the revision; `None` when it is not a file there (or git
+    /// stopped answering: the reader is then closed, never half-read).
+    pub fn read(&self, rel: &Path) -> Option<Vec<u8>> {
+        let mut guard = self.io.lock().unwrap_or_else(|e| e.into_inner());
+        let io = guard.as_mut()?;
+        match io.ask(&self.rev, rel) {
+            Ok(found) => found,
+            Err(_) => {
+                *guard = None;
+                None
+            }
+        }
+    }
+}
+
+impl BatchIo {
+    fn ask(&mut self, rev: &str, rel: &Path) -> std::io::Result<Option<Vec<u8>>> {
+        use std::io::{BufRead, Read, Write};
+        let name = rel.as_os_str().as_bytes();
+        // The batch protocol is line-based: a name with a newline cannot be asked for.
+        if name.contains(&b'\n') {
+            return Ok(None);
+        }
+        // `rev:./path` is relative to the folder git runs in (the project root).
+        let mut line = format!("{rev}:./").into_bytes();
+        line.extend_from_slice(name);
+        line.push(b'\n');
+        self.input.write_all(&line)?;
+        self.input.flush()?;
+        let mut header = String::new();
+        self.output.read_line(&mut header)?;
+        let mut parts = header.split_whitespace();
+        let (_, kind, size) = (parts.next(), parts.next(), parts.next());
+        let Some(size) = size.and_then(|s| s.parse::<usize>().ok()) else {
+            return Ok(None); // "<name> missing"
+        };
+        let mut body = vec![0; size + 1];
+        self.output.read_exact(&mut body)?;
+        body.pop();
+        Ok((kind == Some("blob")).then_some(body))
+    }
+}
+
+impl Drop for Blobs {
+    fn drop(&mut self) {
+        if let Some(mut io) = self.io.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            drop(io.input);
+            let _ = io.child.wait();
+        }
+    }
+}

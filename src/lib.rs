@@ -37,6 +37,7 @@ mod hook;
 mod journal;
 mod loops;
 mod pin;
+mod surface;
 
 // Shared ground: ralph-gate's state on disk, the environment, git, the shell lexer, atomic
 // files and locks, signals, text helpers.

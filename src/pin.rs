@@ -33,6 +33,11 @@ pub struct Pin {
 
 /// The pin of `config`'s stop gates as resolved now.
 pub fn of(config: &Config) -> Pin {
+    of_phase(config, Phase::Stop)
+}
+
+/// The pin of `config`'s gates of `phase`: what `check --base` compares.
+pub fn of_phase(config: &Config, phase: Phase) -> Pin {
     let source = match &config.file {
         Some(path) => {
             let text = std::fs::read(path).unwrap_or_default();
@@ -51,7 +56,7 @@ pub fn of(config: &Config) -> Pin {
     let gates = config
         .gates
         .iter()
-        .filter(|g| g.phases.contains(&Phase::Stop))
+        .filter(|g| g.phases.contains(&phase))
         .map(describe)
         .collect();
     seal(env!("CARGO_PKG_VERSION").to_string(), source, gates)
@@ -238,6 +243,24 @@ pub struct Record {
     /// The session that owned the loop when it was pinned (empty: not yet claimed).
     #[serde(default)]
     pub session: String,
+    /// The verification surface the loop is held to: recorded when it started, raised when a
+    /// stop found it stronger, replaced only by `loop approve`.
+    #[serde(default)]
+    pub surface: Option<crate::surface::Surface>,
+}
+
+impl Record {
+    /// What the loop's state file names: the pin's digest, bound to the surface when there
+    /// is one, so that an edit of either in the copy is seen.
+    pub fn seal(&self) -> String {
+        match &self.surface {
+            None => self.pin.digest.clone(),
+            Some(s) => {
+                let both = format!("{}:{}", self.pin.digest, s.digest());
+                blake3::hash(both.as_bytes()).to_hex()[..32].to_string()
+            }
+        }
+    }
 }
 
 /// What a stop learns from comparing the pin with the gates in force.
@@ -284,9 +307,9 @@ pub fn judge(in_state: Option<&str>, copy: Option<&Record>, now: &Pin) -> Verdic
         (None, Some(_)) => {
             Verdict::Tampered("the `gates_pin` line was removed from the loop's state file".into())
         }
-        (Some(s), Some(c)) if s != c.pin.digest => Verdict::Tampered(format!(
+        (Some(s), Some(c)) if s != c.seal() => Verdict::Tampered(format!(
             "the state file's gates_pin ({s}) differs from its copy ({})",
-            c.pin.digest
+            c.seal()
         )),
         (Some(_), Some(c)) => {
             if c.pin.digest == now.digest {

@@ -20,6 +20,12 @@ pub enum AppError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot compare with the base {rev}: {source}")]
+    Base {
+        rev: String,
+        #[source]
+        source: crate::git::GitError,
+    },
     #[error("{0}")]
     Usage(String),
     #[error("cannot write output: {0}")]

@@ -90,9 +90,14 @@ fn start(
             .unwrap_or_default()
     };
     // The loop still starts when the config does not load: its first stop pins the gates.
-    let pin = Project::open(cwd, config)
-        .ok()
-        .map(|p| crate::pin::of(&p.config));
+    let held = Project::open(cwd, config).ok().and_then(|mut p| {
+        let files = p.all_files().ok()?;
+        Some((
+            crate::pin::of(&p.config),
+            crate::surface::of_loop(&p.config, files, env),
+        ))
+    });
+    let pin = held.as_ref().map(|h| h.0.clone());
     let path = loops::start(
         layout,
         &loops::Spec {
@@ -102,6 +107,7 @@ fn start(
             session: &session,
             agent: args.agent,
             pin: pin.as_ref(),
+            surface: held.as_ref().map(|h| &h.1),
             who: journal::who(env),
         },
     )?;
@@ -244,9 +250,11 @@ fn approve(
     if let Err(e) = &f.state {
         return Err(AppError::Usage(format!("{}: {e}", f.path.display())));
     }
-    let project = Project::open(cwd, config)?;
+    let mut project = Project::open(cwd, config)?;
     let now = crate::pin::of(&project.config);
-    let summary = loops::approve(layout, f, &now, &journal::who(env))?;
+    let files = project.all_files()?;
+    let surface = crate::surface::of_loop(&project.config, files, env);
+    let summary = loops::approve(layout, f, (&now, &surface), &journal::who(env))?;
     Ok(format!(
         "ralph-gate: the loop in {} is now held to the stop gates in force ({}): {summary}\n",
         f.path.display(),

@@ -143,6 +143,8 @@ pub struct Settings {
     /// `[cache.remote] url` (the environment's `RALPH_GATE_REMOTE_CACHE` wins).
     pub remote_cache: Option<String>,
     pub remote_write: bool,
+    /// `[integrity] on_weakening = "warn"`: `check --base` reports a weakening without failing.
+    pub integrity_warn: bool,
 }
 
 /// The result cache's size limit unless `cache_limit_mb` says otherwise.
@@ -298,6 +300,8 @@ fn settings(file: Option<&ConfigFile>) -> Settings {
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
         share_cache: file.and_then(|f| f.raw.cache.share).unwrap_or(true),
+        integrity_warn: file.and_then(|f| f.raw.integrity.on_weakening)
+            == Some(raw::OnWeakening::Warn),
         remote_cache: remote.and_then(|r| r.url.clone()),
         remote_write: remote.and_then(|r| r.write).unwrap_or(true),
         cache_limit_bytes: raw_defaults

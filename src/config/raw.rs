@@ -20,7 +20,25 @@ pub struct RawConfig {
     #[serde(default)]
     pub cache: RawCache,
     #[serde(default)]
+    pub integrity: RawIntegrity,
+    #[serde(default)]
     pub gate: Vec<RawGate>,
+}
+
+/// What a weakening of the verification surface does to `check --base`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawIntegrity {
+    /// "fail" (the default): a weakening since the base fails the run. "warn": it is
+    /// reported and annotated, and the run's verdict is the gates' alone.
+    pub on_weakening: Option<OnWeakening>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnWeakening {
+    Fail,
+    Warn,
 }
 
 /// Where stored results live.

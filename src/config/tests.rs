@@ -193,6 +193,7 @@ fn example_config_in_the_repo_is_valid() {
         "inputs",
         "fail_on",
         "require_files",
+        "on_weakening",
     ] {
         assert!(
             text.contains(&format!("\n{key} = ")),

@@ -121,10 +121,30 @@ impl Seen {
         let text = ask.final_text.as_deref();
         let promise = text.and_then(promise::extract);
         let misplaced = promise.is_none() && text.is_some_and(promise::has_tag);
-        let pinning = pins::Pinning::judge(layout, &loop_file, state, &project.config, &mut notes);
-        let hold = agent::pin_hold(&pinning.verdict);
+        let mut pinning =
+            pins::Pinning::judge(layout, &loop_file, state, &project.config, &mut notes);
+        let mut hold = agent::pin_hold(&pinning.verdict);
         let expected = state.completion_promise.as_deref().map(promise::normalize);
         let promised = expected.is_some() && expected == promise;
+        if pinning.wants_surface(promised) {
+            let files = project.all_files().map_err(|source| StopError::Files {
+                root: layout.root().to_path_buf(),
+                source,
+            })?;
+            pinning.describe(crate::surface::of_loop(&project.config, files, env));
+            if !pinning.weakened.is_empty() {
+                notes.push(format!(
+                    "surface weakened: {}",
+                    pinning
+                        .weakened
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+                hold = hold.or_else(|| Some(agent::surface_hold(&pinning.weakened)));
+            }
+        }
         let deadline = started + project.config.settings.hooks.stop_budget;
         let final_run = promised && hold.is_none();
         let results =

@@ -14,6 +14,7 @@ pub use file::*;
 use crate::journal::{self, Entry, LoopEvent};
 use crate::pin::{self, store::Store, Pin};
 use crate::state::Layout;
+use crate::surface::Surface;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +54,8 @@ pub struct Spec<'a> {
     pub agent: crate::agent::Agent,
     /// The stop gates it is held to, when the config loads (else its first stop pins them).
     pub pin: Option<&'a Pin>,
+    /// The verification surface it is held to, described with the pin.
+    pub surface: Option<&'a Surface>,
     /// Who starts it, for the journal.
     pub who: String,
 }
@@ -81,7 +84,7 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     // A progress record left by an earlier loop of this file name must not count here.
     let _ = std::fs::remove_file(layout.progress(&loop_file));
     if let Some(pin) = spec.pin {
-        pin_to(layout, &loop_file, &mut state, pin)?;
+        pin_to(layout, &loop_file, &mut state, pin, spec.surface)?;
     }
     crate::atomic::write(&path, state.render().as_bytes()).map_err(io("write", &path))?;
     let _ = journal::append(
@@ -95,25 +98,25 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     Ok(path)
 }
 
-/// Holds the loop `loop_file` to `pin`: the state file's line (in `state`, written by the
-/// caller) and the copy outside `.ralph/`.
+/// Holds the loop `loop_file` to `pin` and `surface`: the state file's line (in `state`,
+/// written by the caller) and the copy outside `.ralph/`.
 pub fn pin_to(
     layout: &Layout,
     loop_file: &str,
     state: &mut LoopState,
     pin: &Pin,
+    surface: Option<&Surface>,
 ) -> Result<(), LoopError> {
-    state.set_pin(&pin.digest);
+    let record = pin::Record {
+        pin: pin.clone(),
+        started_at: state.started_at.clone(),
+        session: state.session_id.clone(),
+        surface: surface.cloned(),
+    };
+    state.set_pin(&record.seal());
     let store = Store::of(layout);
     store
-        .write(
-            loop_file,
-            &pin::Record {
-                pin: pin.clone(),
-                started_at: state.started_at.clone(),
-                session: state.session_id.clone(),
-            },
-        )
+        .write(loop_file, &record)
         .map_err(io("write the pin in", store.dir()))
 }
 
@@ -215,12 +218,12 @@ fn find(
 pub enum Change<'a> {
     /// The loop is over (completed, at its limit, stuck).
     End,
-    /// One more iteration (at least `to`), with this progress record, and the gates pinned
-    /// again to `repin` when the pin says so.
+    /// One more iteration (at least `to`), with this progress record, and the gates and the
+    /// surface pinned again to `repin` when the stop says so.
     Advance {
         to: u64,
         progress: &'a progress::Progress,
-        repin: Option<&'a Pin>,
+        repin: Option<(&'a Pin, Option<&'a Surface>)>,
     },
 }
 
@@ -242,8 +245,8 @@ pub fn settle(layout: &Layout, path: &Path, change: Change<'_>) -> Result<bool, 
             Ok(mut fresh),
         ) => {
             fresh.set_iteration(to.max(fresh.iteration.saturating_add(1)));
-            if let Some(pin) = repin {
-                pin_to(layout, &loop_file, &mut fresh, pin)?;
+            if let Some((pin, surface)) = repin {
+                pin_to(layout, &loop_file, &mut fresh, pin, surface)?;
             }
             crate::atomic::write(path, fresh.render().as_bytes()).map_err(io("update", path))?;
             let record = serde_json::to_vec(progress).expect("serialises");
@@ -281,9 +284,15 @@ pub fn cancel(layout: &Layout, path: &Path, who: &str) -> Result<(), LoopError> 
     Ok(())
 }
 
-/// `loop approve`: a person accepts `now` as the loop's pin. Returns what changed since the
-/// pin it replaces.
-pub fn approve(layout: &Layout, f: &LoopFile, now: &Pin, who: &str) -> Result<String, LoopError> {
+/// `loop approve`: a person accepts `now` (the gates and the surface in force) as the loop's
+/// pin. Returns what changed since the pin it replaces, weakenings of the surface included.
+pub fn approve(
+    layout: &Layout,
+    f: &LoopFile,
+    now: (&Pin, &Surface),
+    who: &str,
+) -> Result<String, LoopError> {
+    let (now, surface) = now;
     let mut state = f.state.clone().map_err(|source| LoopError::Unreadable {
         path: f.path.clone(),
         source,
@@ -295,13 +304,20 @@ pub fn approve(layout: &Layout, f: &LoopFile, now: &Pin, who: &str) -> Result<St
         .flatten()
         .filter(|c| c.started_at == state.started_at);
     let changes = match &before {
-        Some(b) => pin::compare(&b.pin, now)
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
+        Some(b) => {
+            let mut all: Vec<String> = pin::compare(&b.pin, now)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            if let Some(was) = &b.surface {
+                let c = crate::surface::compare(was, surface);
+                all.extend(c.weaker.iter().map(|f| format!("weakened: {f}")));
+            }
+            all
+        }
         None => vec!["(no earlier pin could be read)".to_string()],
     };
-    pin_to(layout, &loop_file, &mut state, now)?;
+    pin_to(layout, &loop_file, &mut state, now, Some(surface))?;
     crate::atomic::write(&f.path, state.render().as_bytes()).map_err(io("update", &f.path))?;
     let summary = if changes.is_empty() {
         "no change".to_string()

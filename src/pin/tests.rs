@@ -19,6 +19,7 @@ fn record(pin: &Pin) -> Record {
         pin: pin.clone(),
         started_at: Some("t".into()),
         session: String::new(),
+        surface: None,
     }
 }
 
@@ -124,4 +125,25 @@ fn a_new_version_of_ralph_gate_is_named() {
 fn edit_only_gates_are_not_pinned() {
     let edit_only = format!("{PY}phases = [\"edit\"]\n");
     assert!(pin_of(&edit_only).gates.is_empty());
+}
+
+#[test]
+fn the_seal_binds_the_surface_so_an_edited_copy_is_tampering() {
+    let pin = pin_of("[[gate]]\nname = \"a\"\nglobs = [\"*.py\"]\nrun = \"true\"\n");
+    let mut held = record(&pin);
+    assert_eq!(
+        held.seal(),
+        pin.digest,
+        "no surface: the pin's own digest, as before"
+    );
+    held.surface = Some(crate::surface::Surface::default());
+    let seal = held.seal();
+    assert_ne!(seal, pin.digest);
+    assert_eq!(judge(Some(&seal), Some(&held), &pin), Verdict::Same);
+    let mut edited = held.clone();
+    edited.surface.as_mut().unwrap().absent.insert("x".into());
+    assert!(matches!(
+        judge(Some(&seal), Some(&edited), &pin),
+        Verdict::Tampered(_)
+    ));
 }

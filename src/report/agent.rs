@@ -191,9 +191,26 @@ pub fn stop_unchecked(e: &dyn std::fmt::Display) -> String {
 }
 
 /// The words the agent reads when the gates in force are not the pinned ones.
+const APPROVE: &str = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop.";
+
+/// Why a loop whose checks were made to check less cannot end: each weakening with its file
+/// and line, and what undoes it.
+pub fn surface_hold(weakened: &[crate::surface::Finding]) -> String {
+    format!(
+        "Since this loop started, what the stop gates check was weakened, so their passing does not show the work is done:\n{}\nUndo these (fix the code or the test instead of suppressing, skipping, deleting or excluding it). {APPROVE}",
+        weakened
+            .iter()
+            .map(|f| format!("- {f}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    )
+}
+
 pub fn pin_hold(verdict: &crate::pin::Verdict) -> Option<String> {
     use crate::pin::Verdict;
-    let approve = "Only a person may accept this, by running `ralph-gate loop approve` in their own terminal; do not run it yourself, and do not edit the config, the loop's state or ralph-gate's files to get out of the loop. Put the gates back as they were, or finish the task and let a person decide.";
+    let approve = format!(
+        "{APPROVE} Put the gates back as they were, or finish the task and let a person decide."
+    );
     if !verdict.holds() {
         return None;
     }

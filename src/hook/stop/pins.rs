@@ -3,13 +3,20 @@
 
 use crate::config::Config;
 use crate::loops::LoopState;
-use crate::pin::{self, store::Store, Pin, Verdict as PinVerdict};
+use crate::pin::{self, store::Store, Pin, Record, Verdict as PinVerdict};
 use crate::state::Layout;
+use crate::surface::{Finding, Surface};
 
 pub struct Pinning {
     pub verdict: PinVerdict,
     /// The stop gates as resolved now.
     pub now: Pin,
+    /// This loop's copy of its pin, when it has one.
+    copy: Option<Record>,
+    /// The surface described at this stop, when the stop needed it.
+    pub surface: Option<Surface>,
+    /// What it lost against the surface the loop is held to.
+    pub weakened: Vec<Finding>,
 }
 
 impl Pinning {
@@ -24,6 +31,7 @@ impl Pinning {
     ) -> Self {
         let store = Store::of(layout);
         let now = pin::of(config);
+        let mut mine_kept = None;
         let verdict = match store.read(loop_file) {
             Ok(copy) => {
                 // A copy left by an earlier loop of the same file name is not this loop's.
@@ -39,19 +47,51 @@ impl Pinning {
                         state.started_at.as_deref().unwrap_or("?")
                     ));
                 }
-                pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &now)
+                let verdict = pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &now);
+                mine_kept = mine;
+                verdict
             }
             Err(e) => PinVerdict::Tampered(format!("the pin's copy cannot be read: {e}")),
         };
         if let PinVerdict::Tampered(why) = &verdict {
             notes.push(format!("pin tampered: {why}"));
         }
-        Self { verdict, now }
+        Self {
+            verdict,
+            now,
+            copy: mine_kept,
+            surface: None,
+            weakened: Vec::new(),
+        }
     }
 
-    /// The gates to pin again at this stop, when the verdict says so.
-    pub fn repin(&self) -> Option<&Pin> {
-        self.verdict.repins().then_some(&self.now)
+    /// True when this stop describes the surface: at the first stop of a loop nobody pinned
+    /// (to record it), and at a stop that could end the loop (to compare).
+    pub fn wants_surface(&self, may_end: bool) -> bool {
+        self.verdict == PinVerdict::First || (may_end && !self.verdict.holds())
+    }
+
+    /// Takes the surface described now and compares it with the one the loop is held to.
+    pub fn describe(&mut self, now: Surface) {
+        if let Some(was) = self.copy.as_ref().and_then(|c| c.surface.as_ref()) {
+            self.weakened = crate::surface::compare(was, &now).weaker;
+        }
+        self.surface = Some(now);
+    }
+
+    /// The gates and surface to pin again at this stop: the gates when the verdict says so,
+    /// the surface when it was described and lost nothing (a stronger one raises the bar, a
+    /// weaker one never replaces it).
+    pub fn repin(&self) -> Option<(&Pin, Option<&Surface>)> {
+        let held = self.copy.as_ref().and_then(|c| c.surface.as_ref());
+        let raised = self.surface.as_ref().filter(|_| self.weakened.is_empty());
+        let surface = raised.or(held);
+        if self.verdict.repins() {
+            return Some((&self.now, surface));
+        }
+        // By what is stored: the surface described now also knows the tree's files.
+        let moved = raised.is_some() && raised.map(Surface::digest) != held.map(Surface::digest);
+        (self.verdict == PinVerdict::Same && moved).then_some((&self.now, surface))
     }
 }
 

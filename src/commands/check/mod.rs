@@ -23,6 +23,8 @@ pub struct Options {
     pub paths: Vec<std::path::PathBuf>,
     pub staged: bool,
     pub changed: Option<String>,
+    /// Compare the verification surface with this revision's.
+    pub base: Option<String>,
     pub gates: Vec<String>,
     pub phase: Phase,
     pub jobs: Option<usize>,
@@ -54,6 +56,7 @@ pub struct Settings {
     /// A missing tool fails (`--strict`, CI, `RALPH_GATE_STRICT`).
     pub strict: bool,
     pub reuse: Reuse,
+    pub base: Option<String>,
 }
 
 impl Settings {
@@ -91,6 +94,7 @@ impl Settings {
             } else {
                 Reuse::Everything
             },
+            base: args.base.clone(),
         }
     }
 }
@@ -107,7 +111,15 @@ pub fn run(project: &mut Project, args: &Options, env: &Environment) -> Result<u
 /// Runs `settings`' gates on `project` and reports; the exit code says whether all pass.
 fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, AppError> {
     let started = Instant::now();
-    known_gates(&project.config, &s.gates)?;
+    // With `--base`, `integrity` names the comparison: `--gate integrity` runs it alone.
+    let asks_integrity = s.gates.is_empty() || s.gates.iter().any(|g| g == integrity::NAME);
+    let named: Vec<String> = s
+        .gates
+        .iter()
+        .filter(|g| s.base.is_none() || *g != integrity::NAME)
+        .cloned()
+        .collect();
+    known_gates(&project.config, &named)?;
     let hidden = set_aside(project, &s.selection)?;
     let universe = project.all_files()?;
     let files = match &s.selection {
@@ -115,13 +127,28 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         other => files::select(project.root(), &project.cwd, other)?,
     };
     let plan = project.plan(&files, &universe, s.phase, &s.gates);
+    let against = match s.base.as_ref().filter(|_| asks_integrity) {
+        Some(rev) => Some(
+            crate::surface::base::against(&project.config, rev, s.phase, universe.clone(), env)
+                .map(|a| integrity::compare(a, &project.config, s.phase))
+                .map_err(|source| AppError::Base {
+                    rev: rev.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
     let config = &project.config;
+    let mut order: Vec<usize> = plan.gates.iter().map(|g| g.gate).collect();
+    if against.is_some() {
+        order.push(integrity::INDEX);
+    }
     let style = Style {
         format: s.format,
         color: s.color,
         quiet: s.quiet,
         progress: s.progress,
-        order: plan.gates.iter().map(|g| g.gate).collect(),
+        order,
         preamble: preamble(project, files.len(), plan.gates.len(), s.phase, &hidden),
         strict: s.strict,
         output_limit: config.settings.output_limit,
@@ -134,10 +161,15 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         jobs: s.jobs,
         deadline: None,
     };
-    let results =
+    let mut results =
         crate::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
             reporter.event(&e, &name)
         });
+    if let Some(a) = &against {
+        let r = integrity::result(a);
+        reporter.event(&runner::Event::Finished(&r), &name);
+        results.push(r);
+    }
     reporter.pause();
     if let Some(h) = hidden {
         for message in h.restore() {
@@ -155,6 +187,8 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         exit::GATE_FAILED
     })
 }
+
+mod integrity;
 
 /// For `--staged`: a killed earlier run's hidden work is put back, then this run's unstaged
 /// changes are set aside so the gates see the index.

@@ -1,0 +1,452 @@
+//! What checked code says about its own checking: suppressions and skips (`@ts-ignore`,
+//! `#[ignore]`, `# noqa`, `it.skip`), and the tests it defines, found as each runner finds
+//! them. Lines are read, not parsed: a marker inside a string is counted too, which can only
+//! hold a loop for a person to look, never pass one.
+
+use super::source::Source;
+use super::{Comparison, Finding, Marker, Reads, Surface, Test};
+use regex::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lang {
+    Script,
+    Python,
+    Rust,
+    Shell,
+    Go,
+    Bats,
+}
+
+fn lang(rel: &Path) -> Option<Lang> {
+    let ext = rel.extension().and_then(|e| e.to_str());
+    Some(match ext {
+        Some("ts" | "tsx" | "mts" | "cts" | "js" | "jsx" | "mjs" | "cjs") => Lang::Script,
+        Some("py" | "pyi") => Lang::Python,
+        Some("rs") => Lang::Rust,
+        Some("sh" | "bash" | "ksh" | "dash" | "zsh") | None => Lang::Shell,
+        Some("go") => Lang::Go,
+        Some("bats") => Lang::Bats,
+        _ => return None,
+    })
+}
+
+/// Which gates a marker can change the verdict of.
+#[derive(Clone, Copy)]
+enum Needs {
+    Tsc,
+    Tests,
+    Clippy,
+    PyLint,
+    PyTypes,
+    Eslint,
+    Shellcheck,
+}
+
+impl Needs {
+    fn met(self, r: &Reads) -> bool {
+        match self {
+            Needs::Tsc => r.tsc,
+            Needs::Tests => r.tests,
+            Needs::Clippy => r.clippy,
+            Needs::PyLint => r.python_lint,
+            Needs::PyTypes => r.python_types,
+            Needs::Eslint => r.eslint,
+            Needs::Shellcheck => r.shellcheck,
+        }
+    }
+}
+
+struct Pattern {
+    lang: Lang,
+    needs: Needs,
+    re: Regex,
+}
+
+/// The markers, each as a language, what it needs, and a pattern whose match (or first
+/// group, when it has one) names the marker's kind.
+static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
+    use Lang::*;
+    use Needs::*;
+    let p = |lang, needs, re: &str| Pattern {
+        lang,
+        needs,
+        re: Regex::new(re).expect("marker pattern"),
+    };
+    vec![
+        p(Script, Tsc, r"@ts-(?:nocheck|ignore|expect-error)\b"),
+        p(Script, Eslint, r"eslint-disable(?:-next-line|-line)?"),
+        p(
+            Script,
+            Tests,
+            r"\b(?:describe|it|test|suite|context|bench)\.(?:skip|only|todo|failing|skipIf|runIf)\b",
+        ),
+        p(
+            Script,
+            Tests,
+            r"\b(?:xit|xdescribe|xtest|xcontext|fit|fdescribe)\s*\(",
+        ),
+        p(Script, Tests, r"\b(?:skip|todo)\s*:\s*(?:true|'|\x22|`)"),
+        p(Script, Tests, r"\bt\.(?:skip|todo)\s*\("),
+        p(
+            Python,
+            PyTypes,
+            r"#\s*(?:type:\s*ignore|pyright:\s*ignore|mypy:\s*ignore-errors)",
+        ),
+        p(
+            Python,
+            PyLint,
+            r"#\s*(?:noqa|ruff:\s*noqa|pylint:\s*disable|flake8:\s*noqa)",
+        ),
+        p(Python, Tests, r"@pytest\.mark\.(?:skip|skipif|xfail)\b"),
+        p(Python, Tests, r"\bpytest\.(?:skip|xfail|importorskip)\s*\("),
+        p(
+            Python,
+            Tests,
+            r"@(?:unittest\.)?(?:skip|skipIf|skipUnless|expectedFailure)\b",
+        ),
+        p(
+            Python,
+            Tests,
+            r"\.skipTest\s*\(|raise\s+(?:unittest\.)?SkipTest\b",
+        ),
+        p(
+            Python,
+            Tests,
+            r"^\s*def\s+load_tests\s*\(|\bcollect_ignore(?:_glob)?\b|def\s+pytest_collection_modifyitems\b",
+        ),
+        p(
+            Rust,
+            Tests,
+            r"#\[ignore(?:\s*=\s*\x22[^\x22]*\x22)?\]|#\[should_panic\b|#\[cfg\(\s*any\(\s*\)\s*\)\]|#\[cfg\(\s*not\(\s*all\(\s*\)\s*\)\s*\)\]|#\[cfg_attr\([^\]]*\bignore\b[^\]]*\]",
+        ),
+        p(Rust, Clippy, r"#!?\[(?:allow|expect)\([^\]]*\)\]"),
+        p(Shell, Shellcheck, r"#\s*shellcheck\s+disable=[\w,]+"),
+        p(
+            Go,
+            Tests,
+            r"\bt\.(?:Skip|SkipNow|Skipf)\s*\(|^//go:build\s+ignore\b|^// \+build ignore\b",
+        ),
+        p(Bats, Tests, r"^\s*skip\b"),
+    ]
+});
+
+/// A test definition per language: the pattern and whether a file can hold tests at all.
+static TESTS: LazyLock<Vec<(Lang, Regex)>> = LazyLock::new(|| {
+    let r = |s: &str| Regex::new(s).expect("test pattern");
+    vec![
+        (
+            Lang::Rust,
+            r(r"^\s*#\[(?:[\w:]+::)?(?:test|rstest|test_case)\b"),
+        ),
+        (Lang::Python, r(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")),
+        (
+            Lang::Script,
+            r(r#"\b(?:it|test)\s*\(\s*(?:'([^']*)'|"([^"]*)"|`([^`]*)`)"#),
+        ),
+        (
+            Lang::Go,
+            r(r"^func\s+(Test\w+)\s*\(\s*\w+\s+\*testing\.T\s*\)"),
+        ),
+        (Lang::Bats, r(r#"^\s*@test\s+"([^"]*)""#)),
+    ]
+});
+
+static NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\b(?:fn|def|func|class)\s+(\w+)|\b(?:it|test|describe)(?:\.\w+)?\s*\(\s*['"`]([^'"`]+)"#,
+    )
+    .expect("name pattern")
+});
+
+/// The markers and tests of the files `code`.
+pub fn scan<'a>(
+    source: &Source,
+    code: impl Iterator<Item = &'a PathBuf>,
+    reads: &Reads,
+) -> (Vec<Marker>, Vec<Test>) {
+    let (mut markers, mut tests) = (Vec::new(), Vec::new());
+    for rel in code {
+        let Some(lang) = lang(rel) else { continue };
+        let Some(text) = source.read_text(rel) else {
+            continue;
+        };
+        let file = super::text(rel);
+        let lines: Vec<&str> = text.lines().collect();
+        let tests_here = holds_tests(rel, lang, &text);
+        markers_of(&file, lang, &lines, reads, tests_here, &mut markers);
+        if reads.tests && tests_here {
+            tests_of(&file, lang, &lines, &mut tests);
+        }
+    }
+    (markers, tests)
+}
+
+/// `tests_here`: a test file, where `@ts-expect-error` is how a type test says "this must
+/// not compile" (it fails when the error goes away), not a suppression.
+fn markers_of(
+    file: &str,
+    lang: Lang,
+    lines: &[&str],
+    reads: &Reads,
+    tests_here: bool,
+    out: &mut Vec<Marker>,
+) {
+    for (i, line) in lines.iter().enumerate() {
+        for p in PATTERNS
+            .iter()
+            .filter(|p| p.lang == lang && p.needs.met(reads))
+        {
+            for m in p.re.find_iter(line) {
+                if tests_here && m.as_str() == "@ts-expect-error" {
+                    continue;
+                }
+                out.push(Marker {
+                    file: file.to_string(),
+                    line: i as u32 + 1,
+                    kind: kind(m.as_str()),
+                    context: context(lines, i),
+                    skips_test: matches!(p.needs, Needs::Tests),
+                });
+            }
+        }
+        if lang == Lang::Rust && reads.tests && cfg_on_test(lines, i) {
+            out.push(Marker {
+                file: file.to_string(),
+                line: i as u32 + 1,
+                kind: line.trim().to_string(),
+                context: context(lines, i),
+                skips_test: true,
+            });
+        }
+    }
+}
+
+/// A marker's kind as matched, without the reason it gives: `#[ignore = "slow"]` is the
+/// `#[ignore]` it was, so giving a reason is not adding a suppression.
+fn kind(matched: &str) -> String {
+    static REASON: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"\bignore\s*=\s*"[^"]*""#).expect("reason pattern"));
+    REASON.replace_all(matched.trim(), "ignore").into_owned()
+}
+
+/// A `#[cfg(...)]` among a test's attributes: the test is compiled out when it is false.
+fn cfg_on_test(lines: &[&str], i: usize) -> bool {
+    let l = lines[i].trim();
+    if !l.starts_with("#[cfg(") || l.starts_with("#[cfg(test)]") {
+        return false;
+    }
+    let attr = |l: &str| l.trim().starts_with("#[");
+    let after = lines[i + 1..].iter().take_while(|l| attr(l));
+    let before = lines[..i].iter().rev().take_while(|l| attr(l));
+    after.chain(before).any(|l| TESTS[0].1.is_match(l))
+}
+
+/// The function or test a marker at line `i` applies to: on its line or up to eleven below
+/// (a decorator's arguments can span lines).
+fn context(lines: &[&str], i: usize) -> String {
+    if let Some(name) = decorated(lines, i) {
+        return name;
+    }
+    for l in lines.iter().skip(i).take(12) {
+        if let Some(c) = NAME.captures(l) {
+            if let Some(m) = c.get(1).or_else(|| c.get(2)) {
+                return m.as_str().to_string();
+            }
+        }
+    }
+    lines[i].trim().to_string()
+}
+
+/// For a Python decorator, the function it decorates: the next `def` at its indentation,
+/// however long the decorators between (a `parametrize` list can run for pages).
+fn decorated(lines: &[&str], i: usize) -> Option<String> {
+    static DEF: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(\s*)(?:async\s+)?(?:def|class)\s+(\w+)").expect("def pattern")
+    });
+    let line = lines[i];
+    let indent = &line[..line.len() - line.trim_start().len()];
+    if !line.trim_start().starts_with('@') {
+        return None;
+    }
+    lines[i + 1..].iter().take(400).find_map(|l| {
+        let c = DEF.captures(l)?;
+        (c.get(1)?.as_str() == indent).then(|| c[2].to_string())
+    })
+}
+
+/// Files where a runner looks for tests.
+fn holds_tests(rel: &Path, lang: Lang, text: &str) -> bool {
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let path = super::text(rel);
+    match lang {
+        Lang::Python => {
+            name.starts_with("test") || name.ends_with("_test.py") || text.contains("unittest")
+        }
+        Lang::Script => {
+            path.contains("test") || path.contains("spec") || text.contains("node:test")
+        }
+        Lang::Go => name.ends_with("_test.go"),
+        Lang::Rust | Lang::Bats => true,
+        Lang::Shell => false,
+    }
+}
+
+fn tests_of(file: &str, lang: Lang, lines: &[&str], out: &mut Vec<Test>) {
+    let Some((_, re)) = TESTS.iter().find(|(l, _)| *l == lang) else {
+        return;
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = re.captures(line) else { continue };
+        let name = match lang {
+            // The attribute names no test: the function after it does.
+            Lang::Rust => context(lines, i),
+            _ => c
+                .iter()
+                .skip(1)
+                .flatten()
+                .next()
+                .map_or_else(String::new, |m| m.as_str().to_string()),
+        };
+        out.push(Test {
+            file: file.to_string(),
+            line: i as u32 + 1,
+            name,
+        });
+    }
+}
+
+/// Markers added (weaker) and removed (stronger). A marker is its kind and what it applies
+/// to, wherever it is: moving code is not adding a suppression.
+/// A skip on a test that is new takes nothing away that ran before: the test is an addition
+/// that runs where its condition allows.
+pub fn compare_markers(old: &Surface, new: &Surface, out: &mut Comparison) {
+    let key = |m: &Marker| (m.kind.clone(), m.context.clone());
+    let mut before: BTreeMap<(String, String), Vec<&Marker>> = BTreeMap::new();
+    for m in &old.markers {
+        before.entry(key(m)).or_default().push(m);
+    }
+    let mut after: BTreeMap<(String, String), Vec<&Marker>> = BTreeMap::new();
+    for m in &new.markers {
+        after.entry(key(m)).or_default().push(m);
+    }
+    let tested_before: BTreeSet<&str> = old.tests.iter().map(|t| t.name.as_str()).collect();
+    let tested_now: BTreeSet<&str> = new.tests.iter().map(|t| t.name.as_str()).collect();
+    let on_new_test = |m: &Marker| {
+        m.skips_test
+            && !tested_before.contains(m.context.as_str())
+            && (tested_now.contains(m.context.as_str()) || is_test_name(&m.context))
+    };
+    // Only as many as the tests added: a test renamed and skipped is not new.
+    let mut new_tests = new.tests.len().saturating_sub(old.tests.len());
+    let mut exempt = |m: &Marker| {
+        let yes = new_tests > 0 && on_new_test(m);
+        new_tests -= usize::from(yes);
+        yes
+    };
+    for (k, now) in &after {
+        let was = before.get(k).map_or(&[][..], Vec::as_slice);
+        for m in surplus(now, was).into_iter().filter(|m| !exempt(m)) {
+            let applies = if m.context == m.kind || m.context.contains(&m.kind) {
+                String::new()
+            } else {
+                format!(" to `{}`", m.context)
+            };
+            out.weaker.push(Finding {
+                file: m.file.clone(),
+                line: m.line,
+                what: format!("`{}` added{applies}", m.kind),
+            });
+        }
+    }
+    for (k, was) in &before {
+        let now = after.get(k).map_or(&[][..], Vec::as_slice);
+        for m in surplus(was, now) {
+            out.stronger.push(Finding {
+                file: m.file.clone(),
+                line: m.line,
+                what: format!("`{}` removed", m.kind),
+            });
+        }
+    }
+}
+
+/// A name only a test has (`test_x`, `TestX`): a skip on a function so named that was not
+/// there before is on a new test, though it is not run where the skip applies.
+fn is_test_name(name: &str) -> bool {
+    name.starts_with("test") || name.starts_with("Test")
+}
+
+/// The members of `more` beyond the count of `fewer`, preferring those in files `fewer` has
+/// none of (a marker that stayed in its file is the old one).
+fn surplus<'a>(more: &[&'a Marker], fewer: &[&Marker]) -> Vec<&'a Marker> {
+    if more.len() <= fewer.len() {
+        return Vec::new();
+    }
+    let mut left: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in fewer {
+        *left.entry(m.file.as_str()).or_default() += 1;
+    }
+    let (mut kept, mut extra) = (Vec::new(), Vec::new());
+    for m in more {
+        match left.get_mut(m.file.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                kept.push(*m);
+            }
+            _ => extra.push(*m),
+        }
+    }
+    let want = more.len() - fewer.len();
+    extra
+        .into_iter()
+        .chain(kept.into_iter().rev())
+        .take(want)
+        .collect()
+}
+
+/// Fewer tests is a weakening, named with the tests that are gone; more is a strengthening.
+/// Renaming or moving a test keeps the count and is not held.
+pub fn compare_tests(old: &[Test], new: &[Test], out: &mut Comparison) {
+    if new.len() > old.len() {
+        out.stronger.push(Finding {
+            file: String::new(),
+            line: 0,
+            what: format!("{} tests -> {}", old.len(), new.len()),
+        });
+    }
+    if new.len() >= old.len() {
+        return;
+    }
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in new {
+        *names.entry(t.name.as_str()).or_default() += 1;
+    }
+    let gone: Vec<&Test> = old
+        .iter()
+        .filter(|t| match names.get_mut(t.name.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    out.weaker.push(Finding {
+        file: String::new(),
+        line: 0,
+        what: format!(
+            "{} tests no longer run ({} -> {}): {}",
+            old.len() - new.len(),
+            old.len(),
+            new.len(),
+            gone.iter()
+                .take(20)
+                .map(|t| format!("{}:{} `{}`", t.file, t.line, t.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    });
+}

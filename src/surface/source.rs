@@ -1,0 +1,197 @@
+//! The tree a surface describes: the work tree on disk, or a git revision (`check --base`).
+//! Both are seen through the planner's `ProjectFs`, so the files a gate checks at a
+//! revision are planned exactly as they are for the work tree.
+
+use crate::config::{Config, Phase};
+use crate::env::Environment;
+use crate::git::{self, GitError};
+use crate::plan::{self, ProjectFs};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub struct Source {
+    /// Every file of the tree, relative to the project root.
+    pub files: Vec<PathBuf>,
+    pub fs: Box<dyn ProjectFs>,
+    /// Config files outside the project that its tools read (a parent folder's or the home
+    /// folder's `.cargo/config.toml` and `.shellcheckrc`, `.git/info/exclude`): shown by
+    /// absolute path, read from disk for either kind of tree, so that `check --base` sees
+    /// them unchanged and a loop sees them change.
+    pub outside: Vec<(String, Vec<u8>)>,
+    /// Tracked files missing from the work tree (a revision has none).
+    pub absent: Vec<PathBuf>,
+}
+
+/// A revision's files, through one `git cat-file --batch`.
+struct RevisionFs {
+    blobs: git::Blobs,
+    files: BTreeSet<PathBuf>,
+}
+
+impl ProjectFs for RevisionFs {
+    fn is_file(&self, rel: &Path) -> bool {
+        self.files.contains(rel)
+    }
+
+    fn read(&self, rel: &Path) -> Option<Vec<u8>> {
+        if !self.files.contains(rel) {
+            return None;
+        }
+        self.blobs.read(rel)
+    }
+
+    fn size(&self, _rel: &Path) -> u64 {
+        0
+    }
+}
+
+impl Source {
+    /// The work tree at `root`, whose files (`files::all`) are `files`.
+    pub fn work_tree(root: &Path, files: Vec<PathBuf>, env: &Environment) -> Self {
+        let absent = tracked_missing(root);
+        Self {
+            files,
+            fs: Box::new(plan::DiskFs::new(root)),
+            outside: outside(root, env),
+            absent,
+        }
+    }
+
+    /// The tree of `rev` in the repository at `root` (a folder inside it: paths are relative
+    /// to it, as `files::all` lists them).
+    pub fn revision(root: &Path, rev: &str, env: &Environment) -> Result<Self, GitError> {
+        let commit = git::run(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--end-of-options",
+                &format!("{rev}^{{commit}}"),
+            ],
+        )?;
+        let commit = String::from_utf8_lossy(commit.trim_ascii()).to_string();
+        let files = git::paths(
+            root,
+            &["ls-tree", "-r", "-z", "--name-only", "--full-tree", &commit],
+        )?;
+        // ls-tree names paths from the top; the project may be a folder below it.
+        let prefix = git::run(root, &["rev-parse", "--show-prefix"])?;
+        let prefix = PathBuf::from(String::from_utf8_lossy(prefix.trim_ascii()).to_string());
+        let files: Vec<PathBuf> = files
+            .iter()
+            .filter_map(|f| f.strip_prefix(&prefix).ok().map(Path::to_path_buf))
+            .filter(|f| !crate::files::is_own_state(f))
+            .collect();
+        let blobs = git::Blobs::open(root, &commit)?;
+        Ok(Self {
+            fs: Box::new(RevisionFs {
+                blobs,
+                files: files.iter().cloned().collect(),
+            }),
+            files,
+            outside: outside(root, env),
+            absent: Vec::new(),
+        })
+    }
+
+    pub fn read_text(&self, rel: &Path) -> Option<String> {
+        self.fs
+            .read(rel)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// Gate name to the files it checks in `phase`, as the planner sees this tree.
+    pub fn checked(&self, config: &Config, phase: Phase) -> BTreeMap<String, BTreeSet<PathBuf>> {
+        let plan = plan::plan(
+            config,
+            &plan::Request {
+                files: &self.files,
+                universe: &self.files,
+                phase,
+                only: &[],
+            },
+            &plan::Context {
+                fs: self.fs.as_ref(),
+                arg_budget: plan::ARG_BUDGET,
+                spread: 1,
+                reuse_build_state: false,
+            },
+        );
+        plan.gates
+            .iter()
+            .map(|p| {
+                let name = config.gates[p.gate].name.clone();
+                (name, p.files.iter().cloned().collect())
+            })
+            .collect()
+    }
+
+    /// The absent files a gate of `phase` would check, by its globs.
+    pub fn absent_checked(&self, config: &Config, phase: Option<Phase>) -> BTreeSet<String> {
+        self.absent
+            .iter()
+            .filter(|f| {
+                config
+                    .gates
+                    .iter()
+                    .filter(|g| phase.is_none_or(|p| g.runs_in(p)))
+                    .any(|g| g.matches(f))
+            })
+            .map(|f| super::text(f))
+            .collect()
+    }
+}
+
+/// Tracked files that are not in the work tree: git lists them, `files::all` cannot.
+fn tracked_missing(root: &Path) -> Vec<PathBuf> {
+    let Ok(tracked) = git::paths(root, &["ls-files", "-z", "--cached"]) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = tracked
+        .into_iter()
+        .filter(|f| {
+            !crate::files::is_own_state(f) && std::fs::symlink_metadata(root.join(f)).is_err()
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+/// The configs above the project and in the home folder that Cargo and ShellCheck read, and
+/// the repository's own exclude list.
+fn outside(root: &Path, env: &Environment) -> Vec<(String, Vec<u8>)> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for dir in root.ancestors().skip(1) {
+        paths.push(dir.join(".cargo/config.toml"));
+        paths.push(dir.join(".cargo/config"));
+        paths.push(dir.join(".shellcheckrc"));
+    }
+    let cargo_home = env
+        .cargo_home
+        .clone()
+        .or_else(|| env.home.as_ref().map(|h| h.join(".cargo")));
+    if let Some(c) = cargo_home {
+        paths.push(c.join("config.toml"));
+        paths.push(c.join("config"));
+    }
+    if let Some(h) = &env.home {
+        paths.push(h.join(".shellcheckrc"));
+    }
+    let xdg = env
+        .xdg_config_home
+        .clone()
+        .or_else(|| env.home.as_ref().map(|h| h.join(".config")));
+    if let Some(x) = xdg {
+        paths.push(x.join("shellcheckrc"));
+    }
+    if let Some(g) = git::common_dir(root) {
+        paths.push(g.join("info/exclude"));
+        paths.push(g.join("info/sparse-checkout"));
+    }
+    let mut seen = BTreeSet::new();
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
+        .collect()
+}

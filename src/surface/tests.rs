@@ -1,0 +1,379 @@
+use super::configs::{is_local_source, is_release_toolchain};
+use super::source::Source;
+use super::*;
+use crate::plan::MemFs;
+
+fn reads() -> Reads {
+    Reads {
+        tsc: true,
+        tests: true,
+        clippy: true,
+        python_lint: true,
+        python_types: true,
+        eslint: true,
+        shellcheck: true,
+        cargo: true,
+        go: true,
+    }
+}
+
+/// The settings of an in-memory tree.
+fn settings(files: &[(&str, &str)]) -> Vec<Setting> {
+    let fs = MemFs::new(files);
+    let source = Source {
+        files: fs.paths(),
+        fs: Box::new(fs),
+        outside: Vec::new(),
+        absent: Vec::new(),
+    };
+    let scripts = configs::Scripts {
+        npm: ["test".to_string()].into(),
+        make: ["check".to_string()].into(),
+    };
+    configs::settings(&source, &reads(), &scripts)
+}
+
+fn weaker(old: &[(&str, &str)], new: &[(&str, &str)]) -> Vec<String> {
+    let mut c = Comparison::default();
+    configs::compare(&settings(old), &settings(new), &mut c);
+    c.weaker.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn tsconfig_options_that_check_less_are_weaker_and_the_rest_are_not() {
+    let base = [(
+        "tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true}, \"include\": [\"src\"]}",
+    )];
+    let cases: &[(&str, bool)] = &[
+        ("{\"compilerOptions\": {\"strict\": true, \"noCheck\": true}, \"include\": [\"src\"]}", true),
+        ("{\"compilerOptions\": {\"strict\": true, \"noImplicitAny\": false}, \"include\": [\"src\"]}", true),
+        ("{\"compilerOptions\": {}, \"include\": [\"src\"]}", true),
+        ("{\"compilerOptions\": {\"strict\": true}, \"include\": [\"src\"], \"exclude\": [\"src/x.ts\"]}", true),
+        ("{\"compilerOptions\": {\"strict\": true}, \"include\": [\"lib\"]}", true),
+        // Honest: a wider include, a stricter option, comments and trailing commas.
+        ("{\"compilerOptions\": {\"strict\": true}, \"include\": [\"src\", \"lib\"]}", false),
+        ("{\"compilerOptions\": {\"strict\": true, \"noUnusedLocals\": true}, \"include\": [\"src\"]}", false),
+        ("// c\n{\"compilerOptions\": {\"strict\": true, \"target\": \"es2024\",}, \"include\": [\"src\"],}", false),
+    ];
+    for (new, weak) in cases {
+        let w = weaker(&base, &[("tsconfig.json", new)]);
+        assert_eq!(!w.is_empty(), *weak, "{new}: {w:?}");
+    }
+}
+
+#[test]
+fn a_tsconfig_weakened_through_its_extends_chain_is_seen() {
+    let old = [
+        (
+            "tsconfig.base.json",
+            "{\"compilerOptions\": {\"strict\": true}}",
+        ),
+        (
+            "app/tsconfig.json",
+            "{\"extends\": \"../tsconfig.base.json\"}",
+        ),
+    ];
+    let new = [
+        (
+            "tsconfig.base.json",
+            "{\"compilerOptions\": {\"strict\": true, \"skipLibCheck\": true}}",
+        ),
+        (
+            "app/tsconfig.json",
+            "{\"extends\": \"../tsconfig.base.json\", \"compilerOptions\": {\"strict\": false}}",
+        ),
+    ];
+    let w = weaker(&old, &new);
+    assert!(
+        w.iter()
+            .any(|f| f.starts_with("app/tsconfig.json") && f.contains("strict")),
+        "{w:?}"
+    );
+    assert!(w.iter().any(|f| f.contains("skipLibCheck")), "{w:?}");
+}
+
+#[test]
+fn cargo_tables_that_run_fewer_tests_are_weaker_and_dependencies_are_not() {
+    let base = "[package]\nname = \"a\"\n\n[dependencies]\n";
+    let cases: &[(&str, &str)] = &[
+        ("[lib]\ntest = false\n", "lib.test"),
+        ("[[test]]\nname = \"it\"\nharness = false\n", "harness"),
+        ("[lints.clippy]\nunwrap_used = \"allow\"\n", "unwrap_used"),
+        (
+            "[profile.test]\ndebug-assertions = false\n",
+            "debug-assertions",
+        ),
+    ];
+    for (extra, says) in cases {
+        let new = format!("{base}{extra}");
+        let w = weaker(&[("Cargo.toml", base)], &[("Cargo.toml", &new)]);
+        assert!(w.iter().any(|f| f.contains(says)), "{extra}: {w:?}");
+    }
+    let auto = base.replace("name = \"a\"\n", "name = \"a\"\nautotests = false\n");
+    let w = weaker(&[("Cargo.toml", base)], &[("Cargo.toml", &auto)]);
+    assert!(w.iter().any(|f| f.contains("package.autotests")), "{w:?}");
+    let honest = format!(
+        "{base}serde = \"1\"\n\n[features]\nx = []\n\n[lints.clippy]\nunwrap_used = \"deny\"\n"
+    );
+    assert_eq!(
+        weaker(&[("Cargo.toml", base)], &[("Cargo.toml", &honest)]),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn cargo_config_runners_toolchains_and_shellcheckrc_are_weaker() {
+    let w = weaker(
+        &[],
+        &[(
+            ".cargo/config.toml",
+            "[target.x86_64-unknown-linux-gnu]\nrunner = \"true\"\n",
+        )],
+    );
+    assert!(
+        w[0].contains(".cargo/config.toml:2") && w[0].contains("runner"),
+        "{w:?}"
+    );
+    let w = weaker(&[], &[(".cargo/config.toml", "[net]\noffline = true\n")]);
+    assert!(w.is_empty(), "an unrelated setting: {w:?}");
+    let old = [("rust-toolchain.toml", "[toolchain]\nchannel = \"1.85\"\n")];
+    assert!(weaker(
+        &old,
+        &[("rust-toolchain.toml", "[toolchain]\nchannel = \"1.86.0\"\n")]
+    )
+    .is_empty());
+    assert!(!weaker(
+        &old,
+        &[("rust-toolchain.toml", "[toolchain]\nchannel = \"fake\"\n")]
+    )
+    .is_empty());
+    let w = weaker(
+        &[(".shellcheckrc", "disable=SC1091\n")],
+        &[(".shellcheckrc", "disable=SC1091,SC2086\n")],
+    );
+    assert!(w[0].contains("`SC2086` added"), "{w:?}");
+    assert!(weaker(
+        &[(".shellcheckrc", "disable=SC1091,SC2086\n")],
+        &[(".shellcheckrc", "disable=SC1091\n")]
+    )
+    .is_empty());
+}
+
+#[test]
+fn scripts_pytest_options_and_versions() {
+    let pkg = |test: &str, ts: &str| {
+        format!("{{\"scripts\": {{\"test\": \"{test}\", \"dev\": \"vite\"}}, \"devDependencies\": {{\"typescript\": \"{ts}\"}}}}")
+    };
+    let old = pkg("node --test", "^5.9.0");
+    assert!(!weaker(
+        &[("package.json", &old)],
+        &[("package.json", &pkg("exit 0", "^5.9.0"))]
+    )
+    .is_empty());
+    assert!(!weaker(
+        &[("package.json", &old)],
+        &[("package.json", &pkg("node --test", "file:./fake"))]
+    )
+    .is_empty());
+    assert!(weaker(
+        &[("package.json", &old)],
+        &[("package.json", &pkg("node --test", "^5.9.3"))]
+    )
+    .is_empty());
+    let ini = |opts: &str| format!("[pytest]\naddopts = {opts}\ntestpaths = tests\n");
+    assert!(!weaker(
+        &[("pytest.ini", &ini("-q"))],
+        &[("pytest.ini", &ini("-q -k 'not slow'"))]
+    )
+    .is_empty());
+    assert!(!weaker(
+        &[("pytest.ini", &ini("-q"))],
+        &[("pytest.ini", &ini("-q --deselect tests/t.py::x"))]
+    )
+    .is_empty());
+    assert!(weaker(
+        &[("pytest.ini", &ini("-q"))],
+        &[("pytest.ini", &ini("-q -v --tb=short"))]
+    )
+    .is_empty());
+    assert!(!weaker(
+        &[(".python-version", "3.12\n")],
+        &[(".python-version", "3.8\n")]
+    )
+    .is_empty());
+    assert!(weaker(
+        &[(".python-version", "3.12\n")],
+        &[(".python-version", "3.13\n")]
+    )
+    .is_empty());
+    let make = |recipe: &str| format!("check:\n\t{recipe}\n\nother:\n\techo hi\n");
+    assert!(!weaker(
+        &[("Makefile", &make("cargo test"))],
+        &[("Makefile", &make("true"))]
+    )
+    .is_empty());
+}
+
+#[test]
+fn toolchain_and_source_words() {
+    for ok in [
+        "stable",
+        "nightly-2025-01-01",
+        "1.85",
+        "1.85.0-x86_64-unknown-linux-gnu",
+        "beta",
+    ] {
+        assert!(is_release_toolchain(ok), "{ok}");
+    }
+    for bad in ["fake", "my-toolchain", "/opt/rust"] {
+        assert!(!is_release_toolchain(bad), "{bad}");
+    }
+    assert!(
+        is_local_source("file:../ts") && is_local_source("link:x") && !is_local_source("^5.9.0")
+    );
+}
+
+fn markers(files: &[(&str, &str)]) -> Surface {
+    let fs = MemFs::new(files);
+    let source = Source {
+        files: fs.paths(),
+        fs: Box::new(fs),
+        outside: Vec::new(),
+        absent: Vec::new(),
+    };
+    let (markers, tests) = markers::scan(&source, source.files.iter(), &reads());
+    Surface {
+        markers,
+        tests,
+        ..Surface::default()
+    }
+}
+
+#[test]
+fn suppressions_added_are_named_where_they_are_and_moving_code_is_not() {
+    let old = markers(&[
+        ("a.py", "def f():  # noqa\n    pass\n"),
+        ("t.test.ts", "it('x', () => {});\n"),
+    ]);
+    let new = markers(&[
+        ("b.py", "def f():  # noqa\n    pass\n"),
+        (
+            "t.test.ts",
+            "it.skip('x', () => {});\n// @ts-ignore\nconst y: number = 'a';\n",
+        ),
+    ]);
+    let c = compare(&old, &new);
+    let w: Vec<String> = c.weaker.iter().map(ToString::to_string).collect();
+    assert!(
+        w.iter().any(|f| f == "t.test.ts:1: `it.skip` added to `x`"),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|f| f.starts_with("t.test.ts:2: `@ts-ignore` added")),
+        "{w:?}"
+    );
+    assert!(
+        !w.iter().any(|f| f.contains("noqa")),
+        "a moved marker is the same marker: {w:?}"
+    );
+    assert!(
+        w.iter().any(|f| f.contains("1 tests no longer run")),
+        "it.skip is not a test run: {w:?}"
+    );
+}
+
+#[test]
+fn tests_renamed_keep_the_count_and_tests_gone_are_listed() {
+    let rust = |body: &str| markers(&[("src/lib.rs", body)]);
+    let two = rust("#[test]\nfn a() {}\n#[tokio::test]\nasync fn b() {}\n");
+    let renamed = rust("#[test]\nfn a2() {}\n#[tokio::test]\nasync fn b() {}\n");
+    assert!(compare(&two, &renamed).weaker.is_empty());
+    let one = rust("#[test]\nfn a() {}\nfn b() {}\n");
+    let w = compare(&two, &one).weaker;
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].what.contains("src/lib.rs:3 `b`"), "{w:?}");
+    let cfg = rust("#[test]\nfn a() {}\n#[cfg(windows)]\n#[tokio::test]\nasync fn b() {}\n");
+    let w = compare(&two, &cfg).weaker;
+    assert!(
+        w.iter().any(|f| f.what.contains("#[cfg(windows)]")),
+        "a cfg on a test: {w:?}"
+    );
+    let py = |body: &str| markers(&[("tests/test_x.py", body)]);
+    let w = compare(
+        &py("def test_a():\n    pass\n"),
+        &py("def check_a():\n    pass\n"),
+    )
+    .weaker;
+    assert!(w[0].what.contains("`test_a`"), "{w:?}");
+}
+
+#[test]
+fn a_file_that_leaves_its_gate_is_weaker_unless_it_is_gone() {
+    let mut old = Surface::default();
+    old.checked
+        .insert("sh".into(), ["a.sh".to_string(), "b.sh".to_string()].into());
+    let mut new = Surface::default();
+    new.checked.insert("sh".into(), ["a.sh".to_string()].into());
+    new.present = ["a.sh".to_string()].into();
+    assert!(compare(&old, &new).weaker.is_empty(), "b.sh was deleted");
+    new.present.insert("b.sh".into());
+    let w = compare(&old, &new).weaker;
+    assert_eq!(w[0].to_string(), "b.sh: no longer checked by gate `sh`");
+}
+
+#[test]
+fn a_surface_survives_its_record_and_its_digest_is_stable() {
+    let s = markers(&[("t.ts", "it.skip('x', () => {});\n")]);
+    let text = serde_json::to_string(&s).unwrap();
+    let back: Surface = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.digest(), s.digest());
+    assert_eq!(back.markers, s.markers);
+}
+
+#[test]
+fn a_script_is_weaker_when_it_runs_less_not_when_it_changes() {
+    let pkg = |test: &str| format!("{{\"scripts\": {{\"test\": \"{test}\"}}}}");
+    let old = pkg("xo && npm run build && ava --timeout=10m --serial");
+    let judge = |new: &str| weaker(&[("package.json", &old)], &[("package.json", &pkg(new))]);
+    assert!(
+        judge("xo && npm run build && ava").is_empty(),
+        "options that run no less"
+    );
+    assert!(
+        judge("xo && npm run build && ava --verbose && tsc").is_empty(),
+        "more"
+    );
+    for bad in [
+        "exit 0",
+        "xo && npm run build",
+        "xo && npm run build && ava || true",
+        "xo && npm run build && ava --match=foo --passWithNoTests",
+        "true",
+    ] {
+        assert!(!judge(bad).is_empty(), "{bad}");
+    }
+}
+
+#[test]
+fn a_skip_on_a_new_test_is_not_a_weakening_but_on_a_renamed_one_it_is() {
+    let py = |body: &str| markers(&[("tests/test_x.py", body)]);
+    let old = py("def test_a():\n    pass\n");
+    let added = py("def test_a():\n    pass\n\n@pytest.mark.skipif(sys.platform == 'win32', reason='posix')\ndef test_b():\n    pass\n");
+    assert!(
+        compare(&old, &added).weaker.is_empty(),
+        "{:?}",
+        compare(&old, &added).weaker
+    );
+    let renamed = py("@pytest.mark.skip\ndef test_a2():\n    pass\n");
+    assert!(
+        !compare(&old, &renamed).weaker.is_empty(),
+        "renamed and skipped"
+    );
+    let existing = py("@pytest.mark.skipif(True, reason='x')\ndef test_a():\n    pass\n\ndef test_c():\n    pass\n");
+    assert!(
+        !compare(&old, &existing).weaker.is_empty(),
+        "a skip on a test that ran before"
+    );
+}

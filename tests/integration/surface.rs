@@ -1,0 +1,423 @@
+//! Weakening what the checks check is never a pass (issue 21). In a loop whose gate fails,
+//! each attack makes the real tool pass without the work being done: the loop is held and
+//! the weakening named; committed, `check --base` fails on it. Honest work (the fix, new
+//! tests, a new dependency-free feature, a wider include) ends the loop with no approval.
+
+use crate::common::{require_tool, typescript_repo, Repo, Run};
+use crate::hooks::stop;
+use serde_json::Value;
+
+/// A file written (`Some`) or deleted (`None`).
+type Edit = (&'static str, Option<&'static str>);
+
+struct Attack {
+    name: &'static str,
+    edits: &'static [Edit],
+    /// What the refusal and `check --base` must say.
+    says: &'static str,
+}
+
+fn start_loop(repo: &Repo) {
+    repo.commit_all();
+    let run = repo.run([
+        "loop",
+        "start",
+        "--session",
+        "sess-S",
+        "--promise",
+        "DONE",
+        "Make the checks pass.",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+fn promise(repo: &Repo) -> Run {
+    stop(repo, "sess-S", Some("Done.\n<promise>DONE</promise>"))
+}
+
+fn decision(run: &Run) -> Value {
+    assert_eq!(run.code, 0, "{run:?}");
+    if run.stdout.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
+}
+
+fn apply(repo: &Repo, edits: &[Edit]) {
+    for (path, text) in edits {
+        match text {
+            Some(t) => {
+                repo.write(path, t);
+            }
+            None => std::fs::remove_file(repo.path().join(path)).expect("delete"),
+        }
+    }
+}
+
+/// Commits the project's files, never the loop's state (a reset would take it away).
+fn commit_project(repo: &Repo) {
+    repo.git_cmd(&[
+        "add",
+        "-A",
+        "--",
+        ".",
+        ":(exclude).claude",
+        ":(exclude).ralph",
+    ]);
+    repo.git_cmd(&["commit", "-q", "-m", "attack"]);
+}
+
+/// Back to the tree the loop started on (the loop's own files stay).
+fn undo(repo: &Repo) {
+    repo.git_cmd(&["reset", "-q", "--hard", "HEAD"]);
+    repo.git_cmd(&["clean", "-fdq", "-e", ".claude", "-e", ".ralph"]);
+}
+
+/// Each attack holds the loop and names itself; committed, `check --base` fails on it.
+fn each_attack_is_held(repo: &Repo, attacks: &[Attack]) {
+    for a in attacks {
+        apply(repo, a.edits);
+        let out = decision(&promise(repo));
+        assert_eq!(
+            out["decision"], "block",
+            "{}: the loop must go on: {out}",
+            a.name
+        );
+        let reason = out["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(a.says), "{}: {reason}", a.name);
+        assert!(
+            reason.contains("ralph-gate loop approve"),
+            "{}: {reason}",
+            a.name
+        );
+        commit_project(repo);
+        let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
+        assert_eq!(run.code, 1, "{}: {run:?}", a.name);
+        let integrity = run.gate("integrity");
+        assert_eq!(integrity["status"], "fail", "{}: {integrity}", a.name);
+        let output = integrity["output"].as_str().unwrap_or_default();
+        assert!(output.contains(a.says), "{}: {output}", a.name);
+        repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+        undo(repo);
+    }
+}
+
+/// Honest work ends the loop with nobody asked, and passes `check --base`.
+fn honest_work_ends_the_loop(repo: &Repo, edits: &[Edit]) {
+    apply(repo, edits);
+    let run = repo.run(["check", "--base", "HEAD", "--format", "json"]);
+    assert_eq!(run.code, 0, "honest work passes check --base: {run:?}");
+    assert_eq!(run.gate("integrity")["status"], "pass", "{run:?}");
+    let out = decision(&promise(repo));
+    assert!(
+        out.get("decision").is_none(),
+        "honest work ends the loop: {out}"
+    );
+    assert!(!repo.exists(".claude/ralph-loop.local.md"));
+}
+
+const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn adds_zero() {\n        assert_eq!(add(2, 0), 2);\n    }\n}\n";
+const MANIFEST: &str =
+    "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+
+fn rust_loop() -> Option<Repo> {
+    if !require_tool("cargo") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "/target\n");
+    repo.write("Cargo.toml", MANIFEST);
+    repo.write("src/lib.rs", LIB);
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "cargo test fails at the start: {run:?}");
+    start_loop(&repo);
+    Some(repo)
+}
+
+#[test]
+fn cargo_test_weakenings_hold_the_loop_and_fail_check_base() {
+    let Some(repo) = rust_loop() else { return };
+    each_attack_is_held(
+        &repo,
+        &[
+            Attack {
+                name: "#[ignore]",
+                edits: &[("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    #[ignore]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn adds_zero() {\n        assert_eq!(add(2, 0), 2);\n    }\n}\n"))],
+                says: "`#[ignore]` added to `adds`",
+            },
+            Attack {
+                name: "cfg(any())",
+                edits: &[("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    #[cfg(any())]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn adds_zero() {\n        assert_eq!(add(2, 0), 2);\n    }\n}\n"))],
+                says: "#[cfg(any())]",
+            },
+            Attack {
+                name: "runner = true",
+                edits: &[(".cargo/config.toml", Some("[target.x86_64-unknown-linux-gnu]\nrunner = \"true\"\n\n[target.aarch64-unknown-linux-gnu]\nrunner = \"true\"\n"))],
+                says: "runner",
+            },
+            Attack {
+                name: "[lib] test = false",
+                edits: &[("Cargo.toml", Some("[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ntest = false\n\n[dependencies]\n"))],
+                says: "lib.test",
+            },
+            Attack {
+                name: "test deleted",
+                edits: &[("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds_zero() {\n        assert_eq!(add(2, 0), 2);\n    }\n}\n"))],
+                says: "1 tests no longer run",
+            },
+        ],
+    );
+    honest_work_ends_the_loop(
+        &repo,
+        &[
+            ("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n    #[test]\n    fn adds_zero() {\n        assert_eq!(add(2, 0), 2);\n    }\n\n    #[test]\n    fn adds_negatives() {\n        assert_eq!(add(-1, -2), -3);\n    }\n}\n")),
+            ("src/more.rs", Some("pub fn twice(x: i32) -> i32 {\n    x * 2\n}\n")),
+            ("Cargo.toml", Some("[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nextra = []\n\n[dependencies]\n")),
+        ],
+    );
+}
+
+const TSCONFIG: &str = "{\n  \"compilerOptions\": {\n    \"strict\": true,\n    \"noEmit\": true,\n    \"target\": \"es2022\",\n    \"module\": \"esnext\",\n    \"moduleResolution\": \"bundler\"\n  },\n  \"include\": [\"src\"]\n}\n";
+/// An error only `strict` reports: an implicit any.
+const BAD_TS: &str = "export function id(x) {\n  return x;\n}\n";
+
+fn typescript_attacks() -> Vec<Attack> {
+    vec![
+        Attack {
+            name: "@ts-nocheck",
+            edits: &[("src/bad.ts", Some("// @ts-nocheck\nexport function id(x) {\n  return x;\n}\n"))],
+            says: "`@ts-nocheck` added",
+        },
+        Attack {
+            name: "noCheck",
+            edits: &[("tsconfig.json", Some("{\n  \"compilerOptions\": {\n    \"strict\": true,\n    \"noEmit\": true,\n    \"noCheck\": true,\n    \"target\": \"es2022\",\n    \"module\": \"esnext\",\n    \"moduleResolution\": \"bundler\"\n  },\n  \"include\": [\"src\"]\n}\n"))],
+            says: "compilerOptions.noCheck",
+        },
+        Attack {
+            name: "strict off",
+            edits: &[("tsconfig.json", Some("{\n  \"compilerOptions\": {\n    \"strict\": false,\n    \"noEmit\": true,\n    \"target\": \"es2022\",\n    \"module\": \"esnext\",\n    \"moduleResolution\": \"bundler\"\n  },\n  \"include\": [\"src\"]\n}\n"))],
+            says: "compilerOptions.strict",
+        },
+        Attack {
+            name: "exclude",
+            edits: &[("tsconfig.json", Some("{\n  \"compilerOptions\": {\n    \"strict\": true,\n    \"noEmit\": true,\n    \"target\": \"es2022\",\n    \"module\": \"esnext\",\n    \"moduleResolution\": \"bundler\"\n  },\n  \"include\": [\"src\"],\n  \"exclude\": [\"src/bad.ts\"]\n}\n"))],
+            says: "`src/bad.ts` added",
+        },
+    ]
+}
+
+fn typescript_case(repo: Repo) {
+    repo.write("tsconfig.json", TSCONFIG);
+    repo.write("src/ok.ts", "export const one: number = 1;\n");
+    repo.write("src/bad.ts", BAD_TS);
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "tsc fails at the start: {run:?}");
+    start_loop(&repo);
+    each_attack_is_held(&repo, &typescript_attacks());
+    honest_work_ends_the_loop(
+        &repo,
+        &[
+            ("src/bad.ts", Some("export function id(x: number): number {\n  return x;\n}\n")),
+            ("lib/extra.ts", Some("export const two: number = 2;\n")),
+            ("tsconfig.json", Some("{\n  \"compilerOptions\": {\n    \"strict\": true,\n    \"noEmit\": true,\n    \"target\": \"es2022\",\n    \"module\": \"esnext\",\n    \"moduleResolution\": \"bundler\"\n  },\n  \"include\": [\"src\", \"lib\"]\n}\n")),
+        ],
+    );
+}
+
+#[test]
+fn typescript_5_weakenings_hold_the_loop_and_fail_check_base() {
+    let Some(repo) = typescript_repo() else {
+        return;
+    };
+    repo.commit_all();
+    typescript_case(repo);
+}
+
+#[test]
+fn typescript_7_weakenings_hold_the_loop_and_fail_check_base() {
+    if !require_tool("tsc") {
+        return;
+    }
+    typescript_case(Repo::git());
+}
+
+const TESTS_PY: &str = "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n";
+const UNITTEST_GATE: &str = "[[gate]]\nname = \"unittest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -I -m unittest discover -s . -p 'test_*.py'\"\n";
+
+#[test]
+fn python_unittest_weakenings_hold_the_loop_and_fail_check_base() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(UNITTEST_GATE);
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.write("test_calc.py", TESTS_PY);
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "unittest fails at the start: {run:?}");
+    start_loop(&repo);
+    each_attack_is_held(
+        &repo,
+        &[
+            Attack {
+                name: "unittest.skip",
+                edits: &[("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    @unittest.skip(\"later\")\n    def test_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n"))],
+                says: "`@unittest.skip` added to `test_adds`",
+            },
+            Attack {
+                name: "load_tests",
+                edits: &[("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n\n\ndef load_tests(loader, tests, pattern):\n    return unittest.TestSuite()\n"))],
+                says: "load_tests",
+            },
+            Attack {
+                name: "renamed out of discovery",
+                edits: &[("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def check_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n"))],
+                says: "`test_adds`",
+            },
+        ],
+    );
+    honest_work_ends_the_loop(
+        &repo,
+        &[
+            ("calc.py", Some("def add(a, b):\n    return a + b\n")),
+            ("helpers.py", Some("def twice(x):\n    return 2 * x\n")),
+        ],
+    );
+}
+
+#[test]
+fn node_test_skips_hold_the_loop() {
+    if !require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"node-test\"\nglobs = [\"**/*.mjs\"]\nscope = \"project\"\nrun = \"node --test\"\n");
+    repo.write("calc.mjs", "export const add = (a, b) => a - b;\n");
+    repo.write("test/calc.test.mjs", "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n");
+    start_loop(&repo);
+    each_attack_is_held(
+        &repo,
+        &[Attack {
+            name: "test.skip",
+            edits: &[("test/calc.test.mjs", Some("import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest.skip('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n"))],
+            says: "`test.skip` added",
+        }],
+    );
+}
+
+#[test]
+fn shellcheck_weakenings_hold_the_loop_and_fail_check_base() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\nrm -rf \"$dir\"/tmp\n");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "shellcheck fails at the start: {run:?}");
+    start_loop(&repo);
+    each_attack_is_held(
+        &repo,
+        &[
+            Attack {
+                name: ".shellcheckrc",
+                edits: &[(".shellcheckrc", Some("disable=all\n"))],
+                says: "`all` added",
+            },
+            Attack {
+                name: "disable comment",
+                edits: &[(
+                    "run.sh",
+                    Some("#!/bin/sh\n# shellcheck disable=SC2154\nrm -rf \"$dir\"/tmp\n"),
+                )],
+                says: "`# shellcheck disable=SC2154` added",
+            },
+        ],
+    );
+    honest_work_ends_the_loop(
+        &repo,
+        &[
+            ("run.sh", Some("#!/bin/sh\ndir=$1\nrm -rf \"$dir\"/tmp\n")),
+            ("tools/new.sh", Some("#!/bin/sh\necho \"hello\"\n")),
+        ],
+    );
+}
+
+/// A tracked file that leaves the work tree (sparse checkout, or deleted without `git rm`)
+/// takes its failure with it; that is named, not passed.
+#[test]
+fn a_tracked_file_missing_from_the_work_tree_holds_the_loop() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("ok.py", "x = 1\n");
+    repo.write("bad.py", "def f(:\n");
+    start_loop(&repo);
+    std::fs::remove_file(repo.path().join("bad.py")).unwrap();
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("bad.py: tracked but missing from the work tree"),
+        "{reason}"
+    );
+    // Removed for real (`git rm`), it is no longer the project's: honest.
+    repo.git_cmd(&["rm", "-q", "--cached", "bad.py"]);
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "{out}");
+}
+
+#[test]
+fn a_person_approves_a_weakening_and_the_loop_can_end() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\nrm -rf \"$dir\"/tmp\n");
+    start_loop(&repo);
+    repo.write(
+        "run.sh",
+        "#!/bin/sh\n# shellcheck disable=SC2154\nrm -rf \"$dir\"/tmp\n",
+    );
+    assert_eq!(decision(&promise(&repo))["decision"], "block");
+    let person = repo.run(["loop", "approve"]);
+    assert_eq!(person.code, 0, "{person:?}");
+    assert!(
+        person.stdout.contains("shellcheck disable=SC2154"),
+        "the list is shown: {person:?}"
+    );
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "approved: {out}");
+}
+
+#[test]
+fn check_base_can_be_set_to_warn_by_the_base_config_only() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\necho \"$1\"\n");
+    repo.commit_all();
+    // The change under review cannot turn its own check into a warning.
+    repo.config("presets = [\"shell\"]\n\n[integrity]\non_weakening = \"warn\"\n");
+    repo.write(".shellcheckrc", "disable=all\n");
+    repo.commit_all();
+    let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    // Once the base says so, a weakening warns.
+    repo.write(
+        "run.sh",
+        "#!/bin/sh\n# shellcheck disable=SC2086\necho $1\n",
+    );
+    repo.commit_all();
+    let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let integrity = run.gate("integrity");
+    assert!(
+        integrity["output"].as_str().unwrap().contains("warning"),
+        "{integrity}"
+    );
+    let bad = repo.run(["check", "--base", "no-such-rev"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("no-such-rev"), "{bad:?}");
+}
