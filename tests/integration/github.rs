@@ -159,6 +159,21 @@ fn the_actions_check_step_runs_a_fresh_strict_check_and_fails_on_a_broken_file()
     assert_eq!(out.code, 1, "strict: {out:?}");
     let out = run("--gate needs", &[("RALPH_GATE_STRICT_INPUT", "false")]);
     assert_eq!(out.code, 0, "not strict, and args reach the check: {out:?}");
+    // The base input: a committed weakening fails the step, annotated where it is.
+    repo.config("[[gate]]\nname = \"unittest\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m unittest -q\"\nscope = \"project\"\n");
+    repo.write(
+        "test_x.py",
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+    );
+    repo.commit_all();
+    repo.write("test_x.py", "import unittest\n\nclass T(unittest.TestCase):\n    @unittest.skip('later')\n    def test_a(self):\n        pass\n");
+    repo.commit_all();
+    let out = run("--gate integrity", &[("RALPH_GATE_BASE", "HEAD~1")]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stdout.contains("::error file=test_x.py,line=4"),
+        "annotated on the line that weakens: {out:?}"
+    );
 }
 
 #[test]
