@@ -52,3 +52,49 @@ pub fn is_context_name(name: &str) -> bool {
         || ((name.starts_with("requirements") || name.starts_with("constraints"))
             && name.ends_with(".txt"))
 }
+
+/// Configs outside the project that its tools read: Cargo's and ShellCheck's in every folder
+/// above the root, and in the home folder. Each comes with a name that does not say where
+/// the checkout lives (`../.cargo/config.toml`, `~/.shellcheckrc`), so that keys and
+/// surfaces stay the same for every worktree of a repository.
+pub fn outside_configs(
+    root: &std::path::Path,
+    env: &crate::env::Environment,
+) -> Vec<(String, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    let mut up = String::new();
+    for dir in root.ancestors().skip(1) {
+        up.push_str("../");
+        for name in [".cargo/config.toml", ".cargo/config", ".shellcheckrc"] {
+            out.push((format!("{up}{name}"), dir.join(name)));
+        }
+    }
+    let home = env.home.as_ref();
+    let cargo_home = match (&env.cargo_home, home) {
+        (Some(c), _) => Some(("$CARGO_HOME".to_string(), c.clone())),
+        (None, Some(h)) => Some(("~/.cargo".to_string(), h.join(".cargo"))),
+        (None, None) => None,
+    };
+    if let Some((label, dir)) = cargo_home {
+        for name in ["config.toml", "config"] {
+            out.push((format!("{label}/{name}"), dir.join(name)));
+        }
+    }
+    if let Some(h) = home {
+        out.push(("~/.shellcheckrc".into(), h.join(".shellcheckrc")));
+    }
+    match (&env.xdg_config_home, home) {
+        (Some(x), _) => out.push((
+            "$XDG_CONFIG_HOME/shellcheckrc".into(),
+            x.join("shellcheckrc"),
+        )),
+        (None, Some(h)) => out.push((
+            "~/.config/shellcheckrc".into(),
+            h.join(".config/shellcheckrc"),
+        )),
+        (None, None) => {}
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|(_, p)| seen.insert(p.clone()));
+    out
+}

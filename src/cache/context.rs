@@ -15,14 +15,26 @@ const NESTED: &[&str] = &[".cargo/config.toml", ".cargo/config"];
 pub struct ContextFiles {
     root: PathBuf,
     memo: Mutex<HashMap<PathBuf, Arc<Vec<PathBuf>>>>,
+    /// Configs above the root and in the home folder that exist: a `.shellcheckrc` in the
+    /// parent folder or `runner = "true"` in `~/.cargo/config.toml` changes every verdict.
+    outside: Vec<(String, PathBuf)>,
 }
 
 impl ContextFiles {
-    pub fn new(root: &Path) -> Self {
+    /// `outside`: the configs outside the project a tool may read, by name and path
+    /// (`manifests::outside_configs`); those that exist join every key.
+    pub fn new(root: &Path, outside: Vec<(String, PathBuf)>) -> Self {
         Self {
             root: root.to_path_buf(),
             memo: Mutex::new(HashMap::new()),
+            outside: outside.into_iter().filter(|(_, p)| p.is_file()).collect(),
         }
+    }
+
+    /// The configs outside the project that exist, by a name that says nothing of where the
+    /// checkout is, and their paths.
+    pub fn outside(&self) -> &[(String, PathBuf)] {
+        &self.outside
     }
 
     /// Every context file in `dirs` (relative to the root) and the folders above them,
@@ -96,7 +108,7 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "").unwrap();
         }
-        let ctx = ContextFiles::new(root);
+        let ctx = ContextFiles::new(root, Vec::new());
         let found = ctx.for_dirs([Path::new("packages/a/src")].into_iter());
         let shown: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(

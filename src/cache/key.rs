@@ -97,6 +97,14 @@ pub fn compose(
                 .iter()
                 .map(|p| p.parent().unwrap_or(Path::new(""))),
         );
+    for (name, path) in context.outside() {
+        let content = digests
+            .of(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        h.add(b"outside");
+        h.add(name.as_bytes());
+        h.add(content.as_str().as_bytes());
+    }
     for (kind, files) in [
         (&b"context"[..], context.for_dirs(dirs)),
         (&b"input"[..], job.inputs.clone()),

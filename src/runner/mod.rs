@@ -174,7 +174,10 @@ pub fn with_context<T>(
         env.tool_vars.clone(),
         trusted.then(|| cache.tool_store()),
     );
-    let context = ContextFiles::new(&config.root);
+    let context = ContextFiles::new(
+        &config.root,
+        crate::manifests::outside_configs(&config.root, env),
+    );
     let out = f(&RunContext {
         config,
         env,

@@ -163,9 +163,10 @@ fn judge(old: Option<&Setting>, new: Option<&Setting>, out: &mut Comparison) {
     ) {
         Direction::Same => {}
         Direction::Weaker(detail) => {
-            let what = detail.unwrap_or_else(|| {
-                format!("{key}: {} -> {} (checks less)", shown(old), shown(new))
-            });
+            let what = match detail {
+                Some(d) => format!("{key}: {d}"),
+                None => format!("{key}: {} -> {} (checks less)", shown(old), shown(new)),
+            };
             out.weaker.push(at(any, what));
         }
         Direction::Stronger => {

@@ -158,40 +158,14 @@ fn tracked_missing(root: &Path) -> Vec<PathBuf> {
 }
 
 /// The configs above the project and in the home folder that Cargo and ShellCheck read, and
-/// the repository's own exclude list.
+/// the repository's own exclude list, by names that do not say where the checkout is.
 fn outside(root: &Path, env: &Environment) -> Vec<(String, Vec<u8>)> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    for dir in root.ancestors().skip(1) {
-        paths.push(dir.join(".cargo/config.toml"));
-        paths.push(dir.join(".cargo/config"));
-        paths.push(dir.join(".shellcheckrc"));
-    }
-    let cargo_home = env
-        .cargo_home
-        .clone()
-        .or_else(|| env.home.as_ref().map(|h| h.join(".cargo")));
-    if let Some(c) = cargo_home {
-        paths.push(c.join("config.toml"));
-        paths.push(c.join("config"));
-    }
-    if let Some(h) = &env.home {
-        paths.push(h.join(".shellcheckrc"));
-    }
-    let xdg = env
-        .xdg_config_home
-        .clone()
-        .or_else(|| env.home.as_ref().map(|h| h.join(".config")));
-    if let Some(x) = xdg {
-        paths.push(x.join("shellcheckrc"));
-    }
+    let mut paths = crate::manifests::outside_configs(root, env);
     if let Some(g) = git::common_dir(root) {
-        paths.push(g.join("info/exclude"));
-        paths.push(g.join("info/sparse-checkout"));
+        paths.push((".git/info/exclude".into(), g.join("info/exclude")));
     }
-    let mut seen = BTreeSet::new();
     paths
         .into_iter()
-        .filter(|p| seen.insert(p.clone()))
-        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
+        .filter_map(|(name, p)| Some((name, std::fs::read(&p).ok()?)))
         .collect()
 }

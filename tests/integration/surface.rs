@@ -421,3 +421,56 @@ fn check_base_can_be_set_to_warn_by_the_base_config_only() {
     assert_eq!(bad.code, 2, "{bad:?}");
     assert!(bad.stderr.contains("no-such-rev"), "{bad:?}");
 }
+
+/// A `.shellcheckrc` in a folder above the project changes ShellCheck's verdict: ralph-gate's
+/// agrees with the bare tool's both ways, cached and uncached, and a loop is held by it.
+#[test]
+fn a_shellcheckrc_above_the_project_is_in_the_key_and_the_surface() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let parent = tempfile::tempdir().unwrap();
+    let repo = Repo::git_in(parent.path());
+    repo.write("run.sh", "#!/bin/sh\nrm -rf \"$dir\"/tmp\n");
+    let rc = parent.path().join(".shellcheckrc");
+    let bare = || {
+        std::process::Command::new("shellcheck")
+            .arg("run.sh")
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+            .success()
+    };
+    for round in ["uncached", "cached"] {
+        std::fs::remove_file(&rc).ok();
+        assert!(!bare());
+        assert_eq!(
+            repo.run(["check"]).code,
+            1,
+            "{round}: fails as the bare tool does"
+        );
+        std::fs::write(&rc, "disable=all\n").unwrap();
+        assert!(bare());
+        assert_eq!(
+            repo.run(["check"]).code,
+            0,
+            "{round}: passes as the bare tool does"
+        );
+    }
+    std::fs::remove_file(&rc).unwrap();
+    assert_eq!(
+        repo.run(["check"]).code,
+        1,
+        "a cached pass is not served once the rc is gone"
+    );
+
+    start_loop(&repo);
+    std::fs::write(&rc, "disable=all\n").unwrap();
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("../.shellcheckrc:1: disable: `all` added"),
+        "{reason}"
+    );
+}

@@ -107,7 +107,7 @@ impl Kind {
             .and_then(|p| p.to_str());
         Some(match name {
             "config" | "config.toml" if r.cargo && parent == Some(".cargo") => Kind::CargoConfig,
-            "config" | "config.toml" if r.cargo && path.parent().is_some_and(is_cargo_home) => {
+            "config" | "config.toml" if r.cargo && parent == Some("$CARGO_HOME") => {
                 Kind::CargoConfig
             }
             ".shellcheckrc" | "shellcheckrc" if r.shellcheck => Kind::ShellcheckRc,
@@ -167,10 +167,6 @@ impl Kind {
             }
         }
     }
-}
-
-fn is_cargo_home(dir: &Path) -> bool {
-    dir.file_name().is_some_and(|n| n == ".cargo")
 }
 
 /// A tsconfig's options as tsc resolves them: its own over its `extends` chain (relative
