@@ -65,6 +65,21 @@ pub fn in_work_tree(dir: &Path) -> bool {
     run(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.trim_ascii() == b"true")
 }
 
+/// True when `rev` names a commit in the repository at `dir` (false before the first commit).
+pub fn is_commit(dir: &Path, rev: &str) -> bool {
+    run(
+        dir,
+        &[
+            "rev-parse",
+            "-q",
+            "--verify",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )
+    .is_ok()
+}
+
 /// The top of the git work tree holding `dir`, if any.
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     let out = run(dir, &["rev-parse", "--show-toplevel"]).ok()?;

@@ -474,3 +474,30 @@ fn a_shellcheckrc_above_the_project_is_in_the_key_and_the_surface() {
         "{reason}"
     );
 }
+
+/// The pre-commit hook (`check --staged`) compares the index with HEAD: a weakening staged
+/// for commit fails it; the first commit of a repository has nothing to compare with.
+#[test]
+fn check_staged_compares_the_index_with_head() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\necho \"$1\"\n");
+    repo.git_cmd(&["add", "-A"]);
+    let first = repo.run(["check", "--staged"]);
+    assert_eq!(first.code, 0, "the first commit: {first:?}");
+    repo.git_cmd(&["commit", "-q", "-m", "first"]);
+    repo.write(
+        "run.sh",
+        "#!/bin/sh\n# shellcheck disable=SC2086\necho $1\n",
+    );
+    repo.git_cmd(&["add", "run.sh"]);
+    let run = repo.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.gate("integrity")["status"], "fail", "{run:?}");
+    // Unstaged, the same weakening is not what is committed.
+    repo.git_cmd(&["reset", "-q"]);
+    let run = repo.run(["check", "--staged"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}

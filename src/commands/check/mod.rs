@@ -56,8 +56,14 @@ pub struct Settings {
     /// A missing tool fails (`--strict`, CI, `RALPH_GATE_STRICT`).
     pub strict: bool,
     pub reuse: Reuse,
+    /// Compare the verification surface with this revision.
     pub base: Option<String>,
+    /// The base was not asked for but implied (`--staged`: HEAD): with no such commit yet
+    /// (the first commit), there is nothing to compare with.
+    pub base_implied: bool,
 }
+
+const IMPLIED_BASE: &str = "HEAD";
 
 impl Settings {
     /// Pure: the settings of a `check` with `args` under `env` and `config`.
@@ -94,7 +100,13 @@ impl Settings {
             } else {
                 Reuse::Everything
             },
-            base: args.base.clone(),
+            // A commit is checked against the commit it follows: `--staged` (the pre-commit
+            // hook) compares the index with HEAD unless told another base.
+            base: args
+                .base
+                .clone()
+                .or_else(|| args.staged.then(|| IMPLIED_BASE.to_string())),
+            base_implied: args.base.is_none() && args.staged,
         }
     }
 }
@@ -127,7 +139,12 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         other => files::select(project.root(), &project.cwd, other)?,
     };
     let plan = project.plan(&files, &universe, s.phase, &s.gates);
-    let against = match s.base.as_ref().filter(|_| asks_integrity) {
+    let against = match s
+        .base
+        .as_ref()
+        .filter(|_| asks_integrity)
+        .filter(|rev| !s.base_implied || crate::git::is_commit(project.root(), rev))
+    {
         Some(rev) => Some(
             crate::surface::base::against(&project.config, rev, s.phase, universe.clone(), env)
                 .map(|a| integrity::compare(a, &project.config, s.phase))
@@ -338,6 +355,11 @@ mod tests {
             (true, true),
         );
         assert_eq!(s.selection, Selection::Staged);
+        assert_eq!(
+            (s.base.as_deref(), s.base_implied),
+            (Some("HEAD"), true),
+            "a commit is compared with the one it follows"
+        );
         assert!(s.jobs > 0, "-j 0 means the config's jobs");
         assert!(!s.progress, "quiet draws no progress");
     }
