@@ -53,6 +53,9 @@ pub struct PlannedGate {
     pub files: Vec<PathBuf>,
     /// Empty when nothing matched: the gate has nothing to check.
     pub jobs: Vec<Job>,
+    /// Selected files the gate may be meant for but cannot tell (an unreadable `#!` line):
+    /// reported as unverified, never silently left out.
+    pub unverified: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -188,10 +191,17 @@ pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
                 job.inputs.sort();
                 job.inputs.dedup();
             }
+            let unverified = req
+                .files
+                .iter()
+                .filter(|f| gate.cannot_tell(f, &head))
+                .cloned()
+                .collect();
             PlannedGate {
                 gate: index,
                 files: matched,
                 jobs,
+                unverified,
             }
         })
         .collect();

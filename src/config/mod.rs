@@ -93,6 +93,15 @@ impl Gate {
                 .is_some_and(|i| self.speaks(&i))
     }
 
+    /// An extensionless file this gate may be meant for, whose `#!` line names no interpreter
+    /// that can be told (see [`crate::tools::undeterminable_shebang`]).
+    pub fn cannot_tell(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> bool {
+        !self.shebangs.is_empty()
+            && !self.excluder.is_match(rel)
+            && rel.extension().is_none()
+            && head(rel).is_some_and(|h| crate::tools::undeterminable_shebang(&h))
+    }
+
     /// True when an interpreter named in a `#!` line (`/bin/bash`, `python3.11`) is one of
     /// this gate's `shebangs`.
     pub fn speaks(&self, interpreter: &str) -> bool {

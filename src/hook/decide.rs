@@ -42,10 +42,11 @@ pub fn unverified(results: &[GateResult], ci: bool) -> Vec<&GateResult> {
         .filter(|r| {
             !r.optional
                 && !counts_as_failure(r, ci)
-                && matches!(
-                    r.status,
-                    crate::runner::GateStatus::NoFiles | crate::runner::GateStatus::Skipped
-                )
+                && (!r.unverified.is_empty()
+                    || matches!(
+                        r.status,
+                        crate::runner::GateStatus::NoFiles | crate::runner::GateStatus::Skipped
+                    ))
         })
         .collect()
 }

@@ -28,7 +28,8 @@ pub enum Format {
 /// Whether a result stops "done". A skipped gate (missing tool) passes locally, visibly, but
 /// fails under CI unless the gate is optional: CI must not go green on a tool it lacks.
 pub fn counts_as_failure(r: &GateResult, ci: bool) -> bool {
-    r.failed() || (r.status == GateStatus::Skipped && ci && !r.optional)
+    let unverified = r.status == GateStatus::Skipped || !r.unverified.is_empty();
+    r.failed() || (unverified && ci && !r.optional)
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]

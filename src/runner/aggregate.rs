@@ -25,6 +25,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         missing: None,
         run_details: Vec::new(),
         tools: Vec::new(),
+        unverified: Vec::new(),
     };
     if done.is_empty() {
         if gate.require_files {
@@ -195,4 +196,20 @@ fn detail(o: &Outcome) -> RunDetail {
         not_cached: o.not_cached.clone(),
         tools: o.tools.clone(),
     }
+}
+
+/// Files the gate could not tell how to check join the result, and its reason says so.
+pub fn note_unverified(result: &mut GateResult, files: &[std::path::PathBuf]) {
+    if files.is_empty() {
+        return;
+    }
+    result.unverified = files.iter().map(|f| f.display().to_string()).collect();
+    let note = format!(
+        "not verified: {} (the #! line names no interpreter that can be told; give the file a plain #! line or an extension)",
+        result.unverified.join(", ")
+    );
+    result.reason = Some(match result.reason.take() {
+        Some(r) => format!("{r}; {note}"),
+        None => note,
+    });
 }

@@ -128,6 +128,8 @@ pub struct GateResult {
     pub run_details: Vec<RunDetail>,
     /// The distinct tools its runs used.
     pub tools: Vec<ToolInfo>,
+    /// Files it may be meant for but could not tell how to check (an unreadable `#!` line).
+    pub unverified: Vec<String>,
 }
 
 impl GateResult {
@@ -314,7 +316,8 @@ impl<'a> Board<'a> {
                     .expect("every job reports")
             })
             .collect();
-        let result = aggregate::gate_result(planned.gate, gate, planned.files.len(), done);
+        let mut result = aggregate::gate_result(planned.gate, gate, planned.files.len(), done);
+        aggregate::note_unverified(&mut result, &planned.unverified);
         (self.on_event)(Event::Finished(&result));
         *self.results[pi].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     }

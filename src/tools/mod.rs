@@ -402,6 +402,20 @@ pub fn shebang_interpreter(path: &Path) -> Option<String> {
 }
 
 /// Pure: see [`shebang_interpreter`].
+/// True for a `#!` line whose interpreter cannot be told: none, not text, or an option or
+/// assignment where the program should be (an env form the reader does not know). Such a
+/// file is reported as unverified by every gate that checks scripts by their `#!` line,
+/// never silently left out.
+pub fn undeterminable_shebang(head: &[u8]) -> bool {
+    if !head.starts_with(b"#!") {
+        return false;
+    }
+    match parse_shebang(head) {
+        None => true,
+        Some(p) => p.is_empty() || p.starts_with('-') || crate::shell::is_assignment(&p),
+    }
+}
+
 pub fn parse_shebang(head: &[u8]) -> Option<String> {
     let rest = head.strip_prefix(b"#!")?;
     let line = rest.split(|b| *b == b'\n').next()?;

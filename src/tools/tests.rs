@@ -167,3 +167,25 @@ fn search_paths_walk_up_to_the_root() {
         "a package without its own"
     );
 }
+
+#[test]
+fn a_shebang_whose_interpreter_cannot_be_told_is_said_so() {
+    for bad in [
+        "#!\n",
+        "#!/usr/bin/env\n",
+        "#!/usr/bin/env -S\n",
+        "#!/usr/bin/env FOO=1\n",
+    ] {
+        assert!(undeterminable_shebang(bad.as_bytes()), "{bad:?}");
+    }
+    assert!(undeterminable_shebang(b"#!\xff\xfe\n"), "not text");
+    for good in [
+        "#!/bin/sh\n",
+        "#!/usr/bin/env bash\n",
+        "#!/usr/bin/env -S -u BASH_ENV bash\n",
+        "#!/usr/bin/python3\n",
+        "echo hi\n",
+    ] {
+        assert!(!undeterminable_shebang(good.as_bytes()), "{good:?}");
+    }
+}

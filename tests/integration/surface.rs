@@ -501,3 +501,41 @@ fn check_staged_compares_the_index_with_head() {
     let run = repo.run(["check", "--staged"]);
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+/// A script whose `#!` line names no interpreter that can be told is reported as unverified,
+/// never silently left out: `check --strict` fails on it, and a loop cannot end on it.
+#[test]
+fn a_script_whose_interpreter_cannot_be_told_is_unverified_not_skipped() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("ok.sh", "#!/bin/sh\necho \"$1\"\n");
+    repo.write("tools/deploy", "#!/usr/bin/env -S\nrm -rf \"$dir\"/tmp\n");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "a warning, not a failure, outside CI: {run:?}");
+    let gate = run.gate("shellcheck");
+    assert!(
+        gate["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not verified: tools/deploy"),
+        "{gate}"
+    );
+    let strict = repo.run(["check", "--strict"]);
+    assert_eq!(strict.code, 1, "{strict:?}");
+    start_loop(&repo);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cannot tell how to check tools/deploy"),
+        "{reason}"
+    );
+    repo.write("tools/deploy", "#!/bin/sh\ndir=$1\nrm -rf \"$dir\"/tmp\n");
+    let out = decision(&promise(&repo));
+    assert!(
+        out.get("decision").is_none(),
+        "a plain #! line: checked, and it passes: {out}"
+    );
+}

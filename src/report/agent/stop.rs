@@ -129,6 +129,13 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
 
 /// A stop gate that verified nothing, and why.
 fn unverified(r: &GateResult) -> String {
+    if !r.unverified.is_empty() {
+        return format!(
+            "{} (it cannot tell how to check {}: the #! line names no interpreter it can read; give the file a plain #! line such as `#!/bin/sh`, or an extension)",
+            r.name,
+            r.unverified.join(", ")
+        );
+    }
     match &r.missing {
         Some(tool) => format!(
             "{} (its tool `{tool}` is not installed{})",
