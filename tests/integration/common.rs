@@ -216,6 +216,7 @@ pub fn install_hint(tool: &str) -> &'static str {
         "droid" => "npm install -g @factory/cli@0.225.1 @factory/cli-linux-x64@0.225.2",
         "prek" => "pip install prek",
         "wsgidav" => "pip install wsgidav cheroot",
+        "pytest" => "pip install pytest (scripts/test installs it into target/test-tools/venv)",
         "redis-server" | "redis-cli" => "apt-get install redis-server redis-tools",
         "script" => "apt-get install bsdutils (util-linux's script)",
         "mount" => "run the tests as root, or with passwordless sudo allowed to mount",

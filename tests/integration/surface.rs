@@ -539,3 +539,62 @@ fn a_script_whose_interpreter_cannot_be_told_is_unverified_not_skipped() {
         "a plain #! line: checked, and it passes: {out}"
     );
 }
+
+const PYTEST_GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\", \"pytest.ini\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n";
+const PYTESTS: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
+
+#[test]
+fn pytest_weakenings_hold_the_loop_and_fail_check_base() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(PYTEST_GATE);
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    repo.write("tests/test_calc.py", PYTESTS);
+    repo.write(
+        "pytest.ini",
+        "[pytest]\npythonpath = .\naddopts = -q\ntestpaths = tests\n",
+    );
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 1, "pytest fails at the start: {run:?}");
+    start_loop(&repo);
+    each_attack_is_held(
+        &repo,
+        &[
+            Attack {
+                name: "mark.skip",
+                edits: &[("tests/test_calc.py", Some("import pytest\n\nfrom calc import add\n\n\n@pytest.mark.skip(reason=\"later\")\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+                says: "`@pytest.mark.skip` added to `test_adds`",
+            },
+            Attack {
+                name: "mark.xfail",
+                edits: &[("tests/test_calc.py", Some("import pytest\n\nfrom calc import add\n\n\n@pytest.mark.xfail\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+                says: "`@pytest.mark.xfail` added to `test_adds`",
+            },
+            Attack {
+                name: "addopts -k",
+                edits: &[("pytest.ini", Some("[pytest]\npythonpath = .\naddopts = -q -k \"not adds\"\ntestpaths = tests\n"))],
+                says: "addopts: `-k not adds` added",
+            },
+            Attack {
+                name: "conftest collect_ignore",
+                edits: &[("tests/conftest.py", Some("collect_ignore = [\"test_calc.py\"]\n"))],
+                says: "collect_ignore",
+            },
+            Attack {
+                name: "testpaths",
+                edits: &[("pytest.ini", Some("[pytest]\npythonpath = .\naddopts = -q\ntestpaths = docs\n"))],
+                says: "testpaths: `tests` removed",
+            },
+        ],
+    );
+    honest_work_ends_the_loop(
+        &repo,
+        &[
+            ("calc.py", Some("def add(a, b):\n    return a + b\n")),
+            ("tests/test_more.py", Some("from calc import add\n\n\ndef test_negatives():\n    assert add(-1, -2) == -3\n")),
+            ("pytest.ini", Some("[pytest]\npythonpath = .\naddopts = -q -ra\ntestpaths = tests\n")),
+        ],
+    );
+}
