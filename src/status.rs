@@ -41,6 +41,10 @@ pub struct LoopView {
     pub block_cap: Option<u64>,
     /// Set when the state file cannot be read.
     pub error: Option<String>,
+    /// What the gates check, against the surface recorded when the loop started: each
+    /// weakening (empty: none). `None` when it was not compared (no surface recorded, or
+    /// none described for this view).
+    pub weakened: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,8 +76,13 @@ pub struct StopView {
 }
 
 /// Reads the loops of the workspace `layout`, the records of `config`'s gates and the
-/// journal.
-pub fn gather(config: &crate::config::Config, describe: String, layout: &Layout) -> Status {
+/// journal; `surface`, when given, is compared with the one each loop started with.
+pub fn gather(
+    config: &crate::config::Config,
+    describe: String,
+    layout: &Layout,
+    surface: Option<&crate::surface::Surface>,
+) -> Status {
     let records = results::load(&config.root);
     let gates = config
         .gates
@@ -94,12 +103,26 @@ pub fn gather(config: &crate::config::Config, describe: String, layout: &Layout)
             .map(|f| {
                 let mut v = loop_view(f);
                 v.block_cap = last_cap(&journal, &loops::key(&f.path));
+                v.weakened = surface.and_then(|now| weakened(layout, f, now));
                 v
             })
             .collect(),
         gates,
         stops: recent(&journal, RECENT_STOPS),
     }
+}
+
+/// The weakenings of `now` against the surface the loop `f` started with, if it has one.
+fn weakened(layout: &Layout, f: &LoopFile, now: &crate::surface::Surface) -> Option<Vec<String>> {
+    let state = f.state.as_ref().ok()?;
+    let copy = crate::pin::store::Store::of(layout)
+        .read(&loops::key(&f.path))
+        .ok()
+        .flatten()
+        .filter(|c| c.started_at == state.started_at)?;
+    let was = copy.surface.as_ref()?;
+    let c = crate::surface::compare(was, now);
+    Some(c.weaker.iter().map(ToString::to_string).collect())
 }
 
 fn loop_view(f: &LoopFile) -> LoopView {
@@ -117,6 +140,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
             agent: None,
             block_cap: None,
             error: Some(e.to_string()),
+            weakened: None,
         },
         Ok(s) => LoopView {
             file,
@@ -130,6 +154,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
             agent: s.agent().map(|a| a.name().to_string()),
             block_cap: None,
             error: None,
+            weakened: None,
         },
     }
 }
@@ -254,6 +279,20 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
             l.started_at.as_deref().unwrap_or("?"),
             l.prompt_first_line.as_deref().unwrap_or(""),
         ));
+        match &l.weakened {
+            Some(w) if w.is_empty() => {
+                out.push_str("    surface: nothing checks less than at the start\n")
+            }
+            Some(w) => {
+                out.push_str(
+                    "    surface: weakened since the start (the loop cannot end until a person runs `ralph-gate loop approve`):\n",
+                );
+                for f in w {
+                    out.push_str(&format!("      - {f}\n"));
+                }
+            }
+            None => {}
+        }
     }
     out.push_str("\nGates\n");
     for g in &st.gates {

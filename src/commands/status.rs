@@ -19,9 +19,17 @@ pub fn run(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
-    let project = Project::open(cwd, config)?;
+    let mut project = Project::open(cwd, config)?;
     let layout = crate::state::Layout::workspace(env, cwd);
-    let st = crate::status::gather(&project.config, project.describe_config(), &layout);
+    // Described once here; the dashboard, which redraws, does not.
+    let files = project.all_files()?;
+    let surface = crate::surface::of_loop(&project.config, files, env);
+    let st = crate::status::gather(
+        &project.config,
+        project.describe_config(),
+        &layout,
+        Some(&surface),
+    );
     let text = match format {
         Format::Human => crate::status::render_text(&st, crate::results::now_ms()),
         Format::Json => serde_json::to_string_pretty(&st).expect("status serialises") + "\n",

@@ -23,10 +23,12 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
     let gather = || -> std::io::Result<crate::status::Status> {
         let project =
             Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
+        // The surface is not described at every redraw: `status` shows it.
         Ok(crate::status::gather(
             &project.config,
             project.describe_config(),
             &layout,
+            None,
         ))
     };
     let mut app = App::new(gather()?, !env.no_color, crate::results::now_ms());

@@ -42,6 +42,7 @@ fn status() -> Status {
             agent: Some("claude".into()),
             block_cap: Some(8),
             error: None,
+            weakened: None,
         }],
         gates: vec![
             GateView {

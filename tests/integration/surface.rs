@@ -380,11 +380,28 @@ fn a_person_approves_a_weakening_and_the_loop_can_end() {
         "#!/bin/sh\n# shellcheck disable=SC2154\nrm -rf \"$dir\"/tmp\n",
     );
     assert_eq!(decision(&promise(&repo))["decision"], "block");
+    let status = repo.run(["status", "--format", "json"]);
+    assert_eq!(status.code, 0, "{status:?}");
+    let weakened = &status.json()["loops"][0]["weakened"];
+    assert!(
+        weakened[0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("shellcheck disable=SC2154"),
+        "status shows it: {weakened}"
+    );
     let person = repo.run(["loop", "approve"]);
     assert_eq!(person.code, 0, "{person:?}");
     assert!(
         person.stdout.contains("shellcheck disable=SC2154"),
         "the list is shown: {person:?}"
+    );
+    let status = repo.run(["status"]);
+    assert!(
+        status
+            .stdout
+            .contains("surface: nothing checks less than at the start"),
+        "{status:?}"
     );
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "approved: {out}");
