@@ -13,7 +13,7 @@ use crate::runner::{self, Invocation};
 use crate::text::plural;
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `gates`' options.
 #[derive(Debug, Clone, Default)]
@@ -106,6 +106,7 @@ fn explain(
     let root = config.root.clone();
     let phases: Vec<Phase> = phase.map_or_else(|| Phase::ALL.to_vec(), |p| vec![p]);
     let universe = files::all(&root)?;
+    let surface = crate::surface::of_loop(config, universe.clone(), env);
     let mut out = String::new();
     runner::with_context(
         config,
@@ -139,11 +140,69 @@ fn explain(
                     let name = head.split('\u{0}').next().unwrap_or_default();
                     let _ = write!(out, "  {name}  [{}]\n{body}", on.join(", "));
                 }
+                out.push_str(&surface_of(&surface, &rel));
             }
             Ok(())
         },
     )?;
     Ok(out)
+}
+
+/// The verification surface that bears on `rel`: the options of the configs in its folder
+/// and above (and outside the project), and the suppressions and tests in the file itself.
+fn surface_of(s: &crate::surface::Surface, rel: &Path) -> String {
+    let file = crate::surface::text(rel);
+    // A config applies to the files of its folder and below (Cargo's from the folder that
+    // holds `.cargo/`); one outside the project, to every file.
+    let applies = |config: &str| {
+        let outside = ["~", "$", "../", ".git/"]
+            .iter()
+            .any(|p| config.starts_with(p));
+        let mut dir = Path::new(config).parent().unwrap_or(Path::new(""));
+        if dir.file_name().is_some_and(|n| n == ".cargo") {
+            dir = dir.parent().unwrap_or(Path::new(""));
+        }
+        outside || rel.starts_with(dir)
+    };
+    let mut out = String::from(
+        "  surface (a loop is held, and check --base fails, when any of it checks less):\n",
+    );
+    for st in s
+        .settings
+        .iter()
+        .filter(|st| applies(&st.file) && !st.value.is_empty())
+    {
+        let value = st.value.replace('\n', ", ");
+        let _ = writeln!(out, "    {}:{}: {} = {value}", st.file, st.line, st.key);
+    }
+    for m in s.markers.iter().filter(|m| m.file == file) {
+        let _ = writeln!(out, "    {}:{}: {} ({})", m.file, m.line, m.kind, m.context);
+    }
+    let tests: Vec<&str> = s
+        .tests
+        .iter()
+        .filter(|t| t.file == file)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !tests.is_empty() {
+        let _ = writeln!(out, "    {} tests here: {}", tests.len(), tests.join(", "));
+    }
+    let checked: Vec<&str> = s
+        .checked
+        .iter()
+        .filter(|(_, f)| f.contains(&file))
+        .map(|(g, _)| g.as_str())
+        .collect();
+    let _ = writeln!(
+        out,
+        "    checked by the stop gates: {}",
+        if checked.is_empty() {
+            "none".to_string()
+        } else {
+            checked.join(", ")
+        }
+    );
+    out
 }
 
 /// What one run does: command, folder, tools, and whether (and on what) it is cached.

@@ -615,3 +615,32 @@ fn pytest_weakenings_hold_the_loop_and_fail_check_base() {
         ],
     );
 }
+
+/// `gates --explain PATH` lists the surface that bears on the path: the configs above it
+/// (here and outside), the suppressions in it, and the stop gates that check it.
+#[test]
+fn gates_explain_lists_the_surface_of_a_path() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".shellcheckrc", "disable=SC1091\n");
+    repo.write(
+        "bin/run.sh",
+        "#!/bin/sh\n# shellcheck disable=SC2086\necho $1\n",
+    );
+    repo.write("other/.shellcheckrc", "disable=SC2034\n");
+    let run = repo.run(["gates", "--explain", "bin/run.sh"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for want in [
+        ".shellcheckrc:1: disable = SC1091",
+        "bin/run.sh:2: # shellcheck disable=SC2086",
+        "checked by the stop gates: shellcheck",
+    ] {
+        assert!(run.stdout.contains(want), "{want}: {run:?}");
+    }
+    assert!(
+        !run.stdout.contains("SC2034"),
+        "another folder's config does not apply: {run:?}"
+    );
+}
