@@ -339,8 +339,14 @@ pub fn compare_markers(old: &Surface, new: &Surface, out: &mut Comparison) {
             && !tested_before.contains(m.context.as_str())
             && (tested_now.contains(m.context.as_str()) || is_test_name(&m.context))
     };
-    // Only as many as the tests added: a test renamed and skipped is not new.
-    let mut new_tests = new.tests.len().saturating_sub(old.tests.len());
+    // Only as many as the tests added, and none when a test is gone: a test renamed (or
+    // replaced) and skipped is not new, whatever else was added beside it.
+    let vanished = tested_before.iter().any(|n| !tested_now.contains(n));
+    let mut new_tests = if vanished {
+        0
+    } else {
+        new.tests.len().saturating_sub(old.tests.len())
+    };
     let mut exempt = |m: &Marker| {
         let yes = new_tests > 0 && on_new_test(m);
         new_tests -= usize::from(yes);

@@ -371,6 +371,12 @@ fn a_skip_on_a_new_test_is_not_a_weakening_but_on_a_renamed_one_it_is() {
         !compare(&old, &renamed).weaker.is_empty(),
         "renamed and skipped"
     );
+    let renamed_beside_a_new_one =
+        py("@pytest.mark.skip\ndef test_a2():\n    pass\n\ndef test_dummy():\n    pass\n");
+    assert!(
+        !compare(&old, &renamed_beside_a_new_one).weaker.is_empty(),
+        "renamed and skipped, with a test added to make the count"
+    );
     let existing = py("@pytest.mark.skipif(True, reason='x')\ndef test_a():\n    pass\n\ndef test_c():\n    pass\n");
     assert!(
         !compare(&old, &existing).weaker.is_empty(),
