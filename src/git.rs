@@ -65,19 +65,23 @@ pub fn in_work_tree(dir: &Path) -> bool {
     run(dir, &["rev-parse", "--is-inside-work-tree"]).is_ok_and(|out| out.trim_ascii() == b"true")
 }
 
-/// True when `rev` names a commit in the repository at `dir` (false before the first commit).
-pub fn is_commit(dir: &Path, rev: &str) -> bool {
-    run(
+/// The commit `rev` names in the repository at `dir`, as a full hash.
+pub fn commit(dir: &Path, rev: &str) -> Result<String, GitError> {
+    let out = run(
         dir,
         &[
             "rev-parse",
-            "-q",
             "--verify",
             "--end-of-options",
             &format!("{rev}^{{commit}}"),
         ],
-    )
-    .is_ok()
+    )?;
+    Ok(String::from_utf8_lossy(out.trim_ascii()).into_owned())
+}
+
+/// True when `rev` names a commit in the repository at `dir` (false before the first commit).
+pub fn is_commit(dir: &Path, rev: &str) -> bool {
+    commit(dir, rev).is_ok()
 }
 
 /// The top of the git work tree holding `dir`, if any.

@@ -2,7 +2,7 @@
 //! process is started; the file system is seen only through [`ProjectFs`], so plans are cheap
 //! to compute and easy to test on a project held in memory.
 
-use crate::config::{Config, Driver, Gate, Phase, Scope};
+use crate::config::{Config, Driver, FileMatch, Gate, Phase, Scope};
 pub mod drivers;
 
 use std::collections::{BTreeMap, HashMap};
@@ -160,12 +160,16 @@ pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
         .filter(|(_, g)| g.runs_in(req.phase))
         .filter(|(_, g)| req.only.is_empty() || req.only.iter().any(|n| n == &g.name))
         .map(|(index, gate)| {
-            let matched: Vec<PathBuf> = req
-                .files
-                .iter()
-                .filter(|f| gate.matches_file(f, &head))
-                .cloned()
-                .collect();
+            // One look at each file (a `#!` line is read once): checked, or one the gate
+            // may be meant for but cannot tell how to check.
+            let (mut matched, mut unverified) = (Vec::new(), Vec::new());
+            for f in req.files {
+                match gate.classify(f, &head) {
+                    FileMatch::Matched => matched.push(f.clone()),
+                    FileMatch::CannotTell => unverified.push(f.clone()),
+                    FileMatch::No => {}
+                }
+            }
             let mut jobs = if matched.is_empty() {
                 Vec::new()
             } else {
@@ -191,12 +195,6 @@ pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
                 job.inputs.sort();
                 job.inputs.dedup();
             }
-            let unverified = req
-                .files
-                .iter()
-                .filter(|f| gate.cannot_tell(f, &head))
-                .cloned()
-                .collect();
             PlannedGate {
                 gate: index,
                 files: matched,

@@ -91,11 +91,8 @@ fn start(
     };
     // The loop still starts when the config does not load: its first stop pins the gates.
     let held = Project::open(cwd, config).ok().and_then(|mut p| {
-        let files = p.all_files().ok()?;
-        Some((
-            crate::pin::of(&p.config),
-            crate::surface::of_loop(&p.config, files, env),
-        ))
+        let surface = crate::surface::of_project(&mut p, env).ok()?;
+        Some((crate::pin::of(&p.config), surface))
     });
     let pin = held.as_ref().map(|h| h.0.clone());
     let path = loops::start(
@@ -252,8 +249,7 @@ fn approve(
     }
     let mut project = Project::open(cwd, config)?;
     let now = crate::pin::of(&project.config);
-    let files = project.all_files()?;
-    let surface = crate::surface::of_loop(&project.config, files, env);
+    let surface = crate::surface::of_project(&mut project, env)?;
     let summary = loops::approve(layout, f, (&now, &surface), &journal::who(env))?;
     Ok(format!(
         "ralph-gate: the loop in {} is now held to the stop gates in force ({}): {summary}\n",

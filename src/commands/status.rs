@@ -22,8 +22,7 @@ pub fn run(
     let mut project = Project::open(cwd, config)?;
     let layout = crate::state::Layout::workspace(env, cwd);
     // Described once here; the dashboard, which redraws, does not.
-    let files = project.all_files()?;
-    let surface = crate::surface::of_loop(&project.config, files, env);
+    let surface = crate::surface::of_project(&mut project, env)?;
     let st = crate::status::gather(
         &project.config,
         project.describe_config(),

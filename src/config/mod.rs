@@ -82,24 +82,30 @@ impl Gate {
     /// Globs, or for an extensionless file a `#!` line naming one of `shebangs`; `head`
     /// gives a file's first bytes.
     pub fn matches_file(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> bool {
-        if self.matches(rel) {
-            return true;
-        }
-        !self.shebangs.is_empty()
-            && !self.excluder.is_match(rel)
-            && rel.extension().is_none()
-            && head(rel)
-                .and_then(|h| crate::tools::parse_shebang(&h))
-                .is_some_and(|i| self.speaks(&i))
+        self.classify(rel, head) == FileMatch::Matched
     }
 
-    /// An extensionless file this gate may be meant for, whose `#!` line names no interpreter
-    /// that can be told (see [`crate::tools::undeterminable_shebang`]).
-    pub fn cannot_tell(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> bool {
-        !self.shebangs.is_empty()
-            && !self.excluder.is_match(rel)
-            && rel.extension().is_none()
-            && head(rel).is_some_and(|h| crate::tools::undeterminable_shebang(&h))
+    /// Whether the gate checks `rel`: by its globs, or for an extensionless file by its `#!`
+    /// line, which is read once; a `#!` line that names no interpreter that can be told
+    /// (see [`crate::tools::undeterminable_shebang`]) is `CannotTell`, for a gate that reads
+    /// `#!` lines.
+    pub fn classify(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> FileMatch {
+        if self.matches(rel) {
+            return FileMatch::Matched;
+        }
+        if self.shebangs.is_empty() || self.excluder.is_match(rel) || rel.extension().is_some() {
+            return FileMatch::No;
+        }
+        let Some(h) = head(rel) else {
+            return FileMatch::No;
+        };
+        if crate::tools::undeterminable_shebang(&h) {
+            return FileMatch::CannotTell;
+        }
+        match crate::tools::parse_shebang(&h) {
+            Some(i) if self.speaks(&i) => FileMatch::Matched,
+            _ => FileMatch::No,
+        }
     }
 
     /// True when an interpreter named in a `#!` line (`/bin/bash`, `python3.11`) is one of
@@ -137,6 +143,16 @@ impl Gate {
     pub fn runs_in(&self, phase: Phase) -> bool {
         self.phases.contains(&phase)
     }
+}
+
+/// How a gate stands to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMatch {
+    Matched,
+    No,
+    /// An extensionless file whose `#!` line names no interpreter that can be told: the gate
+    /// may be meant for it, and must say it could not check it.
+    CannotTell,
 }
 
 #[derive(Debug, Clone)]

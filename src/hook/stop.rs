@@ -121,39 +121,22 @@ impl Seen {
         let text = ask.final_text.as_deref();
         let promise = text.and_then(promise::extract);
         let misplaced = promise.is_none() && text.is_some_and(promise::has_tag);
+        let files_error = |source| StopError::Files {
+            root: layout.root().to_path_buf(),
+            source,
+        };
         let mut pinning =
             pins::Pinning::judge(layout, &loop_file, state, &project.config, &mut notes);
-        let mut hold = agent::pin_hold(&pinning.verdict);
         let expected = state.completion_promise.as_deref().map(promise::normalize);
         let promised = expected.is_some() && expected == promise;
-        if pinning.wants_surface(promised) {
-            let files = project.all_files().map_err(|source| StopError::Files {
-                root: layout.root().to_path_buf(),
-                source,
-            })?;
-            pinning.describe(crate::surface::of_loop(&project.config, files, env));
-            if !pinning.weakened.is_empty() {
-                notes.push(format!(
-                    "surface weakened: {}",
-                    pinning
-                        .weakened
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ));
-                hold = hold.or_else(|| Some(agent::surface_hold(&pinning.weakened)));
-            }
-        }
+        let weakened = pinning
+            .surface(project, env, promised, &mut notes)
+            .map_err(files_error)?;
+        let hold = agent::pin_hold(&pinning.verdict).or(weakened);
         let deadline = started + project.config.settings.hooks.stop_budget;
         let final_run = promised && hold.is_none();
         let results =
-            verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(|source| {
-                StopError::Files {
-                    root: layout.root().to_path_buf(),
-                    source,
-                }
-            })?;
+            verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(files_error)?;
         let previous = progress::read(&layout.progress(&loop_file)).unwrap_or_else(|e| {
             notes.push(format!(
                 "progress record unreadable ({e}); counting from zero"

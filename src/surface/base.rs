@@ -34,8 +34,8 @@ pub fn against(
     let base = Source::revision(root, rev, env)?;
     let head = Source::work_tree(root, now, env);
     let comparison = super::compare(
-        &super::describe(config, Some(phase), &base),
-        &super::describe(config, Some(phase), &head),
+        &super::describe(config, phase, &base),
+        &super::describe(config, phase, &head),
     );
     let base_config = config_at(config, &base);
     Ok(Against {

@@ -203,44 +203,16 @@ fn direction(rule: Rule, old: Option<&str>, new: Option<&str>) -> Direction {
         }
         Rule::Level { default } => {
             let rank = |v: Option<&str>| v.and_then(|v| v.parse::<u8>().ok()).unwrap_or(default);
-            let (a, b) = (rank(old), rank(new));
-            if b < a {
-                Weaker(None)
-            } else if b > a {
-                Stronger
-            } else {
-                Same
+            match rank(new).cmp(&rank(old)) {
+                std::cmp::Ordering::Less => Weaker(None),
+                std::cmp::Ordering::Greater => Stronger,
+                std::cmp::Ordering::Equal => Same,
             }
         }
-        Rule::Shrinks => {
-            if new.is_none() || old.is_none() {
-                return Same;
-            }
-            let (a, b) = (entries(old), entries(new));
-            let gone: Vec<&str> = a.difference(&b).copied().collect();
-            if gone.is_empty() {
-                if b.len() > a.len() {
-                    Stronger
-                } else {
-                    Same
-                }
-            } else {
-                Weaker(Some(format!("{} removed", quote_all(&gone))))
-            }
-        }
-        Rule::Grows => {
-            let (a, b) = (entries(old), entries(new));
-            let came: Vec<&str> = b.difference(&a).copied().collect();
-            if came.is_empty() {
-                if a.len() > b.len() {
-                    Stronger
-                } else {
-                    Same
-                }
-            } else {
-                Weaker(Some(format!("{} added", quote_all(&came))))
-            }
-        }
+        // An absent list is the tool's default, never narrower than a written one.
+        Rule::Shrinks if old.is_none() || new.is_none() => Same,
+        Rule::Shrinks => losing(entries(old), entries(new), "removed"),
+        Rule::Grows => losing(entries(new), entries(old), "added"),
         Rule::Fixed => match (old, new) {
             (a, Some(b)) if a != Some(b) => Weaker(None),
             (Some(_), None) => Stronger,
@@ -338,6 +310,19 @@ fn command_loss(old: &str, new: &str) -> Option<String> {
                 .join(", ")
         )
     })
+}
+
+/// A list whose entries in `from` but not in `to` weaken (`what`: how they moved); with none
+/// lost, `to` holding more entries is stronger.
+fn losing(from: BTreeSet<&str>, to: BTreeSet<&str>, what: &str) -> Direction {
+    let lost: Vec<&str> = from.difference(&to).copied().collect();
+    if !lost.is_empty() {
+        Direction::Weaker(Some(format!("{} {what}", quote_all(&lost))))
+    } else if to.len() > from.len() {
+        Direction::Stronger
+    } else {
+        Direction::Same
+    }
 }
 
 fn quote_all(v: &[&str]) -> String {

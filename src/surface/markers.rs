@@ -323,15 +323,7 @@ fn tests_of(file: &str, lang: Lang, lines: &[&str], out: &mut Vec<Test>) {
 /// A skip on a test that is new takes nothing away that ran before: the test is an addition
 /// that runs where its condition allows.
 pub fn compare_markers(old: &Surface, new: &Surface, out: &mut Comparison) {
-    let key = |m: &Marker| (m.kind.clone(), m.context.clone());
-    let mut before: BTreeMap<(String, String), Vec<&Marker>> = BTreeMap::new();
-    for m in &old.markers {
-        before.entry(key(m)).or_default().push(m);
-    }
-    let mut after: BTreeMap<(String, String), Vec<&Marker>> = BTreeMap::new();
-    for m in &new.markers {
-        after.entry(key(m)).or_default().push(m);
-    }
+    let (before, after) = (by_what(&old.markers), by_what(&new.markers));
     let tested_before: BTreeSet<&str> = old.tests.iter().map(|t| t.name.as_str()).collect();
     let tested_now: BTreeSet<&str> = new.tests.iter().map(|t| t.name.as_str()).collect();
     let on_new_test = |m: &Marker| {
@@ -377,6 +369,17 @@ pub fn compare_markers(old: &Surface, new: &Surface, out: &mut Comparison) {
             });
         }
     }
+}
+
+/// Markers by what they are: their kind and what they apply to, wherever they stand.
+fn by_what(markers: &[Marker]) -> BTreeMap<(String, String), Vec<&Marker>> {
+    let mut out: BTreeMap<(String, String), Vec<&Marker>> = BTreeMap::new();
+    for m in markers {
+        out.entry((m.kind.clone(), m.context.clone()))
+            .or_default()
+            .push(m);
+    }
+    out
 }
 
 /// A name only a test has (`test_x`, `TestX`): a skip on a function so named that was not

@@ -149,13 +149,9 @@ pub struct Reads {
 }
 
 impl Reads {
-    pub fn of(config: &Config, phase: Option<Phase>) -> Self {
+    pub fn of(config: &Config, phase: Phase) -> Self {
         let mut r = Reads::default();
-        for g in config
-            .gates
-            .iter()
-            .filter(|g| phase.is_none_or(|p| g.runs_in(p)))
-        {
+        for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
             let text = g.command_text().to_lowercase();
             let has = |w: &str| text.contains(w);
             r.tsc |= g.driver == Some(Driver::Typescript) || has("tsc");
@@ -172,12 +168,12 @@ impl Reads {
     }
 }
 
-/// The surface of `source` for `config`'s gates of `phase` (all gates when `None`).
-pub fn describe(config: &Config, phase: Option<Phase>, source: &source::Source) -> Surface {
+/// The surface of `source` for `config`'s gates of `phase`.
+pub fn describe(config: &Config, phase: Phase, source: &source::Source) -> Surface {
     let reads = Reads::of(config, phase);
     let scripts = configs::scripts_run(config, phase);
     let settings = configs::settings(source, &reads, &scripts);
-    let checked = source.checked(config, phase.unwrap_or(Phase::Stop));
+    let checked = source.checked(config, phase);
     let code: BTreeSet<&PathBuf> = source
         .files
         .iter()
@@ -201,7 +197,16 @@ pub fn describe(config: &Config, phase: Option<Phase>, source: &source::Source) 
 /// (`files::all`) are `files`.
 pub fn of_loop(config: &Config, files: Vec<PathBuf>, env: &crate::env::Environment) -> Surface {
     let source = source::Source::work_tree(&config.root, files, env);
-    describe(config, Some(Phase::Stop), &source)
+    describe(config, Phase::Stop, &source)
+}
+
+/// The surface of a loop's stop gates in `project`'s work tree.
+pub fn of_project(
+    project: &mut crate::project::Project,
+    env: &crate::env::Environment,
+) -> Result<Surface, crate::files::FilesError> {
+    let files = project.all_files()?;
+    Ok(of_loop(&project.config, files, env))
 }
 
 /// Code whose markers and tests count: what a gate checks, and `conftest.py`, which pytest
@@ -210,8 +215,9 @@ fn in_code(f: &std::path::Path, checked: &BTreeMap<String, BTreeSet<PathBuf>>) -
     f.file_name().is_some_and(|n| n == "conftest.py") || checked.values().any(|s| s.contains(f))
 }
 
+/// A path as the surface stores and shows it.
 pub fn text(p: &std::path::Path) -> String {
-    p.to_string_lossy().replace('\\', "/")
+    p.to_string_lossy().into_owned()
 }
 
 /// Every weakening and strengthening from `old` to `new`.

@@ -14,8 +14,8 @@ pub struct Source {
     pub files: Vec<PathBuf>,
     pub fs: Box<dyn ProjectFs>,
     /// Config files outside the project that its tools read (a parent folder's or the home
-    /// folder's `.cargo/config.toml` and `.shellcheckrc`, `.git/info/exclude`): shown by
-    /// absolute path, read from disk for either kind of tree, so that `check --base` sees
+    /// folder's `.cargo/config.toml` and `.shellcheckrc`, `.git/info/exclude`): named as
+    /// `manifests::outside_configs` names them, read from disk for either kind of tree, so that `check --base` sees
     /// them unchanged and a loop sees them change.
     pub outside: Vec<(String, Vec<u8>)>,
     /// Tracked files missing from the work tree (a revision has none).
@@ -60,28 +60,10 @@ impl Source {
     /// The tree of `rev` in the repository at `root` (a folder inside it: paths are relative
     /// to it, as `files::all` lists them).
     pub fn revision(root: &Path, rev: &str, env: &Environment) -> Result<Self, GitError> {
-        let commit = git::run(
-            root,
-            &[
-                "rev-parse",
-                "--verify",
-                "--end-of-options",
-                &format!("{rev}^{{commit}}"),
-            ],
-        )?;
-        let commit = String::from_utf8_lossy(commit.trim_ascii()).to_string();
-        let files = git::paths(
-            root,
-            &["ls-tree", "-r", "-z", "--name-only", "--full-tree", &commit],
-        )?;
-        // ls-tree names paths from the top; the project may be a folder below it.
-        let prefix = git::run(root, &["rev-parse", "--show-prefix"])?;
-        let prefix = PathBuf::from(String::from_utf8_lossy(prefix.trim_ascii()).to_string());
-        let files: Vec<PathBuf> = files
-            .iter()
-            .filter_map(|f| f.strip_prefix(&prefix).ok().map(Path::to_path_buf))
-            .filter(|f| !crate::files::is_own_state(f))
-            .collect();
+        let commit = git::commit(root, rev)?;
+        // Run in the project's folder, ls-tree lists that folder's files, relative to it.
+        let mut files = git::paths(root, &["ls-tree", "-r", "-z", "--name-only", &commit])?;
+        files.retain(|f| !crate::files::is_own_state(f));
         let blobs = git::Blobs::open(root, &commit)?;
         Ok(Self {
             fs: Box::new(RevisionFs {
@@ -127,14 +109,14 @@ impl Source {
     }
 
     /// The absent files a gate of `phase` would check, by its globs.
-    pub fn absent_checked(&self, config: &Config, phase: Option<Phase>) -> BTreeSet<String> {
+    pub fn absent_checked(&self, config: &Config, phase: Phase) -> BTreeSet<String> {
         self.absent
             .iter()
             .filter(|f| {
                 config
                     .gates
                     .iter()
-                    .filter(|g| phase.is_none_or(|p| g.runs_in(p)))
+                    .filter(|g| g.runs_in(phase))
                     .any(|g| g.matches(f))
             })
             .map(|f| super::text(f))

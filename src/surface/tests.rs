@@ -17,15 +17,20 @@ fn reads() -> Reads {
     }
 }
 
-/// The settings of an in-memory tree.
-fn settings(files: &[(&str, &str)]) -> Vec<Setting> {
+/// A tree held in memory, nothing outside it.
+fn in_memory(files: &[(&str, &str)]) -> Source {
     let fs = MemFs::new(files);
-    let source = Source {
+    Source {
         files: fs.paths(),
         fs: Box::new(fs),
         outside: Vec::new(),
         absent: Vec::new(),
-    };
+    }
+}
+
+/// The settings of an in-memory tree.
+fn settings(files: &[(&str, &str)]) -> Vec<Setting> {
+    let source = in_memory(files);
     let scripts = configs::Scripts {
         npm: ["test".to_string()].into(),
         make: ["check".to_string()].into(),
@@ -235,13 +240,7 @@ fn toolchain_and_source_words() {
 }
 
 fn markers(files: &[(&str, &str)]) -> Surface {
-    let fs = MemFs::new(files);
-    let source = Source {
-        files: fs.paths(),
-        fs: Box::new(fs),
-        outside: Vec::new(),
-        absent: Vec::new(),
-    };
+    let source = in_memory(files);
     let (markers, tests) = markers::scan(&source, source.files.iter(), &reads());
     Surface {
         markers,

@@ -2,8 +2,11 @@
 //! loop started with, what the agent is told when they were weakened, and pinning again.
 
 use crate::config::Config;
+use crate::env::Environment;
+use crate::files::FilesError;
 use crate::loops::LoopState;
 use crate::pin::{self, store::Store, Pin, Record, Verdict as PinVerdict};
+use crate::project::Project;
 use crate::state::Layout;
 use crate::surface::{Finding, Surface};
 
@@ -65,18 +68,32 @@ impl Pinning {
         }
     }
 
-    /// True when this stop describes the surface: at the first stop of a loop nobody pinned
-    /// (to record it), and at a stop that could end the loop (to compare).
-    pub fn wants_surface(&self, may_end: bool) -> bool {
-        self.verdict == PinVerdict::First || (may_end && !self.verdict.holds())
-    }
-
-    /// Takes the surface described now and compares it with the one the loop is held to.
-    pub fn describe(&mut self, now: Surface) {
+    /// Describes the surface when this stop needs it (at the first stop of a loop nobody
+    /// pinned, to record it; at a stop that could end the loop, `may_end`, to compare) and
+    /// compares it with the one the loop is held to. Returns why the loop may not end when
+    /// it was weakened; the weakenings go to `notes` for the journal.
+    pub fn surface(
+        &mut self,
+        project: &mut Project,
+        env: &Environment,
+        may_end: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<String>, FilesError> {
+        let wanted = self.verdict == PinVerdict::First || (may_end && !self.verdict.holds());
+        if !wanted {
+            return Ok(None);
+        }
+        let now = crate::surface::of_project(project, env)?;
         if let Some(was) = self.copy.as_ref().and_then(|c| c.surface.as_ref()) {
             self.weakened = crate::surface::compare(was, &now).weaker;
         }
         self.surface = Some(now);
+        if self.weakened.is_empty() {
+            return Ok(None);
+        }
+        let each: Vec<String> = self.weakened.iter().map(ToString::to_string).collect();
+        notes.push(format!("surface weakened: {}", each.join("; ")));
+        Ok(Some(crate::report::agent::surface_hold(&self.weakened)))
     }
 
     /// The gates and surface to pin again at this stop: the gates when the verdict says so,

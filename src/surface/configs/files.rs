@@ -636,13 +636,9 @@ fn go_uses(text: &str) -> Vec<String> {
 }
 
 /// The npm scripts and make targets the gates of `phase` run by name.
-pub fn scripts_run(config: &Config, phase: Option<Phase>) -> Scripts {
+pub fn scripts_run(config: &Config, phase: Phase) -> Scripts {
     let mut s = Scripts::default();
-    for g in config
-        .gates
-        .iter()
-        .filter(|g| phase.is_none_or(|p| g.runs_in(p)))
-    {
+    for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
         for simple in crate::shell::parse(&g.command_text(), 16) {
             let (_, rest) = crate::shell::unwrap(&simple.words);
             note_script(&mut s, rest);
