@@ -382,3 +382,94 @@ fn a_skip_on_a_new_test_is_not_a_weakening_but_on_a_renamed_one_it_is() {
         "a skip on a test that ran before"
     );
 }
+
+/// Every suppression and skip the issue names, added to a file a gate checks, is a weakening
+/// with its line (on a test that ran before, for a skip).
+#[test]
+fn every_listed_suppression_is_seen_where_a_gate_reads_it() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("src/a.ts", "", "// @ts-nocheck\n", "@ts-nocheck"),
+        ("src/a.ts", "", "// @ts-ignore\n", "@ts-ignore"),
+        (
+            "src/a.ts",
+            "",
+            "// eslint-disable-next-line\n",
+            "eslint-disable-next-line",
+        ),
+        (
+            "test/a.test.ts",
+            "it('x', () => {});\n",
+            "it.skip('x', () => {});\n",
+            "it.skip",
+        ),
+        (
+            "test/a.test.ts",
+            "it('x', () => {});\n",
+            "xit('x', () => {});\n",
+            "xit",
+        ),
+        (
+            "test/a.test.ts",
+            "describe('x', () => {});\n",
+            "describe.skip('x', () => {});\n",
+            "describe.skip",
+        ),
+        (
+            "tests/test_a.py",
+            "def test_x():\n    pass\n",
+            "@pytest.mark.skip\ndef test_x():\n    pass\n",
+            "@pytest.mark.skip",
+        ),
+        (
+            "tests/test_a.py",
+            "def test_x():\n    pass\n",
+            "@pytest.mark.xfail\ndef test_x():\n    pass\n",
+            "@pytest.mark.xfail",
+        ),
+        (
+            "tests/test_a.py",
+            "def test_x(self):\n    pass\n",
+            "@unittest.skip('x')\ndef test_x(self):\n    pass\n",
+            "@unittest.skip",
+        ),
+        (
+            "a.py",
+            "x = f()\n",
+            "x = f()  # type: ignore\n",
+            "# type: ignore",
+        ),
+        ("a.py", "import os\n", "import os  # noqa\n", "# noqa"),
+        (
+            "src/lib.rs",
+            "#[test]\nfn x() {}\n",
+            "#[test]\n#[ignore]\nfn x() {}\n",
+            "#[ignore]",
+        ),
+        (
+            "src/lib.rs",
+            "#[test]\nfn x() {}\n",
+            "#[cfg(any())]\n#[test]\nfn x() {}\n",
+            "#[cfg(any())]",
+        ),
+        (
+            "x_test.go",
+            "func TestX(t *testing.T) {\n}\n",
+            "func TestX(t *testing.T) {\n\tt.Skip()\n}\n",
+            "t.Skip(",
+        ),
+        (
+            "run.sh",
+            "echo $1\n",
+            "# shellcheck disable=all\necho $1\n",
+            "# shellcheck disable=all",
+        ),
+    ];
+    for (file, before, after, kind) in cases {
+        let w = compare(&markers(&[(file, before)]), &markers(&[(file, after)])).weaker;
+        assert!(
+            w.iter()
+                .any(|f| f.file == *file && f.line > 0 && f.what.contains(kind)),
+            "{file}: {kind}: {w:?}"
+        );
+    }
+}

@@ -644,3 +644,75 @@ fn gates_explain_lists_the_surface_of_a_path() {
         "another folder's config does not apply: {run:?}"
     );
 }
+
+/// Files that leave the project's listing without a config of its own changing: an
+/// untracked broken file named in `.git/info/exclude`, and a tracked one taken out of the
+/// work tree by a real `git sparse-checkout`. Both held, each named.
+#[test]
+fn files_hidden_by_git_itself_hold_the_loop() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("ok/a.py", "x = 1\n");
+    repo.write("broken/b.py", "def f(:\n");
+    repo.commit_all();
+    repo.write("new.py", "def g(:\n");
+    start_loop(&repo);
+    let exclude = repo.path().join(".git/info/exclude");
+    let before = std::fs::read_to_string(&exclude).unwrap_or_default();
+    std::fs::write(&exclude, format!("{before}new.py\n")).unwrap();
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(".git/info/exclude") && reason.contains("`new.py` added"),
+        "{reason}"
+    );
+    std::fs::write(&exclude, before).unwrap();
+    std::fs::remove_file(repo.path().join("new.py")).unwrap();
+    repo.git_cmd(&["sparse-checkout", "set", "ok"]);
+    assert!(
+        !repo.exists("broken/b.py"),
+        "git took it out of the work tree"
+    );
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("broken/b.py: tracked but missing from the work tree"),
+        "{reason}"
+    );
+}
+
+/// A project in a folder of its repository: `check --base` compares that folder's files.
+#[test]
+fn check_base_in_a_project_below_the_top_of_its_repository() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("tools/ralph.toml", "presets = [\"shell\"]\n");
+    repo.write("tools/run.sh", "#!/bin/sh\necho \"$1\"\n");
+    repo.write("other/.shellcheckrc", "disable=all\n");
+    repo.commit_all();
+    repo.write("tools/.shellcheckrc", "disable=SC2086\n");
+    repo.commit_all();
+    let mut cmd = repo.cmd();
+    cmd.current_dir(repo.path().join("tools"))
+        .args(["check", "--base", "HEAD~1", "--format", "json"]);
+    let run = crate::common::finish(cmd.output().unwrap());
+    assert_eq!(run.code, 1, "{run:?}");
+    let output = run.gate("integrity")["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        output.contains(".shellcheckrc:1: error: disable: `SC2086` added"),
+        "{output}"
+    );
+    assert!(
+        !output.contains("other/"),
+        "the rest of the repository is not the project's: {output}"
+    );
+}
