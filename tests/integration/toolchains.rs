@@ -164,6 +164,71 @@ fn a_file_under_no_tsconfig_is_checked_on_its_own() {
     assert_eq!(json_check(&repo, &[]).gate("tsc")["status"], "pass");
 }
 
+/// A file under a tsconfig that does not include it is in no program: tsc never sees it. It
+/// is checked on its own with that tsconfig's options; one the config's own `exclude` names
+/// (a fixture that must not compile) is left out on purpose; one an included file imports
+/// is checked by the project already.
+fn files_a_tsconfig_does_not_include(repo: &Repo) {
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write(
+        "src/a.ts",
+        "import { b } from \"../shared/b\";\nexport const a = b;\n",
+    );
+    repo.write("shared/b.ts", "export const b: number = 1;\n");
+    repo.write("lib/bad.ts", "export function id(x) {\n  return x;\n}\n");
+    let run = json_check(repo, &[]);
+    let tsc = run.gate("tsc");
+    let out = tsc["output"].as_str().unwrap_or_default().to_string();
+    assert_eq!(tsc["status"], "fail", "{run:?}");
+    assert!(out.contains("lib/bad.ts(1,20): error TS7006"), "{out}");
+    assert!(!out.contains("shared/b.ts"), "{out}");
+    // The bare tool agrees once the file is a root file of the project.
+    let local = repo.path().join("node_modules/.bin/tsc");
+    let program = if local.exists() { local } else { "tsc".into() };
+    let bare = std::process::Command::new(program)
+        .args(["-p", ".", "--noEmit", "--pretty", "false"])
+        .current_dir(repo.path())
+        .output()
+        .expect("run tsc");
+    assert!(
+        bare.status.success(),
+        "lib/ is in no program of the bare tsc"
+    );
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src", "lib"] }"#,
+    );
+    let run = json_check(repo, &[]);
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"], "exclude": ["lib"] }"#,
+    );
+    let run = json_check(repo, &[]);
+    assert_eq!(
+        run.gate("tsc")["status"],
+        "pass",
+        "excluded on purpose: {run:?}"
+    );
+}
+
+#[test]
+fn a_file_a_tsconfig_does_not_include_is_checked_on_its_own_typescript_5() {
+    if let Some(repo) = typescript_repo() {
+        files_a_tsconfig_does_not_include(&repo);
+    }
+}
+
+#[test]
+fn a_file_a_tsconfig_does_not_include_is_checked_on_its_own_typescript_7() {
+    if require_tool("tsc") {
+        files_a_tsconfig_does_not_include(&Repo::git());
+    }
+}
+
 #[test]
 fn the_second_run_after_an_edit_is_incremental_and_writes_only_under_ralph() {
     let Some(repo) = typescript_repo() else {

@@ -74,6 +74,14 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
             loose.push(l.clone());
         }
     }
+    let mut uncovered: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for (config, files) in ts.uncovered(&projects) {
+        for l in files {
+            if matched.contains(&l) || matched.iter().any(|f| ts.loose_closure(&l).contains(f)) {
+                uncovered.entry(config.clone()).or_default().push(l);
+            }
+        }
+    }
     // A project built with -b builds its references too: they need no run of their own.
     let mut built_by_others: BTreeSet<PathBuf> = BTreeSet::new();
     for p in &affected {
@@ -99,7 +107,20 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
     for (package, files) in groups {
         jobs.push(ts.loose_job(&package, &files, cx.reuse_build_state));
     }
+    for (config, files) in uncovered {
+        jobs.push(ts.uncovered_job(&config, &files));
+    }
     jobs
+}
+
+fn is_declaration(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    [".d.ts", ".d.mts", ".d.cts"]
+        .iter()
+        .any(|e| name.ends_with(e))
 }
 
 fn in_node_modules(p: &Path) -> bool {
@@ -132,6 +153,8 @@ struct Loaded {
     out_dirs: Vec<PathBuf>,
     references: Vec<PathBuf>,
     no_cache: Option<String>,
+    /// `files`, `include` and `exclude` as tsc applies them (the nearest layer's, whole).
+    patterns: roots::Patterns,
 }
 
 /// What a project's result depends on.
@@ -147,6 +170,7 @@ struct Workspace<'a> {
     loaded: BTreeMap<PathBuf, Option<Arc<Loaded>>>,
     inputs: BTreeMap<PathBuf, Arc<Inputs>>,
     loose: BTreeMap<PathBuf, Arc<BTreeSet<PathBuf>>>,
+    roots: BTreeMap<PathBuf, Option<Arc<roots::Roots>>>,
     /// Local packages by name (every package.json of the project outside node_modules).
     packages: BTreeMap<String, PathBuf>,
     imports: regex::Regex,
@@ -174,6 +198,7 @@ impl<'a> Workspace<'a> {
             loaded: BTreeMap::new(),
             inputs: BTreeMap::new(),
             loose: BTreeMap::new(),
+            roots: BTreeMap::new(),
             packages,
             imports: regex::Regex::new(
                 r#"(?:\bfrom|\bimport|\brequire\s*\(|\bimport\s*\()\s*["']([^"'\n]+)["']|<reference\s+path\s*=\s*["']([^"'\n]+)["']"#,
@@ -444,6 +469,126 @@ impl<'a> Workspace<'a> {
         }
     }
 
+    /// The root-file rules of `config`; `None` when it cannot be read (tsc says why).
+    fn roots_of(&mut self, config: &Path) -> Option<Arc<roots::Roots>> {
+        if let Some(hit) = self.roots.get(config) {
+            return hit.clone();
+        }
+        let made = self.load(config).map(|l| {
+            let dir = config.parent().unwrap_or(Path::new(""));
+            Arc::new(roots::Roots::new(&l.patterns, dir, &l.out_dirs))
+        });
+        self.roots.insert(config.to_path_buf(), made.clone());
+        made
+    }
+
+    /// TypeScript files under a tsconfig that no project makes a root file of or reaches by
+    /// an import, so that tsc never checks them, by the nearest tsconfig above them. A file
+    /// a config's own `exclude` names is left out on purpose (fixtures that must not
+    /// compile), and so is one under a config that cannot be read.
+    fn uncovered(&mut self, projects: &[PathBuf]) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+        let mut configs: Vec<PathBuf> = Vec::new();
+        for p in projects {
+            for c in self.reference_closure(p) {
+                if !configs.contains(&c) {
+                    configs.push(c);
+                }
+            }
+        }
+        let rules: Vec<(PathBuf, Option<Arc<roots::Roots>>)> = configs
+            .iter()
+            .map(|c| (c.clone(), self.roots_of(c)))
+            .collect();
+        let universe = self.universe;
+        let fs = self.fs;
+        let nearest = |f: &Path| {
+            f.ancestors()
+                .skip(1)
+                .map(|d| d.join(CONFIG))
+                .find(|c| fs.is_file(c))
+        };
+        let mut rooted: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut candidates: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for f in universe
+            .iter()
+            .filter(|f| is_scannable(f) && !in_node_modules(f))
+        {
+            if rules
+                .iter()
+                .any(|(_, r)| r.as_ref().is_some_and(|r| r.includes(f)))
+            {
+                rooted.insert(f.clone());
+                continue;
+            }
+            let Some(config) = nearest(f) else { continue };
+            let on_purpose = rules.iter().any(|(c, r)| match r {
+                Some(r) => r.explicit_exclude && r.excludes(f),
+                None => f.starts_with(c.parent().unwrap_or(Path::new(""))),
+            });
+            if is_source(f) && !is_declaration(f) && !on_purpose {
+                candidates.push((config, f.clone()));
+            }
+        }
+        if candidates.is_empty() {
+            return BTreeMap::new();
+        }
+        self.follow_imports(&mut rooted, &mut Vec::new());
+        let mut out: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+        for (config, f) in candidates.into_iter().filter(|(_, f)| !rooted.contains(f)) {
+            out.entry(config).or_default().push(f);
+        }
+        out
+    }
+
+    /// Files under `config` that it does not include: checked with its options, through a
+    /// config under `.ralph/tsc/` that extends it and names them as its only files.
+    fn uncovered_job(&mut self, config: &Path, files: &[PathBuf]) -> Job {
+        let loaded = self.load(config).unwrap_or_default();
+        let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
+        self.follow_imports(&mut inputs, &mut Vec::new());
+        inputs.extend(loaded.chain.iter().cloned());
+        let id = short_hash(config);
+        let at = crate::state::tsc_work()
+            .join(format!("u-{id}"))
+            .join(CONFIG);
+        let up = "../".repeat(at.parent().map_or(0, |p| p.components().count()));
+        let text = json!({
+            "extends": format!("{up}{}", config.display()),
+            "compilerOptions": {
+                "noEmit": true,
+                "composite": false,
+                "incremental": false,
+                "emitDeclarationOnly": false,
+                "rootDir": if up.is_empty() { ".".to_string() } else { up.trim_end_matches('/').to_string() },
+            },
+            "files": files.iter().map(|f| format!("{up}{}", f.display())).collect::<Vec<_>>(),
+            "include": [],
+            "references": [],
+        });
+        let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
+        Job {
+            dir: PathBuf::new(),
+            argv: Some(vec![
+                "tsc".into(),
+                "-p".into(),
+                at.clone().into_os_string(),
+                "--pretty".into(),
+                "false".into(),
+            ]),
+            args: Vec::new(),
+            inputs: inputs.into_iter().collect(),
+            tools_from: dir,
+            label: Some(format!("files {} does not include", config.display())),
+            no_cache: loaded.no_cache.clone(),
+            setup: vec![(
+                at,
+                serde_json::to_string_pretty(&text).expect("serialises") + "\n",
+            )],
+            clear: Vec::new(),
+            exclusive: Some(format!("tsc-u-{id}")),
+        }
+    }
+
     /// Files under no tsconfig: checked together, strictly, with modern defaults.
     fn loose_job(&self, package: &Path, files: &[PathBuf], reuse: bool) -> Job {
         let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
@@ -673,6 +818,29 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
         if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
             compiler_options(&mut out, opts, &dir);
         }
+        let patterns = |key: &str| -> Option<Vec<String>> {
+            let list = obj.get(key)?.as_array()?;
+            Some(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(|p| roots::Patterns::at(&dir, p))
+                    .collect(),
+            )
+        };
+        if let Some(l) = patterns("include") {
+            out.patterns.include = Some(l);
+        }
+        if let Some(l) = patterns("exclude") {
+            out.patterns.exclude = Some(l);
+        }
+        if let Some(Value::Array(list)) = obj.get("files") {
+            out.patterns.files = Some(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(at)
+                    .collect(),
+            );
+        }
         if let Some(Value::Array(list)) = obj.get("include") {
             out.has_include = true;
             out.dirs.extend(
@@ -891,6 +1059,8 @@ fn next_significant(mut it: Chars<'_>) -> Option<char> {
         }
     }
 }
+
+mod roots;
 
 #[cfg(test)]
 mod tests;
