@@ -113,7 +113,11 @@ pub fn gather(
 }
 
 /// The weakenings of `now` against the surface the loop `f` started with, if it has one.
-fn weakened(layout: &Layout, f: &LoopFile, now: &crate::surface::Surface) -> Option<Vec<String>> {
+pub fn weakened(
+    layout: &Layout,
+    f: &LoopFile,
+    now: &crate::surface::Surface,
+) -> Option<Vec<String>> {
     let state = f.state.as_ref().ok()?;
     let copy = crate::pin::store::Store::of(layout)
         .read(&loops::key(&f.path))

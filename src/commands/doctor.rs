@@ -59,6 +59,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
                 }
             }
             loops(&layout, &project, &mut problems, &mut fine);
+            surfaces(&layout, &mut project, env, &mut problems);
         }
         Err(e) => problems.push(format!("the config does not load: {e}")),
     }
@@ -269,6 +270,34 @@ fn loops(layout: &Layout, project: &Project, problems: &mut Vec<String>, fine: &
             )),
             _ => fine.push(format!("loop {name}: held to the gates it started with")),
         }
+    }
+}
+
+/// Each loop's verification surface against the one it started with: a weakening holds it.
+fn surfaces(layout: &Layout, project: &mut Project, env: &Environment, problems: &mut Vec<String>) {
+    let list = loops::list(layout);
+    if list.is_empty() {
+        return;
+    }
+    let now = match crate::surface::of_project(project, env) {
+        Ok(s) => s,
+        Err(e) => {
+            problems.push(format!(
+                "the project's files cannot be listed ({e}), so no loop's surface is compared"
+            ));
+            return;
+        }
+    };
+    for f in &list {
+        let Some(weaker) = crate::status::weakened(layout, f, &now).filter(|w| !w.is_empty())
+        else {
+            continue;
+        };
+        problems.push(format!(
+            "loop {}: what the checks check is weaker than at its start ({}); it cannot complete until a person runs `ralph-gate loop approve`",
+            loops::key(&f.path),
+            weaker.join("; ")
+        ));
     }
 }
 
