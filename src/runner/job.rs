@@ -49,13 +49,7 @@ impl Invocation {
         let root = &cx.config.root;
         let cwd = root.join(&job.dir);
         let search = tools::search_path(root, &job.tools_from, &gate.path, cx.env.path.as_deref());
-        let mut required: Vec<String> = gate.requires.clone();
-        if let Some(program) = job.argv.as_ref().and_then(|a| a.first()) {
-            let program = program.to_string_lossy().into_owned();
-            if !required.contains(&program) {
-                required.insert(0, program);
-            }
-        }
+        let required = required(gate, job);
         // PATH's own folders. Only a tool the user installed (found in one) is asked its
         // version: one from a folder the config names is the project's, and is not run to
         // ask. Shims' targets go in front of them on the gate's PATH.
@@ -66,7 +60,10 @@ impl Invocation {
             .map(|p| std::env::split_paths(p).collect())
             .unwrap_or_default();
         let mut found = find_tools(cx, &required, &search, &cwd, &user_dirs);
-        let (script, args, display) = command(cx, gate, job, &required, &search, &mut found.tools);
+        found
+            .tools
+            .extend(run_tools(cx.toolbox, gate, &required, &search, &cwd));
+        let (script, args, display) = command(cx, gate, job);
         let display = if job.dir.as_os_str().is_empty() {
             display
         } else {
@@ -143,16 +140,59 @@ fn find_tools(
     found
 }
 
-/// The script, its arguments and the command as a person would type it. A `run` command's
-/// programs join `tools` (they decide the verdict as much as the required ones).
-fn command(
-    cx: &RunContext<'_>,
+/// The tools a job runs, resolved as its run resolves them (see [`Invocation::new`]), for
+/// a caller that runs nothing: the verification surface.
+pub fn tools_used(
+    toolbox: &tools::Toolbox<'_>,
+    path: Option<&std::ffi::OsStr>,
+    root: &Path,
     gate: &Gate,
     job: &Job,
+) -> Vec<Arc<Tool>> {
+    let cwd = root.join(&job.dir);
+    let search = tools::search_path(root, &job.tools_from, &gate.path, path);
+    let required = required(gate, job);
+    let mut out: Vec<Arc<Tool>> = required
+        .iter()
+        .filter_map(|name| toolbox.resolve(name, &search, &cwd))
+        .collect();
+    out.extend(run_tools(toolbox, gate, &required, &search, &cwd));
+    out
+}
+
+/// The tools a job must have: its `requires` and a driver's program.
+fn required(gate: &Gate, job: &Job) -> Vec<String> {
+    let mut required: Vec<String> = gate.requires.clone();
+    if let Some(program) = job.argv.as_ref().and_then(|a| a.first()) {
+        let program = program.to_string_lossy().into_owned();
+        if !required.contains(&program) {
+            required.insert(0, program);
+        }
+    }
+    required
+}
+
+/// The programs a `run` command names besides the required ones: they decide the verdict
+/// as much as the required ones.
+fn run_tools(
+    toolbox: &tools::Toolbox<'_>,
+    gate: &Gate,
     required: &[String],
     search: &[PathBuf],
-    tools: &mut Vec<Arc<Tool>>,
-) -> (String, Vec<OsString>, String) {
+    cwd: &Path,
+) -> Vec<Arc<Tool>> {
+    let Some(run) = &gate.run else {
+        return Vec::new();
+    };
+    tools::command_words(&run.shell_script())
+        .into_iter()
+        .filter(|word| !required.contains(word))
+        .filter_map(|word| toolbox.resolve(&word, search, cwd))
+        .collect()
+}
+
+/// The script, its arguments and the command as a person would type it.
+fn command(cx: &RunContext<'_>, gate: &Gate, job: &Job) -> (String, Vec<OsString>, String) {
     let cwd = cx.config.root.join(&job.dir);
     match (&job.argv, &gate.run) {
         (Some(argv), _) => {
@@ -165,13 +205,6 @@ fn command(
             (EXEC.to_string(), all, shown.join(" "))
         }
         (None, Some(run)) => {
-            for word in tools::command_words(&run.shell_script()) {
-                if !required.contains(&word) {
-                    if let Some(t) = cx.toolbox.resolve(&word, search, &cwd) {
-                        tools.push(t);
-                    }
-                }
-            }
             let shown_args: Vec<String> = job
                 .args
                 .iter()

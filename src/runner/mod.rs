@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use job::Invocation;
+pub use job::{tools_used, Invocation};
 
 /// How much may run at once, and until when.
 #[derive(Debug, Clone, Copy)]

@@ -147,6 +147,19 @@ pub fn compare(old: &[Setting], new: &[Setting], out: &mut Comparison) {
     }
 }
 
+/// The packages whose dependency entry (`devDependencies.typescript`) is new or changed:
+/// installing them in the project is the change's own doing.
+pub fn dependencies_changed(old: &[Setting], new: &[Setting]) -> BTreeSet<String> {
+    new.iter()
+        .filter(|s| s.rule == Rule::Dependency)
+        .filter(|s| {
+            !old.iter()
+                .any(|o| o.file == s.file && o.key == s.key && o.value == s.value)
+        })
+        .filter_map(|s| s.key.rsplit('.').next().map(str::to_string))
+        .collect()
+}
+
 fn judge(old: Option<&Setting>, new: Option<&Setting>, out: &mut Comparison) {
     let Some(any) = new.or(old) else { return };
     let at = |s: &Setting, what: String| Finding {

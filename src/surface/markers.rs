@@ -298,6 +298,7 @@ fn tests_of(file: &str, lang: Lang, lines: &[&str], out: &mut Vec<Test>) {
     let Some((_, re)) = TESTS.iter().find(|(l, _)| *l == lang) else {
         return;
     };
+    let mut found: Vec<(usize, String)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(c) = re.captures(line) else { continue };
         let name = match lang {
@@ -310,12 +311,80 @@ fn tests_of(file: &str, lang: Lang, lines: &[&str], out: &mut Vec<Test>) {
                 .next()
                 .map_or_else(String::new, |m| m.as_str().to_string()),
         };
+        found.push((i, name));
+    }
+    for (n, (i, name)) in found.iter().enumerate() {
+        let end = found.get(n + 1).map_or(lines.len(), |(next, _)| *next);
         out.push(Test {
             file: file.to_string(),
-            line: i as u32 + 1,
-            name,
+            line: *i as u32 + 1,
+            body: body_print(&lines[*i..end], name),
+            name: name.clone(),
         });
     }
+}
+
+/// Hashes in a test's code signature: the share of equal ones estimates how alike two
+/// tests' words are.
+const SIGNATURE: usize = 16;
+/// Two tests this alike are one test renamed (and perhaps edited), not one replaced.
+const ALIKE: usize = SIGNATURE / 2;
+
+/// A test's code, from its start to the next test's, as a MinHash signature of its words
+/// (its own name left out), in hex: tests that share most words share most hashes.
+fn body_print(lines: &[&str], name: &str) -> String {
+    let name_words: BTreeSet<&str> = words(name).collect();
+    let mut mins = [u32::MAX; SIGNATURE];
+    for word in lines.iter().flat_map(|l| words(l)) {
+        if name_words.contains(word) {
+            continue;
+        }
+        let base = u64::from_le_bytes(
+            blake3::hash(word.as_bytes()).as_bytes()[..8]
+                .try_into()
+                .expect("8 bytes"),
+        );
+        for (i, m) in mins.iter_mut().enumerate() {
+            let h = ((base ^ SEEDS[i]).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
+            *m = (*m).min(h);
+        }
+    }
+    mins.iter().map(|m| format!("{m:08x}")).collect()
+}
+
+const SEEDS: [u64; SIGNATURE] = [
+    0x243F_6A88_85A3_08D3,
+    0x1319_8A2E_0370_7344,
+    0xA409_3822_299F_31D0,
+    0x082E_FA98_EC4E_6C89,
+    0x4528_21E6_38D0_1377,
+    0xBE54_66CF_34E9_0C6C,
+    0xC0AC_29B7_C97C_50DD,
+    0x3F84_D5B5_B547_0917,
+    0x9216_D5D9_8979_FB1B,
+    0xD131_0BA6_98DF_B5AC,
+    0x2FFD_72DB_D01A_DFB7,
+    0xB8E1_AFED_6A26_7E96,
+    0xBA7C_9045_F12C_7F99,
+    0x24A1_9947_B391_6CF7,
+    0x0801_F2E2_858E_FC16,
+    0x6369_20D8_7157_1574,
+];
+
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+}
+
+/// Two signatures agree on at least half their hashes.
+fn alike(a: &str, b: &str) -> bool {
+    if a.len() != SIGNATURE * 8 || b.len() != SIGNATURE * 8 {
+        return false;
+    }
+    (0..SIGNATURE)
+        .filter(|i| a[i * 8..i * 8 + 8] == b[i * 8..i * 8 + 8])
+        .count()
+        >= ALIKE
 }
 
 /// Markers added (weaker) and removed (stronger). A marker is its kind and what it applies
@@ -426,36 +495,69 @@ pub fn compare_tests(old: &[Test], new: &[Test], out: &mut Comparison) {
             what: format!("{} tests -> {}", old.len(), new.len()),
         });
     }
-    if new.len() >= old.len() {
+    // More tests than before: what went was rewritten into more (a test parametrised, split
+    // or reworked, as real histories do all the time); only a count that did not grow is
+    // held to the names.
+    if new.len() > old.len() {
         return;
     }
+    let gone = gone_tests(old, new);
+    if gone.is_empty() {
+        return;
+    }
+    let list = gone
+        .iter()
+        .take(20)
+        .map(|t| format!("{}:{} `{}`", t.file, t.line, t.name))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let what = if new.len() < old.len() {
+        format!(
+            "{} tests no longer run ({} -> {}): {list}",
+            old.len() - new.len(),
+            old.len(),
+            new.len()
+        )
+    } else {
+        // As many run, but not the same ones: a failing test deleted beside a new one.
+        format!(
+            "{} tests are gone, replaced by as many others ({} -> {}): {list}",
+            gone.len(),
+            old.len(),
+            new.len()
+        )
+    };
+    out.weaker.push(Finding {
+        file: String::new(),
+        line: 0,
+        what,
+    });
+}
+
+/// The tests of `old` that `new` no longer has, by name wherever they are; a test renamed
+/// (its code much the same) is not gone.
+fn gone_tests<'a>(old: &'a [Test], new: &[Test]) -> Vec<&'a Test> {
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     for t in new {
         *names.entry(t.name.as_str()).or_default() += 1;
     }
-    let gone: Vec<&Test> = old
+    let old_names: BTreeSet<&str> = old.iter().map(|t| t.name.as_str()).collect();
+    // The tests that are new by name: where a renamed test went.
+    let mut added: Vec<&Test> = new
         .iter()
-        .filter(|t| match names.get_mut(t.name.as_str()) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
+        .filter(|t| !old_names.contains(t.name.as_str()))
         .collect();
-    out.weaker.push(Finding {
-        file: String::new(),
-        line: 0,
-        what: format!(
-            "{} tests no longer run ({} -> {}): {}",
-            old.len() - new.len(),
-            old.len(),
-            new.len(),
-            gone.iter()
-                .take(20)
-                .map(|t| format!("{}:{} `{}`", t.file, t.line, t.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    });
+    let mut gone = Vec::new();
+    for t in old {
+        match names.get_mut(t.name.as_str()) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => match added.iter().position(|a| alike(&a.body, &t.body)) {
+                Some(i) => {
+                    added.swap_remove(i);
+                }
+                None => gone.push(t),
+            },
+        }
+    }
+    gone
 }

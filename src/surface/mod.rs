@@ -13,6 +13,7 @@ pub mod base;
 pub mod configs;
 pub mod markers;
 pub mod source;
+pub mod tools;
 
 use crate::config::{Config, Driver, Phase};
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,10 @@ pub struct Test {
     pub file: String,
     pub line: u32,
     pub name: String,
+    /// A digest of its code with its name taken out: a test renamed keeps it, a test
+    /// replaced by another does not. Empty when not known (surfaces stored before it was).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -91,9 +96,13 @@ pub struct Surface {
     pub tests: Vec<Test>,
     /// Stop gate name to the files it checks.
     pub checked: BTreeMap<String, BTreeSet<String>>,
-    /// Tracked files that a gate would check but are not in the work tree (sparse checkout,
-    /// deleted without `git rm`).
+    /// Tracked files that a gate would check but git keeps out of the work tree (sparse
+    /// checkout, `--skip-worktree`).
     pub absent: BTreeSet<String>,
+    /// The stop gates' tools that run files of the project (see [`tools`]). Only a work tree
+    /// has them: a revision's `node_modules` is not in git.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, tools::ToolFact>,
     /// Every file of the tree described, to tell a file that left a gate from one that is
     /// gone. Not stored: only the surface described now needs it.
     #[serde(skip)]
@@ -170,10 +179,19 @@ impl Reads {
 
 /// The surface of `source` for `config`'s gates of `phase`.
 pub fn describe(config: &Config, phase: Phase, source: &source::Source) -> Surface {
+    describe_planned(config, phase, source, &source.plan(config, phase))
+}
+
+fn describe_planned(
+    config: &Config,
+    phase: Phase,
+    source: &source::Source,
+    plan: &crate::plan::Plan,
+) -> Surface {
     let reads = Reads::of(config, phase);
     let scripts = configs::scripts_run(config, phase);
     let settings = configs::settings(source, &reads, &scripts);
-    let checked = source.checked(config, phase);
+    let checked = source::checked(config, plan);
     let code: BTreeSet<&PathBuf> = source
         .files
         .iter()
@@ -189,15 +207,19 @@ pub fn describe(config: &Config, phase: Phase, source: &source::Source) -> Surfa
             .into_iter()
             .map(|(g, fs)| (g, fs.iter().map(|f| text(f)).collect()))
             .collect(),
+        tools: BTreeMap::new(),
         present: source.files.iter().map(|f| text(f)).collect(),
     }
 }
 
 /// The surface of a loop's stop gates in the work tree of `config`'s project, whose files
-/// (`files::all`) are `files`.
+/// (`files::all`) are `files`, with the tools they run.
 pub fn of_loop(config: &Config, files: Vec<PathBuf>, env: &crate::env::Environment) -> Surface {
     let source = source::Source::work_tree(&config.root, files, env);
-    describe(config, Phase::Stop, &source)
+    let plan = source.plan(config, Phase::Stop);
+    let mut surface = describe_planned(config, Phase::Stop, &source, &plan);
+    surface.tools = tools::of(config, env, &plan);
+    surface
 }
 
 /// The surface of a loop's stop gates in `project`'s work tree.
@@ -227,11 +249,13 @@ pub fn compare(old: &Surface, new: &Surface) -> Comparison {
     markers::compare_markers(old, new, &mut out);
     markers::compare_tests(&old.tests, &new.tests, &mut out);
     compare_checked(old, new, &mut out);
+    let deps = configs::dependencies_changed(&old.settings, &new.settings);
+    tools::compare(&old.tools, &new.tools, &deps, &mut out);
     for f in new.absent.difference(&old.absent) {
         out.weaker.push(Finding {
             file: f.clone(),
             line: 0,
-            what: "tracked but missing from the work tree (sparse checkout, or deleted without `git rm`): no gate checks it".into(),
+            what: "tracked but kept out of the work tree (sparse checkout, or `git update-index --skip-worktree`): no gate checks it".into(),
         });
     }
     out

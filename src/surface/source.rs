@@ -7,6 +7,7 @@ use crate::env::Environment;
 use crate::git::{self, GitError};
 use crate::plan::{self, ProjectFs};
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub struct Source {
@@ -18,7 +19,7 @@ pub struct Source {
     /// `manifests::outside_configs` names them, read from disk for either kind of tree, so that `check --base` sees
     /// them unchanged and a loop sees them change.
     pub outside: Vec<(String, Vec<u8>)>,
-    /// Tracked files missing from the work tree (a revision has none).
+    /// Tracked files git keeps out of the work tree (a revision has none).
     pub absent: Vec<PathBuf>,
 }
 
@@ -82,9 +83,9 @@ impl Source {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
 
-    /// Gate name to the files it checks in `phase`, as the planner sees this tree.
-    pub fn checked(&self, config: &Config, phase: Phase) -> BTreeMap<String, BTreeSet<PathBuf>> {
-        let plan = plan::plan(
+    /// The plan of `config`'s gates of `phase` over every file of this tree.
+    pub fn plan(&self, config: &Config, phase: Phase) -> plan::Plan {
+        plan::plan(
             config,
             &plan::Request {
                 files: &self.files,
@@ -98,14 +99,7 @@ impl Source {
                 spread: 1,
                 reuse_build_state: false,
             },
-        );
-        plan.gates
-            .iter()
-            .map(|p| {
-                let name = config.gates[p.gate].name.clone();
-                (name, p.files.iter().cloned().collect())
-            })
-            .collect()
+        )
     }
 
     /// The absent files a gate of `phase` would check, by its globs.
@@ -124,15 +118,21 @@ impl Source {
     }
 }
 
-/// Tracked files that are not in the work tree: git lists them, `files::all` cannot.
+/// Tracked files git keeps out of the work tree (its skip-worktree bit: sparse checkout, or
+/// `git update-index --skip-worktree`): git still has them, `files::all` cannot list them,
+/// and no gate checks them. A file deleted outright is not one of them: it is gone whether
+/// `git rm` or `rm` took it, and honest work deletes files.
 fn tracked_missing(root: &Path) -> Vec<PathBuf> {
-    let Ok(tracked) = git::paths(root, &["ls-files", "-z", "--cached"]) else {
+    let Ok(out) = git::run(root, &["ls-files", "-z", "-t", "--cached"]) else {
         return Vec::new();
     };
-    let mut out: Vec<PathBuf> = tracked
-        .into_iter()
-        .filter(|f| {
-            !crate::files::is_own_state(f) && std::fs::symlink_metadata(root.join(f)).is_err()
+    let mut out: Vec<PathBuf> = out
+        .split(|b| *b == 0)
+        // `S path`: skip-worktree's tag, a space, the path.
+        .filter_map(|entry| entry.strip_prefix(b"S "))
+        .map(|rel| PathBuf::from(std::ffi::OsStr::from_bytes(rel)))
+        .filter(|rel| {
+            !crate::files::is_own_state(rel) && std::fs::symlink_metadata(root.join(rel)).is_err()
         })
         .collect();
     out.dedup();
@@ -149,5 +149,16 @@ fn outside(root: &Path, env: &Environment) -> Vec<(String, Vec<u8>)> {
     paths
         .into_iter()
         .filter_map(|(name, p)| Some((name, std::fs::read(&p).ok()?)))
+        .collect()
+}
+
+/// Gate name to the files it checks in `plan`.
+pub fn checked(config: &Config, plan: &plan::Plan) -> BTreeMap<String, BTreeSet<PathBuf>> {
+    plan.gates
+        .iter()
+        .map(|p| {
+            let name = config.gates[p.gate].name.clone();
+            (name, p.files.iter().cloned().collect())
+        })
         .collect()
 }

@@ -473,3 +473,91 @@ fn every_listed_suppression_is_seen_where_a_gate_reads_it() {
         );
     }
 }
+
+#[test]
+fn a_test_replaced_by_another_is_gone_though_the_count_holds() {
+    let py = |body: &str| markers(&[("test_calc.py", body)]);
+    let old = py("def test_adds():\n    assert add(1, 2) == 4\n\ndef test_subs():\n    assert sub(2, 1) == 1\n");
+    // The failing test deleted, a trivial one in its place: as many tests run.
+    let swapped =
+        py("def test_trivial():\n    assert True\n\ndef test_subs():\n    assert sub(2, 1) == 1\n");
+    let w = compare(&old, &swapped).weaker;
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].what.contains("1 tests are gone") && w[0].what.contains("test_calc.py:1 `test_adds`"),
+        "{w:?}"
+    );
+    // Renamed with its code unchanged (spacing aside), and moved below another: honest.
+    let renamed = py("def test_subs():\n    assert sub(2, 1) == 1\n\ndef test_adds_small():\n    assert  add(1, 2) == 4\n");
+    assert!(
+        compare(&old, &renamed).weaker.is_empty(),
+        "{:?}",
+        compare(&old, &renamed).weaker
+    );
+    // Renamed and edited a little (most of its words kept) is still that test.
+    let changed = py("def test_adds_small():\n    assert add(1, 2) == 3\n\ndef test_subs():\n    assert sub(2, 1) == 1\n");
+    assert!(compare(&old, &changed).weaker.is_empty());
+}
+
+#[test]
+fn a_tool_running_a_file_of_the_project_is_judged_and_one_outside_it_is_not() {
+    use super::tools::ToolFact;
+    let global = ToolFact {
+        runs: "/usr/lib/node_modules/typescript/bin/tsc".into(),
+        inside: false,
+        package: Some("typescript 5.9.3".into()),
+        digest: String::new(),
+    };
+    let local = |runs: &str, package: Option<&str>, digest: &str| ToolFact {
+        runs: runs.into(),
+        inside: true,
+        package: package.map(str::to_string),
+        digest: digest.into(),
+    };
+    let pkg = local(
+        "node_modules/typescript/bin/tsc",
+        Some("typescript 5.9.3"),
+        "aa",
+    );
+    let weaker = |old: &ToolFact, new: &ToolFact, added: &[&str]| {
+        let mut c = Comparison::default();
+        let one = |t: &ToolFact| [("tsc".to_string(), t.clone())].into();
+        let added = added.iter().map(|s| s.to_string()).collect();
+        tools::compare(&one(old), &one(new), &added, &mut c);
+        c.weaker.len()
+    };
+    let script = local("node_modules/.bin/tsc", None, "bb");
+    assert_eq!(
+        weaker(&global, &script, &[]),
+        1,
+        "a script where a package ran"
+    );
+    assert_eq!(weaker(&global, &pkg, &[]), 1, "a package nothing installed");
+    assert_eq!(
+        weaker(&global, &pkg, &["typescript"]),
+        0,
+        "a dependency added"
+    );
+    let edited = local(
+        "node_modules/typescript/bin/tsc",
+        Some("typescript 5.9.3"),
+        "cc",
+    );
+    assert_eq!(weaker(&pkg, &edited, &[]), 1, "edited, same version");
+    let upgraded = local(
+        "node_modules/.pnpm/typescript@5.9.4/node_modules/typescript/bin/tsc",
+        Some("typescript 5.9.4"),
+        "dd",
+    );
+    assert_eq!(weaker(&pkg, &upgraded, &[]), 0, "another version");
+    assert_eq!(weaker(&pkg, &script, &[]), 1, "another file, no package");
+    let other_global = ToolFact {
+        runs: "/opt/ts/bin/tsc".into(),
+        ..global.clone()
+    };
+    assert_eq!(
+        weaker(&global, &other_global, &[]),
+        0,
+        "the machine's business"
+    );
+}

@@ -274,6 +274,11 @@ fn python_unittest_weakenings_hold_the_loop_and_fail_check_base() {
                 edits: &[("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def check_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n"))],
                 says: "`test_adds`",
             },
+            Attack {
+                name: "replaced by a trivial test",
+                edits: &[("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_runs(self):\n        self.assertTrue(True)\n\n    def test_zero(self):\n        self.assertEqual(add(2, 0), 2)\n"))],
+                says: "1 tests are gone, replaced by as many others (2 -> 2): test_calc.py:7 `test_adds`",
+            },
         ],
     );
     honest_work_ends_the_loop(
@@ -281,6 +286,8 @@ fn python_unittest_weakenings_hold_the_loop_and_fail_check_base() {
         &[
             ("calc.py", Some("def add(a, b):\n    return a + b\n")),
             ("helpers.py", Some("def twice(x):\n    return 2 * x\n")),
+            // A test renamed, its code unchanged.
+            ("test_calc.py", Some("import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_adds(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_zero_is_identity(self):\n        self.assertEqual(add(2, 0), 2)\n")),
         ],
     );
 }
@@ -342,27 +349,32 @@ fn shellcheck_weakenings_hold_the_loop_and_fail_check_base() {
     );
 }
 
-/// A tracked file that leaves the work tree (sparse checkout, or deleted without `git rm`)
-/// takes its failure with it; that is named, not passed.
+/// A tracked file git keeps out of the work tree (its skip-worktree bit, which sparse
+/// checkout sets) takes its failure with it while git still has it; that is named, not
+/// passed. A file deleted outright is gone, whether `rm` or `git rm` took it: honest.
 #[test]
-fn a_tracked_file_missing_from_the_work_tree_holds_the_loop() {
+fn a_tracked_file_hidden_from_the_work_tree_holds_the_loop_and_a_deleted_one_does_not() {
     if !require_tool("python3") {
         return;
     }
     let repo = Repo::git();
     repo.write("ok.py", "x = 1\n");
     repo.write("bad.py", "def f(:\n");
+    repo.write("old.py", "def g(:\n");
     start_loop(&repo);
+    repo.git_cmd(&["update-index", "--skip-worktree", "bad.py"]);
     std::fs::remove_file(repo.path().join("bad.py")).unwrap();
+    std::fs::remove_file(repo.path().join("old.py")).unwrap();
     let out = decision(&promise(&repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap();
     assert!(
-        reason.contains("bad.py: tracked but missing from the work tree"),
+        reason.contains("bad.py: tracked but kept out of the work tree"),
         "{reason}"
     );
+    assert!(!reason.contains("old.py"), "deleted with rm: {reason}");
     // Removed for real (`git rm`), it is no longer the project's: honest.
-    repo.git_cmd(&["rm", "-q", "--cached", "bad.py"]);
+    repo.git_cmd(&["rm", "-q", "--cached", "--sparse", "bad.py"]);
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "{out}");
 }
@@ -389,6 +401,14 @@ fn a_person_approves_a_weakening_and_the_loop_can_end() {
             .unwrap_or_default()
             .contains("shellcheck disable=SC2154"),
         "status shows it: {weakened}"
+    );
+    let doctor = repo.run(["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("what the checks check is weaker than at its start")
+            && doctor.stdout.contains("shellcheck disable=SC2154"),
+        "doctor shows it: {doctor:?}"
     );
     let person = repo.run(["loop", "approve"]);
     assert_eq!(person.code, 0, "{person:?}");
@@ -680,7 +700,7 @@ fn files_hidden_by_git_itself_hold_the_loop() {
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap();
     assert!(
-        reason.contains("broken/b.py: tracked but missing from the work tree"),
+        reason.contains("broken/b.py: tracked but kept out of the work tree"),
         "{reason}"
     );
 }
@@ -715,4 +735,76 @@ fn check_base_in_a_project_below_the_top_of_its_repository() {
         !output.contains("other/"),
         "the rest of the repository is not the project's: {output}"
     );
+}
+
+/// Puts a script that passes everything at `rel` (a link there is replaced, not followed).
+fn fake_tsc(repo: &Repo, rel: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = repo.path().join(rel);
+    std::fs::create_dir_all(bin.parent().expect("a folder")).expect("mkdir");
+    let _ = std::fs::remove_file(&bin);
+    std::fs::write(&bin, "#!/bin/sh\nexit 0\n").expect("write fake tsc");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The checker itself replaced in the project: a fake `node_modules/.bin/tsc`, or a
+/// `typescript` package no change to `package.json` installed, passes tsc's gate without
+/// a config touched. Installing TypeScript as a dependency where a global tsc ran is honest.
+#[test]
+fn a_checker_replaced_in_the_project_holds_the_loop() {
+    let Some(repo) = typescript_repo() else {
+        return;
+    };
+    repo.write("tsconfig.json", TSCONFIG);
+    repo.write("src/bad.ts", BAD_TS);
+    start_loop(&repo);
+    fake_tsc(&repo, "node_modules/.bin/tsc");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(
+            "node_modules/.bin/tsc: `tsc` now runs this, a file of the project that is no package"
+        ),
+        "{reason}"
+    );
+    // A package of its own making, where the real one was linked.
+    std::fs::remove_file(repo.path().join("node_modules/typescript")).expect("unlink");
+    repo.write(
+        "node_modules/typescript/package.json",
+        "{\"name\": \"typescript\", \"version\": \"5.9.3\"}\n",
+    );
+    std::fs::remove_file(repo.path().join("node_modules/.bin/tsc")).expect("rm");
+    repo.link("node_modules/.bin/tsc", "../typescript/bin/tsc");
+    fake_tsc(&repo, "node_modules/typescript/bin/tsc");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("a package in the project that no change to package.json installed"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn typescript_installed_as_a_dependency_where_a_global_tsc_ran_is_honest() {
+    if !require_tool("tsc") || !crate::common::require_typescript5() {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.write("tsconfig.json", TSCONFIG);
+    repo.write("src/bad.ts", BAD_TS);
+    start_loop(&repo);
+    repo.write(
+        "src/bad.ts",
+        "export function id(x: number): number {\n  return x;\n}\n",
+    );
+    repo.write(
+        "package.json",
+        "{\"devDependencies\": {\"typescript\": \"^5.9.0\"}}\n",
+    );
+    repo.install_typescript("");
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "honest: {out}");
 }
