@@ -17,18 +17,31 @@ use std::time::Duration;
 
 /// How often the dashboard re-reads `.ralph/` when no key is pressed.
 const REFRESH: Duration = Duration::from_millis(500);
+/// How often the dashboard describes the verification surface again.
+const SURFACE_EVERY: Duration = Duration::from_secs(10);
 
 pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Result<()> {
     let layout = crate::state::Layout::workspace(env, cwd);
+    // The surface is described at most every SURFACE_EVERY, not at every redraw.
+    let described: std::cell::RefCell<Option<(std::time::Instant, crate::surface::Surface)>> =
+        std::cell::RefCell::new(None);
     let gather = || -> std::io::Result<crate::status::Status> {
-        let project =
+        let mut project =
             Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
-        // The surface is not described at every redraw: `status` shows it.
+        let mut described = described.borrow_mut();
+        let stale = described
+            .as_ref()
+            .is_none_or(|(at, _)| at.elapsed() >= SURFACE_EVERY);
+        if stale && !crate::loops::list(&layout).is_empty() {
+            if let Ok(s) = crate::surface::of_project(&mut project, env) {
+                *described = Some((std::time::Instant::now(), s));
+            }
+        }
         Ok(crate::status::gather(
             &project.config,
             project.describe_config(),
             &layout,
-            None,
+            described.as_ref().map(|(_, s)| s),
         ))
     };
     let mut app = App::new(gather()?, !env.no_color, crate::results::now_ms());

@@ -229,3 +229,23 @@ fn no_loop_means_nothing_to_cancel() {
         "{text}"
     );
 }
+
+#[test]
+fn a_weakened_loop_says_so_in_red() {
+    let mut st = status();
+    st.loops[0].weakened = Some(vec!["src/lib.rs:9: `#[ignore]` added to `adds`".into()]);
+    let app = App::new(st, true, NOW);
+    let (text, buf) = screen(&app, 120, 24);
+    let y = text
+        .lines()
+        .position(|l| {
+            l.contains("weakened since the start (1): src/lib.rs:9: `#[ignore]` added to `adds`")
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        text.contains("Build the parser"),
+        "the prompt stays: {text}"
+    );
+    let x = text.lines().nth(y).unwrap().find("weakened").unwrap() as u16;
+    assert_eq!(buf[(x, y as u16)].fg, ratatui::style::Color::Red);
+}

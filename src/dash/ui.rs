@@ -21,7 +21,13 @@ pub fn draw(f: &mut Frame, app: &App) {
     if area.width < MIN_FULL.0 || area.height < MIN_FULL.1 {
         return draw_compact(f, app, area);
     }
-    let loops_h = (app.status.loops.len().max(1) as u16 * 2 + 2).min(8);
+    let weakened = app
+        .status
+        .loops
+        .iter()
+        .filter(|l| l.weakened.as_ref().is_some_and(|w| !w.is_empty()))
+        .count();
+    let loops_h = ((app.status.loops.len().max(1) * 2 + weakened) as u16 + 2).min(9);
     let [loops, middle, timeline, footer] = Layout::vertical([
         Constraint::Length(loops_h),
         Constraint::Min(6),
@@ -109,6 +115,16 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
             "  {}",
             l.prompt_first_line.as_deref().unwrap_or("")
         )));
+        if let Some(w) = l.weakened.as_ref().filter(|w| !w.is_empty()) {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "  weakened since the start ({}): {}; a person accepts it with `ralph-gate loop approve`",
+                    w.len(),
+                    w.join("; ")
+                ),
+                style(app, Style::default().fg(Color::Red)),
+            )));
+        }
     }
     f.render_widget(
         Paragraph::new(lines).block(block(app, " Loops ", false)),
