@@ -204,6 +204,9 @@ pub fn install_hint(tool: &str) -> &'static str {
         "python3" => "apt-get install python3",
         "node" | "npm" => "apt-get install nodejs npm",
         "tsc" | "typescript" => "npm install -g typescript@5",
+        "typescript7" => {
+            "npm install --prefix target/test-tools/ts7 typescript@7 (scripts/test does)"
+        }
         "tmux" => "apt-get install tmux",
         "git" => "apt-get install git",
         "cargo" => "rustup (https://rustup.rs)",
@@ -322,6 +325,47 @@ pub fn typescript5() -> Option<PathBuf> {
         .clone()
 }
 
+/// The TypeScript 7 package `scripts/test` installs under `target/test-tools/ts7` (or
+/// `RALPH_GATE_TEST_TYPESCRIPT7=DIR`), when it is there and is TypeScript 7.
+pub fn typescript7() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let dir = std::env::var_os("RALPH_GATE_TEST_TYPESCRIPT7")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("target/test-tools/ts7/node_modules/typescript")
+                });
+            let manifest = std::fs::read_to_string(dir.join("package.json")).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&manifest).ok()?;
+            v["version"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("7."))
+                .then_some(dir)
+        })
+        .clone()
+}
+
+/// A fresh git repository with TypeScript 7 installed as its own, or `None`, said loudly,
+/// when node or the TypeScript 7 package is not there.
+pub fn typescript7_repo() -> Option<Repo> {
+    if !require_tool("node") {
+        return None;
+    }
+    let Some(pkg) = typescript7() else {
+        missing(
+            "typescript7",
+            "no TypeScript 7 package in target/test-tools/ts7 (or RALPH_GATE_TEST_TYPESCRIPT7=DIR)",
+        );
+        return None;
+    };
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    repo.install_typescript_from(&pkg, "");
+    Some(repo)
+}
+
 /// True when a TypeScript 5 package is there to install; says so loudly when not.
 pub fn require_typescript5() -> bool {
     typescript5().is_some()
@@ -348,9 +392,14 @@ impl Repo {
     /// npm lays out a project's own dependency.
     pub fn install_typescript(&self, dir: &str) {
         let pkg = typescript5().expect("require_typescript5() first");
+        self.install_typescript_from(&pkg, dir);
+    }
+
+    /// Installs the TypeScript package at `pkg` as `DIR/node_modules/typescript`.
+    pub fn install_typescript_from(&self, pkg: &Path, dir: &str) {
         let modules = self.path().join(dir).join("node_modules");
         std::fs::create_dir_all(modules.join(".bin")).expect("mkdir node_modules/.bin");
-        std::os::unix::fs::symlink(&pkg, modules.join("typescript")).expect("link typescript");
+        std::os::unix::fs::symlink(pkg, modules.join("typescript")).expect("link typescript");
         std::os::unix::fs::symlink("../typescript/bin/tsc", modules.join(".bin/tsc"))
             .expect("link tsc");
     }

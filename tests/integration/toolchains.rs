@@ -224,8 +224,8 @@ fn a_file_a_tsconfig_does_not_include_is_checked_on_its_own_typescript_5() {
 
 #[test]
 fn a_file_a_tsconfig_does_not_include_is_checked_on_its_own_typescript_7() {
-    if require_tool("tsc") {
-        files_a_tsconfig_does_not_include(&Repo::git());
+    if let Some(repo) = crate::common::typescript7_repo() {
+        files_a_tsconfig_does_not_include(&repo);
     }
 }
 
