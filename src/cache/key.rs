@@ -83,6 +83,13 @@ pub fn compose(
             h.add(a.as_bytes());
         }
     }
+    // What a driver writes before the run (a mirror tsconfig naming the files to check)
+    // decides the result as much as the command does.
+    for (path, text) in &job.setup {
+        h.add(b"setup");
+        h.add(path.as_os_str().as_bytes());
+        h.add(text.as_bytes());
+    }
     let mut tools: Vec<&Arc<Tool>> = parts.tools.iter().collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     for t in tools {

@@ -213,6 +213,26 @@ fn files_a_tsconfig_does_not_include(repo: &Repo) {
         "pass",
         "excluded on purpose: {run:?}"
     );
+    // Cached, such a file's verdict still follows what it reads through the project's
+    // `paths`: the run's key holds the project's inputs.
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true, "paths": { "@s/*": ["./shared/*"] } }, "include": ["src"] }"#,
+    );
+    repo.write(
+        "lib/bad.ts",
+        "import { b } from \"@s/b\";\nexport const n: number = b;\n",
+    );
+    let run = json_check(repo, &[]);
+    assert_eq!(run.gate("tsc")["status"], "pass", "{run:?}");
+    repo.write("shared/b.ts", "export const b: string = \"x\";\n");
+    let run = json_check(repo, &[]);
+    let out = run.gate("tsc")["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+    assert!(out.contains("lib/bad.ts(2,14): error TS2322"), "{out}");
 }
 
 #[test]

@@ -543,10 +543,12 @@ impl<'a> Workspace<'a> {
     /// Files under `config` that it does not include: checked with its options, through a
     /// config under `.ralph/tsc/` that extends it and names them as its only files.
     fn uncovered_job(&mut self, config: &Path, files: &[PathBuf]) -> Job {
-        let loaded = self.load(config).unwrap_or_default();
+        // Everything the project's own run reads (its chain, `paths` and `typeRoots`
+        // folders, local packages), and what these files import besides.
+        let project = self.inputs(config);
         let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
         self.follow_imports(&mut inputs, &mut Vec::new());
-        inputs.extend(loaded.chain.iter().cloned());
+        inputs.extend(project.files.iter().cloned());
         let id = short_hash(config);
         let at = crate::state::tsc_work()
             .join(format!("u-{id}"))
@@ -579,7 +581,7 @@ impl<'a> Workspace<'a> {
             inputs: inputs.into_iter().collect(),
             tools_from: dir,
             label: Some(format!("files {} does not include", config.display())),
-            no_cache: loaded.no_cache.clone(),
+            no_cache: project.no_cache.clone(),
             setup: vec![(
                 at,
                 serde_json::to_string_pretty(&text).expect("serialises") + "\n",
