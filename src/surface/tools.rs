@@ -103,8 +103,12 @@ pub fn compare(
                 Some(_) => "a package in the project that no change to package.json installed",
                 None => "a file of the project that is no package",
             }
-        } else if same_file_other_content(was, now) {
+        } else if same_file_other_content(was, now) && now.package.is_some() {
             "a file of the project changed while its package's version did not"
+        } else if same_file_other_content(was, now) {
+            // A project script a gate runs as its checker (`./check.sh`): changing it
+            // changes what the gate checks, which a person approves.
+            "a file of the project the gate runs, changed"
         } else if !another_version(was, now) && now.runs != was.runs {
             "another file of the project, not another version of its package"
         } else {
