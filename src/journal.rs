@@ -32,6 +32,11 @@ pub enum Entry {
     StateDeleted(LoopEvent),
     /// A loop's state file could not be read at a stop.
     StateUnreadable(LoopEvent),
+    /// A command only a person may run while a loop exists (`loop start`, a hook called by
+    /// hand, a stop during the agent's own shell command) was refused.
+    Refused(LoopEvent),
+    /// A shell command of the agent changed what decides the loop's end; it was put back.
+    Restored(LoopEvent),
 }
 
 impl Entry {
@@ -44,6 +49,8 @@ impl Entry {
             Entry::Approve(_) => "approve",
             Entry::StateDeleted(_) => "state_deleted",
             Entry::StateUnreadable(_) => "state_unreadable",
+            Entry::Refused(_) => "refused",
+            Entry::Restored(_) => "restored",
         }
     }
 
@@ -55,7 +62,9 @@ impl Entry {
             | Entry::Cancel(e)
             | Entry::Approve(e)
             | Entry::StateDeleted(e)
-            | Entry::StateUnreadable(e) => &e.loop_file,
+            | Entry::StateUnreadable(e)
+            | Entry::Refused(e)
+            | Entry::Restored(e) => &e.loop_file,
         }
     }
 }

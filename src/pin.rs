@@ -28,6 +28,11 @@ pub struct Pin {
     pub version: String,
     /// `ralph.toml (blake3 …)` or `presets: python, shell`.
     pub source: String,
+    /// The project root the gates run in: a stop is judged there, whatever folder the agent
+    /// stops in, and a loop judged in another root is held. Empty in pins made before it was
+    /// recorded.
+    #[serde(default)]
+    pub root: String,
     pub gates: Vec<PinnedGate>,
 }
 
@@ -59,17 +64,20 @@ pub fn of_phase(config: &Config, phase: Phase) -> Pin {
         .filter(|g| g.phases.contains(&phase))
         .map(describe)
         .collect();
-    seal(env!("CARGO_PKG_VERSION").to_string(), source, gates)
+    let root = config.root.display().to_string();
+    seal(env!("CARGO_PKG_VERSION").to_string(), source, root, gates)
 }
 
-fn seal(version: String, source: String, gates: Vec<PinnedGate>) -> Pin {
+fn seal(version: String, source: String, root: String, gates: Vec<PinnedGate>) -> Pin {
     let mut pin = Pin {
         digest: String::new(),
         version,
         source,
+        root,
         gates,
     };
-    let body = serde_json::to_vec(&(&pin.version, &pin.source, &pin.gates)).expect("serialises");
+    let body = serde_json::to_vec(&(&pin.version, &pin.source, &pin.root, &pin.gates))
+        .expect("serialises");
     pin.digest = blake3::hash(&body).to_hex()[..32].to_string();
     pin
 }
@@ -136,6 +144,11 @@ pub enum Change {
         from: String,
         to: String,
     },
+    /// The gates are judged in another project root (a copy of the config in a subfolder).
+    Root {
+        from: String,
+        to: String,
+    },
 }
 
 impl std::fmt::Display for Change {
@@ -170,6 +183,7 @@ impl std::fmt::Display for Change {
             }
             Change::Source { from, to } => write!(f, "config {from} -> {to}"),
             Change::Version { from, to } => write!(f, "ralph-gate {from} -> {to}"),
+            Change::Root { from, to } => write!(f, "project root {from} -> {to}"),
         }
     }
 }
@@ -184,6 +198,12 @@ pub fn compare(pinned: &Pin, now: &Pin) -> Vec<Change> {
         out.push(Change::Version {
             from: pinned.version.clone(),
             to: now.version.clone(),
+        });
+    }
+    if !pinned.root.is_empty() && pinned.root != now.root {
+        out.push(Change::Root {
+            from: pinned.root.clone(),
+            to: now.root.clone(),
         });
     }
     let find = |gates: &[PinnedGate], name: &str| gates.iter().find(|g| g.name == name).cloned();

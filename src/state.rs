@@ -43,6 +43,21 @@ impl Layout {
         }
     }
 
+    /// The workspace of a hook run from `process_cwd` (where the agent started it) about an
+    /// agent working in `base` (the payload's folder, which follows `cd`): the outer of the
+    /// two work trees when `base` lies inside the other's, so that an agent that `cd`s into a
+    /// folder it made a git repository of is still judged in its loop's workspace.
+    pub fn workspace_of_hook(env: &Environment, process_cwd: &Path, base: &Path) -> Self {
+        let outer = crate::git::work_tree(process_cwd).filter(|o| base.starts_with(o));
+        match (&env.claude_project_dir, outer) {
+            (None, Some(root)) => Self {
+                root,
+                user_state: env.user_state_dir(),
+            },
+            _ => Self::workspace(env, base),
+        }
+    }
+
     /// The folder that holds `.ralph/` (and the agents' loop folders).
     pub fn root(&self) -> &Path {
         &self.root
@@ -119,6 +134,12 @@ impl Layout {
                 base.join("ralph-gate/pins").join(&key[..16])
             }
         }
+    }
+
+    /// Where the protected files are held while an agent's shell command runs (see
+    /// [`crate::watch`]): beside the pins, outside the work tree.
+    pub fn watch(&self) -> PathBuf {
+        self.pins().join(".watch")
     }
 
     /// Makes sure `.ralph/` ignores itself (a `.gitignore` holding `*` inside it), so

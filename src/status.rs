@@ -197,7 +197,9 @@ fn stop_view(l: &Line) -> StopView {
         | Entry::Cancel(e)
         | Entry::Approve(e)
         | Entry::StateDeleted(e)
-        | Entry::StateUnreadable(e) => (
+        | Entry::StateUnreadable(e)
+        | Entry::Refused(e)
+        | Entry::Restored(e) => (
             e.who.clone(),
             e.session.clone(),
             0,

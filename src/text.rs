@@ -37,6 +37,17 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// `text` on one line, cut to `limit` characters with `…` where it was cut.
+pub fn shorten(text: &str, limit: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= limit {
+        return flat;
+    }
+    let mut out: String = flat.chars().take(limit.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// Keeps the start and the end of `text` within `limit` characters, cutting at line
 /// boundaries where it can and saying how much was cut. Errors come first in most tools'
 /// output and the summary last, so both ends matter.

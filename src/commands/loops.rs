@@ -46,7 +46,7 @@ pub fn run(
     let layout = Layout::workspace(env, cwd);
     let text = match cmd {
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
-        Command::Status => status(&loops::list(&layout)),
+        Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
         Command::List => list(&loops::list(&layout)),
         Command::Cancel { id } => cancel(&layout, id.as_deref(), env)?,
         Command::Approve { id } => approve(&layout, id.as_deref(), env, cwd, config)?,
@@ -72,6 +72,21 @@ fn start(
     };
     if prompt.trim().is_empty() {
         return Err(AppError::Usage("the prompt is empty".into()));
+    }
+    if (env.in_agent || env.claude_session_id.is_some()) && loops::any_open(layout) {
+        // An agent that starts a loop of its own (one iteration, no promise) beside the
+        // person's would end at its first stop; only a person starts one while one runs.
+        let _ = journal::append(
+            layout,
+            journal::Entry::Refused(journal::LoopEvent::new(
+                journal::who(env),
+                "",
+                "`loop start` inside an agent's session while a loop runs",
+            )),
+        );
+        return Err(AppError::Usage(
+            "a loop is running here, and `loop start` runs inside an agent's session: only a person starts a loop while another runs. End the running one from your own terminal (`ralph-gate loop cancel`), or start this one from there.".into(),
+        ));
     }
     let promise = args.promise.as_deref().map(crate::hook::promise::normalize);
     if let Some(p) = &promise {
@@ -194,11 +209,17 @@ fn describe(f: &LoopFile) -> Vec<(String, String)> {
     }
 }
 
-fn status(files: &[LoopFile]) -> String {
-    if files.is_empty() {
+fn status(files: &[LoopFile], gone: &[loops::Orphan]) -> String {
+    let mut out = String::new();
+    for o in gone {
+        out.push_str(&format!(
+            "{}: its state file is gone; the loop is held (started {}). `ralph-gate loop cancel {}` ends it\n",
+            o.loop_file, o.started_at, o.loop_file
+        ));
+    }
+    if files.is_empty() && gone.is_empty() {
         return "ralph-gate: no loop\n".into();
     }
-    let mut out = String::new();
     for f in files {
         out.push_str(&format!("{}\n", f.path.display()));
         for (k, v) in describe(f) {
@@ -224,6 +245,20 @@ fn list(files: &[LoopFile]) -> String {
 
 fn cancel(layout: &Layout, id: Option<&str>, env: &Environment) -> Result<String, AppError> {
     let files = loops::list(layout);
+    let gone = loops::orphans(layout);
+    // A loop whose state file is gone is cancelled by its name, or when it is the only one.
+    let orphan = match id {
+        Some(id) => gone.iter().find(|o| o.loop_file == id),
+        None if files.is_empty() && gone.len() == 1 => gone.first(),
+        None => None,
+    };
+    if let Some(o) = orphan {
+        loops::cancel_orphan(layout, o, &journal::who(env));
+        return Ok(format!(
+            "ralph-gate: cancelled {} (its state file was gone)\n",
+            o.loop_file
+        ));
+    }
     let f = loops::pick(&files, id)?;
     loops::cancel(layout, &f.path, &journal::who(env))?;
     Ok(format!("ralph-gate: cancelled {}\n", f.path.display()))

@@ -44,16 +44,56 @@ pub fn run(
     base: &Path,
     config: Option<&Path>,
 ) -> Result<Verdict, StopError> {
+    // `--config` names a file from where the hook runs, not from the loop's root.
+    let config = config.map(|c| base.join(c));
+    let config = config.as_deref();
     let started = Instant::now();
+    // What the session's shell commands changed is put back before anything is read. A stop
+    // that comes while one of them still runs came from inside it (`ralph-gate hook stop`
+    // run by the agent): it is not the agent's stop, and counts for nothing.
+    let effects = super::shell_effect::at_stop(layout, &ask.session);
+    if let Some(command) = &effects.in_command {
+        let _ = journal::append(
+            layout,
+            Entry::Refused(journal::LoopEvent {
+                session: loops::session_key(&ask.session),
+                ..journal::LoopEvent::new(
+                    format!("session {}", ask.session),
+                    "",
+                    format!(
+                        "a stop while the shell command `{}` ran: not counted",
+                        crate::text::shorten(command, 300)
+                    ),
+                )
+            }),
+        );
+        return Ok(Verdict::Block {
+            reason: agent::stop_in_command(command),
+            system: None,
+        });
+    }
     let (loop_path, state, _loop_guard) = match loops::claim(layout, &ask.session, ask.agent)? {
         Claimed::Loop { path, state, guard } => (path, *state, guard),
         Claimed::Gone => return Ok(Verdict::Silent),
         Claimed::None { unreadable } => {
-            loops::notice_deleted(layout, &ask.session);
+            let gone = loops::orphans_of(layout, &ask.session, ask.agent);
+            if !gone.is_empty() {
+                gone.iter()
+                    .for_each(|o| loops::note_orphan(layout, &ask.session, o));
+                let (reason, system) = agent::state_gone(&gone);
+                return Ok(Verdict::Block {
+                    reason,
+                    system: Some(system),
+                });
+            }
             return no_loop(base, config, env, layout, ask, started, &unreadable);
         }
     };
-    let mut project = match Project::open(base, config) {
+    // The loop's project, whatever folder the agent stops in: the root its gates were pinned
+    // in, else (a loop nobody pinned yet) the workspace the loop lives in.
+    let root = pins::pinned_root(layout, &loops::key(&loop_path), &state)
+        .unwrap_or_else(|| layout.root().to_path_buf());
+    let mut project = match Project::open(&root, config) {
         Ok(p) => p,
         Err(e) => {
             // Fail closed: a loop may not end on a config nobody can check against.

@@ -288,6 +288,15 @@ pub fn key(path: &Path) -> String {
     }
 }
 
+/// The agent whose loop `key` (see [`key`]) names.
+pub fn agent_of(key_: &str) -> Agent {
+    Agent::ALL
+        .iter()
+        .copied()
+        .find(|a| *a != Agent::Claude && key_.starts_with(&format!("{a}-")))
+        .unwrap_or(Agent::Claude)
+}
+
 /// True when `key` (see [`key`]) names a loop state file that exists in the workspace.
 pub fn exists(layout: &Layout, key_: &str) -> bool {
     Agent::ALL.iter().any(|a| {

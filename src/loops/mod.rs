@@ -83,10 +83,13 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     let loop_file = key(&path);
     // A progress record left by an earlier loop of this file name must not count here.
     let _ = std::fs::remove_file(layout.progress(&loop_file));
+    // A person starts this loop anew: a pin of an earlier loop of this file name goes.
+    Store::of(layout).remove(&loop_file);
     if let Some(pin) = spec.pin {
         pin_to(layout, &loop_file, &mut state, pin, spec.surface)?;
     }
     crate::atomic::write(&path, state.render().as_bytes()).map_err(io("write", &path))?;
+    crate::watch::Store::of(layout).accept(layout);
     let _ = journal::append(
         layout,
         Entry::Start(LoopEvent::new(
@@ -172,6 +175,23 @@ pub fn claim(
     })
 }
 
+/// Claims the unclaimed loop a hook of `session` would belong to. Called by every hook, so
+/// the session's first hook of any kind makes a person's loop the session's, and no stop
+/// made up with another session's id can take it over. Best effort: a loop that cannot be
+/// claimed here is claimed at the session's first stop.
+pub fn claim_early(layout: &Layout, session: &str, agent: crate::agent::Agent) {
+    if session.is_empty() || !maybe_any(layout) {
+        return;
+    }
+    let files = list(layout);
+    let unclaimed = select(&files, session, agent)
+        .and_then(|f| f.state.as_ref().ok())
+        .is_some_and(|s| s.session_id.is_empty());
+    if unclaimed {
+        let _ = find(layout, session, agent);
+    }
+}
+
 /// A loop's state file and what it held when read.
 type Found = (PathBuf, LoopState);
 
@@ -206,6 +226,7 @@ fn find(
                 state.claim(session);
                 crate::atomic::write(&f.path, state.render().as_bytes())
                     .map_err(io("claim the loop in", &f.path))?;
+                crate::watch::Store::of(layout).accept(layout);
             }
             Some((f.path.clone(), state))
         }
@@ -260,6 +281,7 @@ pub fn settle(layout: &Layout, path: &Path, change: Change<'_>) -> Result<bool, 
             })
         }
     }
+    crate::watch::Store::of(layout).accept(layout);
     Ok(true)
 }
 
@@ -277,6 +299,7 @@ fn end(layout: &Layout, path: &Path) -> Result<(), LoopError> {
 /// agent that cancels its own loop is seen.
 pub fn cancel(layout: &Layout, path: &Path, who: &str) -> Result<(), LoopError> {
     end(layout, path)?;
+    crate::watch::Store::of(layout).accept(layout);
     let _ = journal::append(
         layout,
         Entry::Cancel(LoopEvent::new(who, &key(path), "cancelled")),
@@ -319,6 +342,7 @@ pub fn approve(
     };
     pin_to(layout, &loop_file, &mut state, now, Some(surface))?;
     crate::atomic::write(&f.path, state.render().as_bytes()).map_err(io("update", &f.path))?;
+    crate::watch::Store::of(layout).accept(layout);
     let summary = if changes.is_empty() {
         "no change".to_string()
     } else {
@@ -331,31 +355,85 @@ pub fn approve(
     Ok(summary)
 }
 
-/// Pinned loops whose state file is gone without ralph-gate ending or cancelling them: the
-/// file was deleted by hand (or by a tool). Journaled once, then forgotten.
-pub fn notice_deleted(layout: &Layout, session: &str) {
+/// A pinned loop whose state file is gone without ralph-gate ending it: deleted, moved away
+/// (`git stash -u`), or renamed. It stays held until the file comes back or a person cancels
+/// it: an agent cannot end its loop by making the state file disappear.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Orphan {
+    pub loop_file: String,
+    pub started_at: String,
+    /// The session it was pinned for (empty: unclaimed then, or not known).
+    pub session: String,
+}
+
+/// Every pinned loop whose state file is gone.
+pub fn orphans(layout: &Layout) -> Vec<Orphan> {
     let store = Store::of(layout);
-    for (loop_file, record) in store.pinned() {
-        if exists(layout, &loop_file) {
-            continue;
-        }
-        let _ = journal::append(
-            layout,
-            Entry::StateDeleted(LoopEvent {
-                session: session.to_string(),
-                ..LoopEvent::new(
-                    format!("noticed at a stop of session {session}"),
-                    &loop_file,
-                    format!(
-                        "the loop's state file was deleted outside ralph-gate (loop of session {}, started {})",
-                        if record.session.is_empty() { "(unclaimed)" } else { &record.session },
-                        record.started_at.as_deref().unwrap_or("?")
-                    ),
-                )
-            }),
-        );
-        store.remove(&loop_file);
-    }
+    store
+        .open_loops()
+        .into_iter()
+        .filter(|loop_file| !exists(layout, loop_file))
+        .map(|loop_file| {
+            let copy = store.read(&loop_file).ok().flatten();
+            Orphan {
+                started_at: store
+                    .marked(&loop_file)
+                    .or_else(|| copy.as_ref().and_then(|c| c.started_at.clone()))
+                    .unwrap_or_default(),
+                session: copy.map(|c| c.session).unwrap_or_default(),
+                loop_file,
+            }
+        })
+        .collect()
+}
+
+/// The orphaned loops a stop of `session` by `agent` is held by: its own, or unclaimed ones.
+pub fn orphans_of(layout: &Layout, session: &str, agent: crate::agent::Agent) -> Vec<Orphan> {
+    let key_ = session_key(session);
+    orphans(layout)
+        .into_iter()
+        .filter(|o| agent_of(&o.loop_file) == agent)
+        .filter(|o| o.session.is_empty() || o.session == key_ || o.session == ANY_SESSION)
+        .collect()
+}
+
+/// True when a loop exists here: a state file, or a pinned loop whose state file is gone.
+pub fn any_open(layout: &Layout) -> bool {
+    maybe_any(layout) || !Store::of(layout).open_loops().is_empty()
+}
+
+/// Ends a loop whose state file is gone (`loop cancel` by a person).
+pub fn cancel_orphan(layout: &Layout, o: &Orphan, who: &str) {
+    let _ = std::fs::remove_file(layout.progress(&o.loop_file));
+    Store::of(layout).remove(&o.loop_file);
+    crate::watch::Store::of(layout).accept(layout);
+    let _ = journal::append(
+        layout,
+        Entry::Cancel(LoopEvent::new(
+            who,
+            &o.loop_file,
+            "cancelled (its state file was gone)",
+        )),
+    );
+}
+
+/// Journals that a loop's state file is gone and the loop held.
+pub fn note_orphan(layout: &Layout, session: &str, o: &Orphan) {
+    let _ = journal::append(
+        layout,
+        Entry::StateDeleted(LoopEvent {
+            session: session.to_string(),
+            ..LoopEvent::new(
+                format!("noticed at a stop of session {session}"),
+                &o.loop_file,
+                format!(
+                    "the loop's state file is gone without ralph-gate ending it (loop of session {}, started {}): held until it is restored or a person cancels it",
+                    if o.session.is_empty() { "(unclaimed)" } else { &o.session },
+                    o.started_at
+                ),
+            )
+        }),
+    );
 }
 
 /// The loop `id` names (by `loop_id` or file name), else the only one, else the main one.

@@ -53,13 +53,49 @@ impl Store {
         }
     }
 
-    pub fn write(&self, loop_file: &str, record: &Record) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec_pretty(record).expect("pins serialise");
-        crate::atomic::write(&self.path(loop_file), &bytes)
+    /// The mark that `loop_file` was pinned, holding the loop's start time. It outlives an
+    /// edit that removes the copy: a loop once pinned is never pinned anew as if it were new.
+    fn mark_path(&self, loop_file: &str) -> PathBuf {
+        self.dir.join(format!("{loop_file}.pinned"))
     }
 
+    pub fn write(&self, loop_file: &str, record: &Record) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(record).expect("pins serialise");
+        crate::atomic::write(&self.path(loop_file), &bytes)?;
+        let started = record.started_at.clone().unwrap_or_default();
+        crate::atomic::write(&self.mark_path(loop_file), started.as_bytes())
+    }
+
+    /// When `loop_file` was pinned and not ended through ralph-gate: the start time of the
+    /// loop it was pinned for.
+    pub fn marked(&self, loop_file: &str) -> Option<String> {
+        std::fs::read_to_string(self.mark_path(loop_file)).ok()
+    }
+
+    /// Forgets the loop's pin: only when the loop ends, or a person starts a new one.
     pub fn remove(&self, loop_file: &str) {
         let _ = std::fs::remove_file(self.path(loop_file));
+        let _ = std::fs::remove_file(self.mark_path(loop_file));
+    }
+
+    /// Loop files that were pinned and not ended, by their marks or copies.
+    pub fn open_loops(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let stem = name
+                    .strip_suffix(".pinned")
+                    .or(name.strip_suffix(".json"))?;
+                Some(stem.to_string())
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Loop files with a pin copy: loops that were pinned and not yet ended through ralph-gate.

@@ -82,7 +82,12 @@ fn an_added_gate_is_accepted_and_a_comment_needs_no_approval() {
 
     let mut commented = pin_of(PY);
     commented.source = "ralph.toml (blake3 0123)".into();
-    let commented = seal(commented.version, commented.source, commented.gates);
+    let commented = seal(
+        commented.version,
+        commented.source,
+        commented.root,
+        commented.gates,
+    );
     let v = judge(Some(&before.digest), Some(&record(&before)), &commented);
     assert_eq!(v, Verdict::Reworded);
 }
@@ -110,7 +115,12 @@ fn a_pin_edited_or_removed_on_one_side_is_tampering() {
 #[test]
 fn a_new_version_of_ralph_gate_is_named() {
     let p = pin_of(PY);
-    let newer = seal("99.0.0".into(), p.source.clone(), p.gates.clone());
+    let newer = seal(
+        "99.0.0".into(),
+        p.source.clone(),
+        p.root.clone(),
+        p.gates.clone(),
+    );
     let changes = compare(&p, &newer);
     assert_eq!(
         changes,
@@ -146,4 +156,34 @@ fn the_seal_binds_the_surface_so_an_edited_copy_is_tampering() {
         judge(Some(&seal), Some(&edited), &pin),
         Verdict::Tampered(_)
     ));
+}
+
+#[test]
+fn the_same_gates_in_another_root_are_held() {
+    let file = parse(Path::new("ralph.toml"), PY.to_string()).unwrap();
+    let there = of(&resolve(PathBuf::from("/p/sub"), Some(file), &mut Vec::new).unwrap());
+    let here = pin_of(PY);
+    let changes = compare(&here, &there);
+    assert_eq!(
+        changes,
+        vec![Change::Root {
+            from: "/p".into(),
+            to: "/p/sub".into()
+        }]
+    );
+    assert!(matches!(
+        judge(Some(&here.digest), Some(&record(&here)), &there),
+        Verdict::Weaker(_)
+    ));
+    let legacy = Pin {
+        root: String::new(),
+        ..here.clone()
+    };
+    assert!(
+        compare(&legacy, &there).is_empty()
+            || !compare(&legacy, &there)
+                .iter()
+                .any(|c| matches!(c, Change::Root { .. })),
+        "a pin made before roots were recorded names no root"
+    );
 }

@@ -149,6 +149,22 @@ pub fn stop_config_error(e: &dyn std::fmt::Display) -> (String, String) {
     )
 }
 
+/// A stop whose loop's state file is gone while its pin remains: the refusal and the user's
+/// line. The agent is told to put the file back; only a person ends the loop.
+pub fn state_gone(loops: &[crate::loops::Orphan]) -> (String, String) {
+    let names: Vec<String> = loops
+        .iter()
+        .map(|o| format!("{} (started {})", o.loop_file, o.started_at))
+        .collect();
+    (
+        cap(&format!(
+            "ralph-gate: the loop's state file is gone but the loop is not over: {}. Put it back (undo what moved it, e.g. `git stash pop`) and go on with the task; the loop ends when every stop gate passes and the promise is made. Only a person ends it otherwise, with `ralph-gate loop cancel` from their own terminal.",
+            names.join(", ")
+        ), TEXT_CAP),
+        "ralph-gate: the loop's state file is gone; the loop is held (a person ends it with `ralph-gate loop cancel`)".into(),
+    )
+}
+
 /// A stop outside a loop (`gate_every_stop`) with failing gates: the refusal and the user's
 /// line.
 pub fn plain_stop(failing: &[&GateResult]) -> (String, String) {
@@ -182,6 +198,38 @@ pub fn unreadable_loops(unreadable: &[String]) -> String {
 pub fn denied(what: &str) -> String {
     format!(
         "ralph-gate: denied while a loop is running: {what}. The config, ralph-gate's state (.ralph/), the loop's state file, the hook settings and git hooks decide when this loop may end, so they are not changed from inside it. Make the stop gates pass by fixing the code. If the gates or the loop really must change, say so and let the user do it (`ralph-gate loop cancel`, `ralph-gate loop approve` are theirs to run)."
+    )
+}
+
+/// A shell command changed what decides the loop's end: what it did, what was put back.
+pub fn restored(command: &str, done: &[String], left: &[String]) -> String {
+    let mut out = format!(
+        "ralph-gate: your command `{}` changed what decides when this loop may end: {}.",
+        crate::text::shorten(command, 200),
+        done.iter()
+            .chain(left)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if !done.is_empty() {
+        out.push_str(" It was put back.");
+    }
+    if !left.is_empty() {
+        out.push_str(&format!(
+            " These could not be put back and hold the loop until a person looks: {}.",
+            left.join(", ")
+        ));
+    }
+    out.push_str(" The config, the loop's state and pins, and the hook settings are not changed from inside the loop: make the stop gates pass by fixing the code.");
+    cap(&out, TEXT_CAP)
+}
+
+/// A stop that came while one of the agent's own shell commands still ran: not a real stop.
+pub fn stop_in_command(command: &str) -> String {
+    format!(
+        "ralph-gate: a stop came while your shell command `{}` was still running. A loop's stop is the agent's, not a command's: it was not counted. Go on with the task.",
+        crate::text::shorten(command, 200)
     )
 }
 

@@ -569,8 +569,9 @@ fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
     );
     assert!(state(&repo).is_some());
 
-    // Marked optional in the config the loop started with: nothing to verify is fine.
-    std::fs::remove_file(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
+    // Marked optional in the config the loop started with: nothing to verify is fine. (A
+    // person ends the first loop: a state file replaced by hand would be tampering.)
+    assert_eq!(repo.run(["loop", "cancel"]).code, 0);
     repo.config(&format!("{gate}optional = true\n"));
     repo.write(
         ".claude/ralph-loop.local.md",

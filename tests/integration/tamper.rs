@@ -337,7 +337,11 @@ fn cancel_and_a_deleted_state_file_are_journaled_with_who() {
     );
     std::fs::remove_file(repo.path().join(".claude/ralph-loop.local.md")).unwrap();
     let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
-    assert_eq!(run.stdout, "", "no loop, nothing to hold: {run:?}");
+    assert_eq!(
+        decision(&run)["decision"],
+        "block",
+        "a deleted state file does not end the loop: {run:?}"
+    );
     let deleted = journal(&repo)
         .into_iter()
         .find(|e| e["event"] == "state_deleted")

@@ -9,6 +9,7 @@ use crate::pin::{self, store::Store, Pin, Record, Verdict as PinVerdict};
 use crate::project::Project;
 use crate::state::Layout;
 use crate::surface::{Finding, Surface};
+use std::path::PathBuf;
 
 pub struct Pinning {
     pub verdict: PinVerdict,
@@ -36,22 +37,22 @@ impl Pinning {
         let now = pin::of(config);
         let mut mine_kept = None;
         let verdict = match store.read(loop_file) {
+            // A copy made for another start time, or none where the loop was pinned: the
+            // state file was edited or the pin removed, so that the weakened gates would be
+            // pinned as if the loop were new. Only a person starts a loop anew.
+            Ok(Some(c)) if c.started_at != state.started_at => PinVerdict::Tampered(format!(
+                "the state file says the loop started {}, its pin was made for the loop started {}",
+                state.started_at.as_deref().unwrap_or("(nowhere)"),
+                c.started_at.as_deref().unwrap_or("?")
+            )),
+            Ok(None) if state.gates_pin.is_none() && store.marked(loop_file).is_some() => {
+                PinVerdict::Tampered(
+                    "the loop was pinned, and its pin was removed from the state file and the git folder".into(),
+                )
+            }
             Ok(copy) => {
-                // A copy left by an earlier loop of the same file name is not this loop's.
-                // It is said, since a state file rewritten with a new start time looks the same.
-                let (mine, earlier) = match copy {
-                    Some(c) if c.started_at == state.started_at => (Some(c), None),
-                    other => (None, other),
-                };
-                if let Some(e) = earlier {
-                    notes.push(format!(
-                        "a pin of an earlier loop in {loop_file} (started {}) remained; this loop (started {}) is judged without it",
-                        e.started_at.as_deref().unwrap_or("?"),
-                        state.started_at.as_deref().unwrap_or("?")
-                    ));
-                }
-                let verdict = pin::judge(state.gates_pin.as_deref(), mine.as_ref(), &now);
-                mine_kept = mine;
+                let verdict = pin::judge(state.gates_pin.as_deref(), copy.as_ref(), &now);
+                mine_kept = copy;
                 verdict
             }
             Err(e) => PinVerdict::Tampered(format!("the pin's copy cannot be read: {e}")),
@@ -110,6 +111,14 @@ impl Pinning {
         let moved = raised.is_some() && raised.map(Surface::digest) != held.map(Surface::digest);
         (self.verdict == PinVerdict::Same && moved).then_some((&self.now, surface))
     }
+}
+
+/// The project root this loop's gates were pinned in, from its copy (when it is this loop's
+/// and records one).
+pub fn pinned_root(layout: &Layout, loop_file: &str, state: &LoopState) -> Option<PathBuf> {
+    let copy = Store::of(layout).read(loop_file).ok()??;
+    let root = &copy.pin.root;
+    (copy.started_at == state.started_at && !root.is_empty()).then(|| PathBuf::from(root))
 }
 
 pub fn word(verdict: &PinVerdict) -> &'static str {
