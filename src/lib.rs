@@ -38,6 +38,7 @@ mod journal;
 mod loops;
 mod pin;
 mod surface;
+mod watch;
 
 // Shared ground: ralph-gate's state on disk, the environment, git, the shell lexer, atomic
 // files and locks, signals, text helpers.

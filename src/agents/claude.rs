@@ -10,7 +10,11 @@ use serde_json::{json, Map, Value};
 pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
     let mut ask = base(v, "session_id");
     match event {
-        Event::Edit => ask.edited = edited(v).into_iter().collect(),
+        Event::Edit => {
+            ask.edited = edited(v).into_iter().collect();
+            // A shell command's effect on what decides the loop's end is checked after it.
+            ask.call = call(v).filter(|c| matches!(c, Call::Bash(_)));
+        }
         Event::Stop => {
             let transcript = text(v, "transcript_path").map(std::path::PathBuf::from);
             let (t, source) = promise::last_text(

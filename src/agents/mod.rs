@@ -221,6 +221,11 @@ fn base(v: &Value, session_key: &str) -> Ask {
             .get("stop_hook_active")
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        call_id: text(v, "tool_use_id").filter(|id| !id.is_empty()),
+        call_timeout_ms: v
+            .get("tool_input")
+            .and_then(|i| i.get("timeout"))
+            .and_then(Value::as_u64),
         ..Default::default()
     }
 }

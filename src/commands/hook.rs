@@ -5,7 +5,9 @@ use crate::agents::{self, Agent, Event};
 use crate::claude_settings;
 use crate::env::Environment;
 use crate::exit;
-use crate::hook::{post_tool_use, pre_tool_use, promise::TextSource, protocol, stop, Ask, Verdict};
+use crate::hook::{
+    post_tool_use, pre_tool_use, promise::TextSource, protocol, shell_effect, stop, Ask, Verdict,
+};
 use crate::state::Layout;
 use std::io::Write;
 use std::path::Path;
@@ -39,14 +41,20 @@ pub fn run(
     // The folder the agent works in, and the workspace its loops live in: resolved once, so
     // every hook of a session reads and writes the same state.
     let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
-    let layout = Layout::workspace(env, &base);
+    let layout = Layout::workspace_of_hook(env, cwd, &base);
     if via == Via::Plugin && settings_act(event, env, &layout) {
         // Claude Code runs the plugin's hook and the settings' hook for the same event; two
         // would count every stop twice and double the edit feedback.
         return exit::SUCCESS;
     }
+    if event != Event::Stop {
+        crate::loops::claim_early(&layout, &ask.session, ask.agent);
+    }
     let verdict = match event {
         Event::Guard => pre_tool_use::run(&ask, env, &layout, &base),
+        Event::Edit if matches!(ask.call, Some(crate::guard::Call::Bash(_))) => {
+            shell_effect::after(&ask, &layout)
+        }
         Event::Edit => post_tool_use::run(&ask, env, &base, config),
         Event::Response => record_reply(&ask, &layout),
         Event::Stop => {

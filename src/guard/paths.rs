@@ -74,11 +74,31 @@ impl Protected {
     /// The protected path `raw` names, shown for the agent; with `whole_tree`, also a folder
     /// that holds a protected path (`rm -rf .claude`).
     pub fn hit(&self, raw: &str, whole_tree: bool) -> Option<String> {
+        self.hit_at(raw, whole_tree, &self.cwd)
+    }
+
+    /// The folder the agent's command starts in.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The folder `raw` names from `cwd` (`cd ..`, `pushd ~/x`), resolved as far as it exists.
+    pub fn folder(&self, raw: &str, cwd: &Path) -> PathBuf {
+        resolve(&cwd.join(self.expand(raw)))
+    }
+
+    /// The protected paths that exist as named files or folders (not the name patterns).
+    pub fn named(&self) -> impl Iterator<Item = &PathBuf> {
+        self.exact.iter().chain(&self.under)
+    }
+
+    /// [`Self::hit`] for a command that runs in `cwd`.
+    pub fn hit_at(&self, raw: &str, whole_tree: bool, cwd: &Path) -> Option<String> {
         let expanded = self.expand(raw);
         if expanded.contains(['*', '?', '[']) {
-            return self.glob_hit(&expanded, whole_tree);
+            return self.glob_hit(&expanded, whole_tree, cwd);
         }
-        let path = resolve(&self.cwd.join(&expanded));
+        let path = resolve(&cwd.join(&expanded));
         (self.protects(&path) || (whole_tree && self.holds_protected(&path)))
             .then(|| self.show(&path))
     }
@@ -102,8 +122,8 @@ impl Protected {
 
     /// A glob word: protected when it matches a protected path that exists, or (with
     /// `whole_tree`) one of the folders holding it.
-    fn glob_hit(&self, pattern: &str, whole_tree: bool) -> Option<String> {
-        let full = lexical(&self.cwd.join(pattern));
+    fn glob_hit(&self, pattern: &str, whole_tree: bool, cwd: &Path) -> Option<String> {
+        let full = lexical(&cwd.join(pattern));
         let m = GlobBuilder::new(&full.to_string_lossy())
             .literal_separator(true)
             .build()

@@ -9,6 +9,7 @@ pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod promise;
 pub mod protocol;
+pub mod shell_effect;
 pub mod stop;
 
 use crate::agent::Agent;
@@ -31,8 +32,12 @@ pub struct Ask {
     pub text_source: TextSource,
     /// At a stop: the agent is already continuing because a stop was refused.
     pub continuing: bool,
-    /// Before a tool runs: what it would do.
+    /// Before a tool runs: what it would do. After a shell command: the command.
     pub call: Option<Call>,
+    /// The tool call's id (`tool_use_id`), which ties a call's hooks before and after it.
+    pub call_id: Option<String>,
+    /// The shell command's timeout in milliseconds, when the agent gave one.
+    pub call_timeout_ms: Option<u64>,
 }
 
 /// What ralph-gate answers, whatever agent asked.

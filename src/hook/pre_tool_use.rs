@@ -15,7 +15,7 @@ pub fn run(ask: &Ask, env: &Environment, layout: &Layout, base: &Path) -> Verdic
     let Some(call) = &ask.call else {
         return Verdict::Silent;
     };
-    if !in_loop(layout, &ask.session) {
+    if !in_loop(layout, ask) {
         return Verdict::Silent;
     }
     let ws = layout.root();
@@ -34,7 +34,10 @@ pub fn run(ask: &Ask, env: &Environment, layout: &Layout, base: &Path) -> Verdic
     });
     match guard::judge(call, &protected) {
         Some(denied) => deny(&denied.what),
-        None => Verdict::Silent,
+        None => {
+            super::shell_effect::before(ask, layout, base);
+            Verdict::Silent
+        }
     }
 }
 
@@ -45,12 +48,13 @@ pub fn deny(what: &str) -> Verdict {
     }
 }
 
-/// True when a loop this session owns, or one no session has claimed yet, is active.
-fn in_loop(layout: &Layout, session: &str) -> bool {
+/// True when a loop this session owns, or one no session has claimed yet, is active, or a
+/// pinned loop's state file is gone.
+fn in_loop(layout: &Layout, ask: &Ask) -> bool {
     if !loops::maybe_any(layout) {
-        return false;
+        return !loops::orphans_of(layout, &ask.session, ask.agent).is_empty();
     }
-    let key = loops::session_key(session);
+    let key = loops::session_key(&ask.session);
     loops::list(layout).iter().any(|f| {
         f.state.as_ref().is_ok_and(|s| {
             s.active
@@ -58,5 +62,5 @@ fn in_loop(layout: &Layout, session: &str) -> bool {
                     || s.session_id == key
                     || s.session_id == loops::ANY_SESSION)
         })
-    })
+    }) || !loops::orphans_of(layout, &ask.session, ask.agent).is_empty()
 }

@@ -225,6 +225,7 @@ impl Lexer {
                     }
                 }
                 '$' if self.peek(1) == Some('(') => self.substitution(&mut w),
+                '$' if self.peek(1) == Some('\'') => self.ansi_c(&mut w),
                 '`' => self.backticks(&mut w),
                 _ => {
                     w.push(c);
@@ -233,6 +234,67 @@ impl Lexer {
             }
         }
         w
+    }
+
+    /// `$'...'`: bash's quoting with C escapes (`$'\x72m'` is `rm`), decoded.
+    fn ansi_c(&mut self, w: &mut String) {
+        self.at += 2;
+        while let Some(c) = self.peek(0) {
+            self.at += 1;
+            match c {
+                '\'' => return,
+                '\\' => {
+                    let Some(e) = self.peek(0) else { return };
+                    self.at += 1;
+                    let simple = match e {
+                        'n' => Some('\n'),
+                        't' => Some('\t'),
+                        'r' => Some('\r'),
+                        'a' => Some('\u{7}'),
+                        'b' => Some('\u{8}'),
+                        'e' | 'E' => Some('\u{1b}'),
+                        'f' => Some('\u{c}'),
+                        'v' => Some('\u{b}'),
+                        '\\' | '\'' | '"' | '?' => Some(e),
+                        _ => None,
+                    };
+                    if let Some(ch) = simple {
+                        w.push(ch);
+                        continue;
+                    }
+                    let (radix, max) = match e {
+                        'x' => (16, 2),
+                        'u' => (16, 4),
+                        'U' => (16, 8),
+                        '0'..='7' => {
+                            self.at -= 1;
+                            (8, 3)
+                        }
+                        _ => {
+                            w.push('\\');
+                            w.push(e);
+                            continue;
+                        }
+                    };
+                    let mut digits = String::new();
+                    while digits.len() < max && self.peek(0).is_some_and(|d| d.is_digit(radix)) {
+                        digits.push(self.peek(0).unwrap_or_default());
+                        self.at += 1;
+                    }
+                    match u32::from_str_radix(&digits, radix)
+                        .ok()
+                        .and_then(char::from_u32)
+                    {
+                        Some(ch) => w.push(ch),
+                        None => {
+                            w.push('\\');
+                            w.push(e);
+                        }
+                    }
+                }
+                _ => w.push(c),
+            }
+        }
     }
 
     /// `$(...)`: the text is kept in the word (unexpanded) and parsed as commands later.
@@ -383,6 +445,14 @@ mod tests {
         let doc = words("cat > notes.md <<'EOF'\nrm -rf everything\nEOF\necho done");
         assert_eq!(doc, vec![vec!["cat"], vec!["echo", "done"]]);
         assert_eq!(writes("cat > notes.md <<EOF\nx\nEOF"), ["notes.md"]);
+    }
+
+    #[test]
+    fn ansi_c_quotes_are_decoded() {
+        assert_eq!(
+            words(r"$'\x72m' $'a\'b' $'\101\u0042' x$'\n'y"),
+            vec![vec!["rm", "a'b", "AB", "x\ny"]]
+        );
     }
 
     #[test]

@@ -16,6 +16,10 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ),
     ("doas", &["-u", "-C"], 0),
     ("nohup", &[], 0),
+    ("busybox", &[], 0),
+    ("chroot", &["--userspec", "--groups"], 1),
+    ("unbuffer", &[], 0),
+    ("flock", &["-w", "-E", "-c"], 1),
     ("command", &[], 0),
     ("builtin", &[], 0),
     ("exec", &["-a"], 0),
@@ -82,6 +86,96 @@ pub fn unwrap(words: &[String]) -> (Vec<&str>, &[String]) {
         }
         rest = rest.get(*positional..).unwrap_or(&[]);
     }
+}
+
+/// What a command line has set, as far as the guard follows it: variables assigned with a
+/// literal (`F=ralph.toml`) and loop variables (`for f in a b`), each with every value it
+/// may hold. Words are expanded with them and with brace expansion (`{a,b}.toml`).
+#[derive(Debug, Default)]
+pub struct Vars {
+    known: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl Vars {
+    /// Learns from a simple command that only sets variables; true when that is all it did.
+    pub fn learn(&mut self, words: &[String]) -> bool {
+        if let [f, name, kw, values @ ..] = words {
+            if f == "for" && kw == "in" {
+                self.known.insert(name.clone(), values.to_vec());
+                return true;
+            }
+        }
+        if !words.is_empty() && words.iter().all(|w| is_assignment(w)) {
+            for w in words {
+                let (k, v) = w.split_once('=').expect("an assignment");
+                self.known.insert(k.to_string(), vec![v.to_string()]);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Every word, with known variables and braces expanded (a word may become several).
+    pub fn expand(&self, words: &[String]) -> Vec<String> {
+        words
+            .iter()
+            .flat_map(|w| self.variables(w))
+            .flat_map(|w| braces(&w))
+            .collect()
+    }
+
+    fn variables(&self, word: &str) -> Vec<String> {
+        let mut out = vec![word.to_string()];
+        for (name, values) in &self.known {
+            let forms = [format!("${{{name}}}"), format!("${name}")];
+            out = out
+                .into_iter()
+                .flat_map(|w| match forms.iter().find(|f| w.contains(f.as_str())) {
+                    Some(f) => values.iter().map(|v| w.replace(f.as_str(), v)).collect(),
+                    None => vec![w],
+                })
+                .collect();
+        }
+        out
+    }
+}
+
+/// Brace expansion of the first `{a,b}` group, recursively (`{ralph,x}.toml`); sequences
+/// (`{1..3}`) and words without a comma in braces are left as they are.
+pub fn braces(word: &str) -> Vec<String> {
+    let Some(open) = word.find('{') else {
+        return vec![word.to_string()];
+    };
+    let mut level = 0;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, c) in word[open..].char_indices() {
+        match c {
+            '{' => level += 1,
+            '}' => {
+                level -= 1;
+                if level == 0 {
+                    close = Some(open + i);
+                    break;
+                }
+            }
+            ',' if level == 1 => commas.push(open + i),
+            _ => {}
+        }
+    }
+    let Some(close) = close.filter(|_| !commas.is_empty()) else {
+        return vec![word.to_string()];
+    };
+    let (pre, post) = (&word[..open], &word[close + 1..]);
+    let mut cuts = vec![open];
+    cuts.extend(&commas);
+    cuts.push(close);
+    let mut out = Vec::new();
+    for pair in cuts.windows(2) {
+        let alt = &word[pair[0] + 1..pair[1]];
+        out.extend(braces(&format!("{pre}{alt}{post}")));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ mod setup;
 mod shell;
 mod staged;
 mod status;
+mod steering;
 mod surface;
 mod tamper;
 mod toolchains;

@@ -69,7 +69,9 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
             shape: Shape::Grouped,
             hooks: vec![
                 hook("PreToolUse", "pre-tool-use", grouped(Some("Write|Edit|MultiEdit|NotebookEdit|Bash"), "pre-tool-use", GUARD_S)),
-                hook("PostToolUse", "post-tool-use", grouped(Some("Write|Edit|MultiEdit|NotebookEdit"), "post-tool-use", EDIT_S)),
+                hook("PostToolUse", "post-tool-use", grouped(Some("Write|Edit|MultiEdit|NotebookEdit|Bash"), "post-tool-use", EDIT_S)),
+                // A shell command that fails is reported only here; its effect is checked too.
+                hook("PostToolUseFailure", "post-tool-use", grouped(Some("Bash"), "post-tool-use", GUARD_S)),
                 hook("Stop", "stop", grouped(None, "stop", STOP_S)),
             ],
             note: None,

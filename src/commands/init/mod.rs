@@ -379,7 +379,10 @@ mod tests {
             &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
-        assert_eq!(added, ["PreToolUse", "PostToolUse", "Stop"]);
+        assert_eq!(
+            added,
+            ["PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
+        );
         assert_eq!(
             v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
             "ralph-gate hook post-tool-use"
@@ -401,7 +404,7 @@ mod tests {
             &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
-        assert_eq!(added.len(), 3);
+        assert_eq!(added.len(), 4);
         assert_eq!(once["model"], "opus");
         assert_eq!(
             once["hooks"]["PreToolUse"][0], existing["hooks"]["PreToolUse"][0],
