@@ -43,6 +43,12 @@ pub struct Job {
     pub clear: Vec<PathBuf>,
     /// Runs with the same name never overlap (they share a build-info file).
     pub exclusive: Option<String>,
+    /// A folder under `.ralph/` holding the run's build state and the configs written for
+    /// it, when that state must not outlive the run (every run but edit feedback): each run
+    /// gets its own copy of it, made afresh under a name nobody can know in advance and
+    /// removed after, so nothing left running can plant a forged build-info file or config
+    /// for it. Paths in `argv` and `setup` that start with it are moved into the copy.
+    pub private: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]

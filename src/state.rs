@@ -180,6 +180,16 @@ pub fn session_key(raw: &str) -> String {
 /// `claude -p` in a shell loop), where every iteration is a new session.
 pub const ANY_SESSION: &str = "*";
 
+/// Where Cargo builds at a loop's stops for the project at `root`: ralph-gate's own folder
+/// outside the project (under the user's state folder), kept between stops so that it stays
+/// incremental. No path in the project feeds it: a test binary the agent overwrote in
+/// `target/` is never what a stop runs.
+pub fn cargo_target(env: &Environment, root: &Path) -> PathBuf {
+    let base = env.user_state_dir().unwrap_or_else(std::env::temp_dir);
+    let key = blake3::hash(root.as_os_str().as_encoded_bytes()).to_hex();
+    base.join("ralph-gate/cargo-target").join(&key[..16])
+}
+
 /// Where TypeScript mirror configs, outputs and build-info files go, relative to the project
 /// root (tsc is run from there with relative paths).
 pub fn tsc_work() -> PathBuf {

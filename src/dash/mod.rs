@@ -128,6 +128,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
         let limits = crate::runner::Limits {
             jobs: cfg.settings.jobs,
             deadline: None,
+            cargo_target: None,
         };
         crate::results::run_recorded(
             cfg,

@@ -75,6 +75,7 @@ fn edit_gates(
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
+        cargo_target: None,
     };
     let results = crate::results::run_recorded(
         config,

@@ -316,7 +316,14 @@ impl Shape<'_> {
 
 pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outcome {
     let started = Instant::now();
-    let inv = Invocation::new(cx, gate, job);
+    // The key is the planned job's; the run itself uses its own private folder.
+    let mut inv = Invocation::new(cx, gate, job);
+    let moved = job.private.as_ref().map(|p| {
+        let to = unguessable(p);
+        inv.args = inv.args.iter().map(|a| move_path(a, p, &to)).collect();
+        privately(job, p, &to)
+    });
+    let job = moved.as_ref().unwrap_or(job);
     let shape = Shape {
         started,
         inv: &inv,
@@ -360,7 +367,52 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     if let Err(why) = prepare(&cx.config.root, job) {
         return shape.outcome(Some(Exit::SpawnFailed(why)), String::new());
     }
-    execute(cx, gate, &shape, limits, key)
+    let outcome = execute(cx, gate, &shape, limits, key);
+    if let Some(p) = &job.private {
+        let _ = std::fs::remove_dir_all(cx.config.root.join(p));
+    }
+    outcome
+}
+
+/// `dir` with a suffix nobody can know in advance (the standard library's hasher keys are
+/// drawn from the operating system's randomness).
+fn unguessable(dir: &Path) -> PathBuf {
+    use std::hash::BuildHasher;
+    let n = std::collections::hash_map::RandomState::new().hash_one((
+        std::process::id(),
+        Instant::now(),
+        dir,
+    ));
+    let mut name = dir.as_os_str().to_owned();
+    name.push(format!("-{n:016x}"));
+    PathBuf::from(name)
+}
+
+/// `arg` with a leading `from` replaced by `to`.
+fn move_path(arg: &OsString, from: &Path, to: &Path) -> OsString {
+    match Path::new(arg).strip_prefix(from) {
+        Ok(rest) if rest.as_os_str().is_empty() => to.as_os_str().to_owned(),
+        Ok(rest) => to.join(rest).into_os_string(),
+        Err(_) => arg.clone(),
+    }
+}
+
+/// The job as it runs in its private folder `to` instead of `from`.
+fn privately(job: &Job, from: &Path, to: &Path) -> Job {
+    let moved = |p: &Path| PathBuf::from(move_path(&p.as_os_str().to_owned(), from, to));
+    Job {
+        argv: job
+            .argv
+            .as_ref()
+            .map(|a| a.iter().map(|x| move_path(x, from, to)).collect()),
+        setup: job
+            .setup
+            .iter()
+            .map(|(p, text)| (moved(p), text.clone()))
+            .collect(),
+        private: Some(to.to_path_buf()),
+        ..job.clone()
+    }
 }
 
 /// Runs the job's process within the gate's timeout and the caller's deadline, and stores
@@ -386,7 +438,7 @@ fn execute(
         script: inv.script.clone(),
         args: inv.args.clone(),
         cwd: inv.cwd.clone(),
-        env: variables(gate, inv),
+        env: variables(gate, inv, limits.cargo_target.as_deref()),
         timeout,
     });
     let mut output = finished.output.text();
@@ -406,6 +458,15 @@ fn execute(
 /// Removes what the job must start without and writes the files it needs (TypeScript's
 /// mirror configs). A tool must not read the state it was meant to start without.
 fn prepare(root: &Path, job: &Job) -> Result<(), String> {
+    if let Some(p) = &job.private {
+        // Made here, and only here: a folder that already exists was not made for this run.
+        let dir = root.join(p);
+        let made = dir
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::create_dir(&dir));
+        made.map_err(|e| format!("cannot make the run's own folder {}: {e}", dir.display()))?;
+    }
     for rel in &job.clear {
         let path = root.join(rel);
         let removed = match std::fs::symlink_metadata(&path) {
@@ -426,13 +487,23 @@ fn prepare(root: &Path, job: &Job) -> Result<(), String> {
     Ok(())
 }
 
-/// The gate's environment: its own variables, where the project is, and its PATH.
-fn variables(gate: &Gate, inv: &Invocation) -> Vec<(OsString, OsString)> {
+/// The gate's environment: its own variables, where the project is, and its PATH; and for
+/// a Cargo gate, the target folder the caller gives (unless the gate names its own).
+fn variables(
+    gate: &Gate,
+    inv: &Invocation,
+    cargo_target: Option<&Path>,
+) -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = gate
         .env
         .iter()
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
         .collect();
+    if let Some(dir) = cargo_target.filter(|_| runs_cargo(gate)) {
+        if !gate.env.contains_key(CARGO_TARGET) {
+            vars.push((CARGO_TARGET.into(), dir.as_os_str().to_owned()));
+        }
+    }
     vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
     vars.push(("RALPH_GATE".into(), "1".into()));
     vars.push(("RALPH_GATE_NAME".into(), gate.name.clone().into()));
@@ -440,6 +511,17 @@ fn variables(gate: &Gate, inv: &Invocation) -> Vec<(OsString, OsString)> {
         vars.push(("PATH".into(), joined));
     }
     vars
+}
+
+const CARGO_TARGET: &str = "CARGO_TARGET_DIR";
+
+/// True when the gate runs Cargo: the Cargo driver, or a command that starts with `cargo`.
+fn runs_cargo(gate: &Gate) -> bool {
+    gate.driver == Some(crate::config::Driver::Cargo)
+        || gate
+            .run
+            .as_ref()
+            .is_some_and(|r| r.source().split_whitespace().next() == Some("cargo"))
 }
 
 /// Stores a finished run under `key`: an exit code, or a timeout of the gate's own (one cut
@@ -473,4 +555,55 @@ fn wait_lock(root: &Path, name: &str, deadline: Option<Instant>) -> Option<atomi
     let path = crate::state::Layout::at(root).lock(name);
     // A lock that cannot be made must not stop the gate: it only avoids double work.
     atomic::lock_until(&path, deadline).unwrap_or_else(|_| Some(atomic::Lock::none()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_private_folder_gets_a_name_nobody_knows_and_the_run_follows_it() {
+        let from = Path::new(".ralph/tsc/f-abc");
+        let (a, b) = (unguessable(from), unguessable(from));
+        assert_ne!(a, b, "two runs, two folders");
+        assert!(a.to_string_lossy().starts_with(".ralph/tsc/f-abc-"));
+        assert_eq!(a.parent(), from.parent(), "at the same depth");
+        let job = Job {
+            argv: Some(vec![
+                "tsc".into(),
+                "-b".into(),
+                from.join("x/tsconfig.json").into(),
+            ]),
+            setup: vec![(from.join("x/tsconfig.json"), "{}".into())],
+            private: Some(from.to_path_buf()),
+            ..Job::default()
+        };
+        let moved = privately(&job, from, &a);
+        assert_eq!(
+            moved.argv.unwrap()[2],
+            a.join("x/tsconfig.json").into_os_string()
+        );
+        assert_eq!(moved.setup[0].0, a.join("x/tsconfig.json"));
+        assert_eq!(moved.private.as_deref(), Some(a.as_path()));
+        assert_eq!(
+            move_path(&".ralph/tsc/f-abcdef/x".into(), from, &a),
+            OsString::from(".ralph/tsc/f-abcdef/x"),
+            "only whole components move"
+        );
+    }
+
+    #[test]
+    fn a_private_folder_that_already_exists_was_not_made_for_the_run() {
+        let root = tempfile::tempdir().unwrap();
+        let job = Job {
+            private: Some(PathBuf::from(".ralph/tsc/f-x-1")),
+            ..Job::default()
+        };
+        std::fs::create_dir_all(root.path().join(".ralph/tsc/f-x-1")).unwrap();
+        let err = prepare(root.path(), &job).unwrap_err();
+        assert!(err.contains("own folder"), "{err}");
+        std::fs::remove_dir(root.path().join(".ralph/tsc/f-x-1")).unwrap();
+        prepare(root.path(), &job).unwrap();
+        assert!(root.path().join(".ralph/tsc/f-x-1").is_dir());
+    }
 }

@@ -22,11 +22,14 @@ use std::time::{Duration, Instant};
 pub use job::{tools_used, Invocation};
 
 /// How much may run at once, and until when.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Limits {
     pub jobs: usize,
     /// No run may go past this instant (a hook's budget); `None` = gate timeouts only.
     pub deadline: Option<Instant>,
+    /// Cargo builds here instead of the project's `target/`: at a loop's stops, ralph-gate's
+    /// own folder outside the project, so no test binary the agent overwrote is run.
+    pub cargo_target: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]

@@ -386,3 +386,75 @@ fn a_state_file_stashed_away_keeps_the_loop_held_until_a_person_cancels() {
     let run = stop(&repo, "sess-A", DONE);
     assert_eq!(run.stdout, "", "{run:?}");
 }
+
+#[test]
+fn a_test_binary_overwritten_in_target_is_not_what_a_stop_runs() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"cargo-test\"\ndriver = \"cargo\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nexclude = [\"**/target/**\"]\nrun = \"cargo test --quiet --offline\"\nphases = [\"stop\"]\ntimeout = \"5m\"\n",
+    );
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"forged\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 { a - b }\n\n#[test]\nfn adds() { assert_eq!(add(2, 2), 4); }\n",
+    );
+    repo.write(".gitignore", "target/\n");
+    repo.commit_all();
+    let state = tempfile::tempdir().unwrap();
+    let env = [("XDG_STATE_HOME", state.path().to_str().unwrap())];
+    let run = repo.run_env(["loop", "start", "--promise", "DONE", "Fix add."], &env);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // The agent builds the tests, then puts a script that passes in place of the binary.
+    let cargo = |args: &[&str]| {
+        std::process::Command::new("cargo")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+    };
+    assert!(!cargo(&["test", "--quiet", "--offline"]).status.success());
+    let deps = repo.path().join("target/debug/deps");
+    let binary = std::fs::read_dir(&deps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("forged-") && p.extension().is_none()
+        })
+        .expect("the test binary");
+    crate::common::write_exe(&binary, "#!/bin/sh\nexit 0\n");
+    assert!(
+        cargo(&["test", "--quiet", "--offline"]).status.success(),
+        "the bare tool now runs the forged binary"
+    );
+
+    let payload = json!({"session_id": "sess-A", "transcript_path": "/nonexistent.jsonl",
+        "cwd": repo.path(), "hook_event_name": "Stop", "stop_hook_active": true,
+        "last_assistant_message": DONE});
+    let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &env);
+    let reason = blocked(&run);
+    assert!(reason.contains("cargo-test"), "{reason}");
+    assert!(
+        std::fs::read_dir(state.path().join("ralph-gate/cargo-target"))
+            .unwrap()
+            .next()
+            .is_some(),
+        "built in ralph-gate's own target folder"
+    );
+
+    // Fixed for real, the loop ends.
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n\n#[test]\nfn adds() { assert_eq!(add(2, 2), 4); }\n",
+    );
+    let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &env);
+    assert_eq!(answer(&run).get("decision"), None, "{run:?}");
+}

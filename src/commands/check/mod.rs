@@ -177,6 +177,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     let limits = runner::Limits {
         jobs: s.jobs,
         deadline: None,
+        cargo_target: None,
     };
     let mut results =
         crate::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {

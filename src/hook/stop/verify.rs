@@ -24,6 +24,7 @@ pub fn stop_gates(
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(deadline),
+        cargo_target: Some(crate::state::cargo_target(env, project.root())),
     };
     Ok(crate::results::run_recorded(
         config,

@@ -418,8 +418,8 @@ impl<'a> Workspace<'a> {
         }
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let id = short_hash(config);
-        let (argv, setup, clear, exclusive) = if loaded.references.is_empty() {
-            let info = build_info(&format!("p-{id}"), reuse);
+        let (argv, setup, private, exclusive) = if loaded.references.is_empty() {
+            let (info, private) = build_info(&format!("p-{id}"), reuse);
             let mut argv: Vec<OsString> = vec![
                 "tsc".into(),
                 "-p".into(),
@@ -434,8 +434,7 @@ impl<'a> Workspace<'a> {
             if flag(&loaded.options, "emitDeclarationOnly") {
                 argv.extend(["--emitDeclarationOnly".into(), "false".into()]);
             }
-            let clear = if reuse { Vec::new() } else { vec![info] };
-            (argv, Vec::new(), clear, format!("tsc-p-{id}"))
+            (argv, Vec::new(), private, format!("tsc-p-{id}"))
         } else {
             let build = build_dir(config, reuse);
             let setup: Vec<(PathBuf, String)> = closure
@@ -452,8 +451,8 @@ impl<'a> Workspace<'a> {
                 "--pretty".into(),
                 "false".into(),
             ];
-            let clear = if reuse { Vec::new() } else { vec![build] };
-            (argv, setup, clear, format!("tsc-b-{id}"))
+            let private = (!reuse).then_some(build);
+            (argv, setup, private, format!("tsc-b-{id}"))
         };
         Job {
             dir: PathBuf::new(),
@@ -464,8 +463,9 @@ impl<'a> Workspace<'a> {
             label: Some(config.display().to_string()),
             no_cache,
             setup,
-            clear,
+            clear: Vec::new(),
             exclusive: Some(exclusive),
+            private,
         }
     }
 
@@ -568,6 +568,7 @@ impl<'a> Workspace<'a> {
             "references": [],
         });
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
+        let private = at.parent().map(Path::to_path_buf);
         Job {
             dir: PathBuf::new(),
             argv: Some(vec![
@@ -588,6 +589,9 @@ impl<'a> Workspace<'a> {
             )],
             clear: Vec::new(),
             exclusive: Some(format!("tsc-u-{id}")),
+            // The config naming the files is written for each run, where no process can
+            // replace it between the write and tsc's read.
+            private,
         }
     }
 
@@ -596,7 +600,7 @@ impl<'a> Workspace<'a> {
         let mut inputs: BTreeSet<PathBuf> = files.iter().cloned().collect();
         self.follow_imports(&mut inputs, &mut Vec::new());
         let id = short_hash(package);
-        let info = build_info(&format!("loose-{id}"), reuse);
+        let (info, private) = build_info(&format!("loose-{id}"), reuse);
         let mut argv: Vec<OsString> = [
             "tsc",
             "--noEmit",
@@ -626,8 +630,9 @@ impl<'a> Workspace<'a> {
             label: Some("files under no tsconfig.json".into()),
             no_cache: None,
             setup: Vec::new(),
-            clear: if reuse { Vec::new() } else { vec![info] },
+            clear: Vec::new(),
             exclusive: Some(format!("tsc-loose-{id}")),
+            private,
         }
     }
 }
@@ -688,13 +693,15 @@ fn short_hash(p: &Path) -> String {
 }
 
 /// Where the mirror of `config` lives in the build of `top`.
-/// A build-info file: kept between runs, or (`-fresh`) deleted before each run.
-fn build_info(name: &str, reuse: bool) -> PathBuf {
-    crate::state::tsc_work().join(if reuse {
-        format!("{name}.tsbuildinfo")
-    } else {
-        format!("{name}-fresh.tsbuildinfo")
-    })
+/// A build-info file: kept between runs, or (`-fresh`) in a private folder made for each
+/// run (returned second).
+fn build_info(name: &str, reuse: bool) -> (PathBuf, Option<PathBuf>) {
+    let work = crate::state::tsc_work();
+    if reuse {
+        return (work.join(format!("{name}.tsbuildinfo")), None);
+    }
+    let private = work.join(format!("{name}-fresh"));
+    (private.join("tsconfig.tsbuildinfo"), Some(private))
 }
 
 /// The folder a `tsc -b` of `top` builds in: one kept between runs (`b-`, for the edit

@@ -234,16 +234,16 @@ fn verdicts_that_can_end_a_loop_start_from_no_build_state() {
     );
     assert_eq!(fresh.len(), 3, "{fresh:#?}");
     for j in &fresh {
-        assert_eq!(j.clear.len(), 1, "{j:#?}");
-        let cleared = j.clear[0].to_string_lossy().into_owned();
+        let private = j.private.as_ref().expect("a private folder");
+        let private = private.to_string_lossy().into_owned();
         let a = argv(j);
         assert!(
-            a.contains(&cleared),
-            "the run uses what was cleared: {a} / {cleared}"
+            a.contains(&private),
+            "the run's build state is in its private folder: {a} / {private}"
         );
         assert!(
-            cleared.starts_with(".ralph/tsc/f-") || cleared.ends_with("-fresh.tsbuildinfo"),
-            "{cleared}"
+            private.starts_with(".ralph/tsc/f-") || private.ends_with("-fresh"),
+            "{private}"
         );
     }
     let reused = jobs(
@@ -254,7 +254,7 @@ fn verdicts_that_can_end_a_loop_start_from_no_build_state() {
             "scripts/loose.ts",
         ],
     );
-    assert!(reused.iter().all(|j| j.clear.is_empty()));
+    assert!(reused.iter().all(|j| j.private.is_none()));
     assert!(reused
         .iter()
         .all(|j| !argv(j).contains("fresh") && !argv(j).contains("/f-")));
