@@ -260,6 +260,27 @@ fn the_second_run_after_an_edit_is_incremental_and_writes_only_under_ralph() {
     );
     repo.write("src/a.ts", "export const a = 1;\n");
     assert_eq!(json_check(&repo, &[]).gate("tsc")["status"], "pass");
+    // A check keeps its build state in a folder of its own, removed after the run.
+    let left: Vec<_> = std::fs::read_dir(repo.path().join(".ralph/tsc"))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.iter().all(|n| !n.contains("fresh")), "{left:?}");
+    assert!(!repo.exists("tsconfig.tsbuildinfo"));
+
+    // Edit feedback keeps its build-info file under .ralph/, for the next edit.
+    let payload = serde_json::json!({"session_id": "s", "cwd": repo.path(),
+        "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": repo.path().join("src/a.ts"), "content": ""}});
+    repo.write("src/a.ts", "export const a = 2;\n");
+    let run = repo.run_stdin(
+        &["hook", "post-tool-use"],
+        payload.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
     let infos: Vec<_> = std::fs::read_dir(repo.path().join(".ralph/tsc"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
