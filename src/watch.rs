@@ -247,6 +247,26 @@ impl Store {
         }
     }
 
+    /// Notes that `session`'s shell commands have after-hooks (post-tool-use came for one):
+    /// only then does a command still pending at a stop mean the stop came from inside it.
+    pub fn note_after_hooks(&self, session: &str) {
+        let path = self.after_mark(session);
+        if !path.exists() {
+            let _ = std::fs::create_dir_all(&self.dir);
+            let _ = std::fs::write(path, b"");
+        }
+    }
+
+    /// True when an after-hook of `session`'s shell commands has come.
+    pub fn has_after_hooks(&self, session: &str) -> bool {
+        self.after_mark(session).exists()
+    }
+
+    fn after_mark(&self, session: &str) -> PathBuf {
+        let key = blake3::hash(session.as_bytes()).to_hex();
+        self.dir.join(format!("{}.after", &key[..16]))
+    }
+
     pub fn remove(&self, snap: &Snapshot) {
         let _ = std::fs::remove_file(self.path(&snap.session, &snap.call));
     }

@@ -11,9 +11,10 @@ use crate::state::Layout;
 use crate::watch::{self, Snapshot, Store};
 use std::path::{Path, PathBuf};
 
-/// The Bash tool's longest timeout (10 minutes): a command older than that is over, whether or
-/// not its after-hook came.
+/// The Bash tool's longest timeout (10 minutes), and its default (2 minutes): a command older
+/// than its timeout is over, whether or not its after-hook came.
 const LONGEST_S: u64 = 600;
+const DEFAULT_S: u64 = 120;
 
 /// The config files to hold for an agent working in `base`.
 fn configs(layout: &Layout, base: &Path) -> Vec<PathBuf> {
@@ -34,7 +35,7 @@ pub fn before(ask: &Ask, layout: &Layout, base: &Path) {
     let paths = watch::watched(layout, &configs(layout, base));
     let timeout_s = ask
         .call_timeout_ms
-        .map_or(LONGEST_S, |ms| ms.div_ceil(1000))
+        .map_or(DEFAULT_S, |ms| ms.div_ceil(1000))
         .min(LONGEST_S);
     let snap = Snapshot {
         session: crate::loops::session_key(&ask.session),
@@ -55,7 +56,9 @@ pub fn before(ask: &Ask, layout: &Layout, base: &Path) {
 /// After a shell command: puts back what it changed and tells the agent.
 pub fn after(ask: &Ask, layout: &Layout) -> Verdict {
     let session = crate::loops::session_key(&ask.session);
-    match Store::of(layout).take(&session, ask.call_id.as_deref()) {
+    let store = Store::of(layout);
+    store.note_after_hooks(&session);
+    match store.take(&session, ask.call_id.as_deref()) {
         Some(snap) => match settle(layout, &snap) {
             Some(text) => Verdict::Context { text, system: Some("ralph-gate: a shell command changed the loop's protected files; they were put back".into()) },
             None => Verdict::Silent,
@@ -73,16 +76,20 @@ pub struct AtStop {
     pub in_command: Option<String>,
 }
 
-/// At a stop: settles every pending command of the session; one still inside its timeout
-/// means this stop came from inside it.
+/// At a stop: settles every pending command of the session. One still inside its timeout,
+/// in a session whose commands are known to get after-hooks, means this stop came from
+/// inside it. (Where no after-hook is registered for shell commands, as in settings written
+/// before they were, a pending command says nothing, and is only settled.)
 pub fn at_stop(layout: &Layout, session: &str) -> AtStop {
     let store = Store::of(layout);
+    let session = crate::loops::session_key(session);
+    let hooked = store.has_after_hooks(&session);
     let mut out = AtStop::default();
-    for snap in store.pending(&crate::loops::session_key(session)) {
+    for snap in store.pending(&session) {
         if let Some(text) = settle(layout, &snap) {
             out.restored.push(text);
         }
-        if watch::now() <= snap.taken + snap.timeout_s + 5 {
+        if hooked && watch::now() <= snap.taken + snap.timeout_s + 5 {
             out.in_command = Some(snap.command.clone());
         } else {
             store.remove(&snap);

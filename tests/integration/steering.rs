@@ -281,6 +281,8 @@ fn a_stop_made_up_with_another_session_does_not_take_the_loop() {
 #[test]
 fn stops_from_inside_the_agents_own_command_count_for_nothing() {
     let Some(repo) = broken_loop() else { return };
+    // The session's shell commands get after-hooks (settings from `init`).
+    agent_runs(&repo, "sess-A", "toolu_0", "ls");
     // The guard sees through a variable ...
     let plain = "r=ralph-gate; echo '{}' | $r hook stop";
     let guard = bash_hook(&repo, "pre-tool-use", "sess-A", "toolu_6", plain);
@@ -457,4 +459,23 @@ fn a_test_binary_overwritten_in_target_is_not_what_a_stop_runs() {
     );
     let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &env);
     assert_eq!(answer(&run).get("decision"), None, "{run:?}");
+}
+
+#[test]
+fn without_after_hooks_a_pending_command_does_not_refuse_the_stop() {
+    let Some(repo) = broken_loop() else { return };
+    // Settings written before the after-hook for shell commands: the guard alone runs.
+    let guard = bash_hook(
+        &repo,
+        "pre-tool-use",
+        "sess-A",
+        "toolu_1",
+        "python3 -m py_compile pkg/ok.py",
+    );
+    assert_eq!(answer(&guard), Value::Null);
+    repo.write("pkg/mod.py", FIXED);
+    let run = stop(&repo, "sess-A", DONE);
+    assert_eq!(answer(&run).get("decision"), None, "{run:?}");
+    assert!(!repo.exists(STATE), "the loop ended");
+    assert!(events(&repo, "refused").is_empty());
 }
