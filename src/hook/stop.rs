@@ -51,8 +51,7 @@ pub fn run(
     // What the session's shell commands changed is put back before anything is read. A stop
     // that comes while one of them still runs came from inside it (`ralph-gate hook stop`
     // run by the agent): it is not the agent's stop, and counts for nothing.
-    let effects = super::shell_effect::at_stop(layout, &ask.session);
-    if let Some(command) = &effects.in_command {
+    if let Some(command) = &super::shell_effect::at_stop(layout, &ask.session) {
         let _ = journal::append(
             layout,
             Entry::Refused(journal::LoopEvent {
@@ -91,7 +90,10 @@ pub fn run(
     };
     // The loop's project, whatever folder the agent stops in: the root its gates were pinned
     // in, else (a loop nobody pinned yet) the workspace the loop lives in.
-    let root = pins::pinned_root(layout, &loops::key(&loop_path), &state)
+    let loop_file = loops::key(&loop_path);
+    let the_loop = pins::Read::of(layout, &loop_file, &state);
+    let root = the_loop
+        .pinned_root()
         .unwrap_or_else(|| layout.root().to_path_buf());
     let mut project = match Project::open(&root, config) {
         Ok(p) => p,
@@ -104,7 +106,7 @@ pub fn run(
             });
         }
     };
-    let mut seen = Seen::gather(ask, env, layout, &loop_path, &state, &mut project, started)?;
+    let mut seen = Seen::gather(ask, env, layout, the_loop, &mut project, started)?;
     let decision = decide::decide(&seen.facts(&state, project.config.settings.hooks.stuck_after));
     seen.note_cap(&decision);
     let change = match decision.state {
@@ -144,12 +146,11 @@ impl Seen {
         ask: &Ask,
         env: &Environment,
         layout: &Layout,
-        loop_path: &Path,
-        state: &loops::LoopState,
+        the_loop: pins::Read<'_>,
         project: &mut Project,
         started: Instant,
     ) -> Result<Self, StopError> {
-        let loop_file = loops::key(loop_path);
+        let (loop_file, state) = (the_loop.loop_file.to_string(), the_loop.state);
         let mut notes = Vec::new();
         if state.iteration > 1 && !layout.journal().exists() {
             notes.push(format!(
@@ -165,8 +166,7 @@ impl Seen {
             root: layout.root().to_path_buf(),
             source,
         };
-        let mut pinning =
-            pins::Pinning::judge(layout, &loop_file, state, &project.config, &mut notes);
+        let mut pinning = pins::Pinning::judge(layout, the_loop, &project.config, &mut notes);
         let expected = state.completion_promise.as_deref().map(promise::normalize);
         let promised = expected.is_some() && expected == promise;
         let weakened = pinning

@@ -5,7 +5,8 @@ use crate::config::Config;
 use crate::env::Environment;
 use crate::files::FilesError;
 use crate::loops::LoopState;
-use crate::pin::{self, store::Store, Pin, Record, Verdict as PinVerdict};
+use crate::pin::store::{ReadError, Store};
+use crate::pin::{self, Pin, Record, Verdict as PinVerdict};
 use crate::project::Project;
 use crate::state::Layout;
 use crate::surface::{Finding, Surface};
@@ -28,15 +29,19 @@ impl Pinning {
     /// should know goes to `notes`.
     pub fn judge(
         layout: &Layout,
-        loop_file: &str,
-        state: &LoopState,
+        the_loop: Read<'_>,
         config: &Config,
         notes: &mut Vec<String>,
     ) -> Self {
+        let Read {
+            loop_file,
+            state,
+            copy,
+        } = the_loop;
         let store = Store::of(layout);
         let now = pin::of(config);
         let mut mine_kept = None;
-        let verdict = match store.read(loop_file) {
+        let verdict = match copy {
             // A copy made for another start time, or none where the loop was pinned: the
             // state file was edited or the pin removed, so that the weakened gates would be
             // pinned as if the loop were new. Only a person starts a loop anew.
@@ -113,12 +118,30 @@ impl Pinning {
     }
 }
 
-/// The project root this loop's gates were pinned in, from its copy (when it is this loop's
-/// and records one).
-pub fn pinned_root(layout: &Layout, loop_file: &str, state: &LoopState) -> Option<PathBuf> {
-    let copy = Store::of(layout).read(loop_file).ok()??;
-    let root = &copy.pin.root;
-    (copy.started_at == state.started_at && !root.is_empty()).then(|| PathBuf::from(root))
+/// A loop as a stop reads it: its key, its state file, and its pin's copy, read once (it
+/// holds the surface, which can be large) for the root and the judgement both.
+pub struct Read<'a> {
+    pub loop_file: &'a str,
+    pub state: &'a LoopState,
+    pub copy: Result<Option<Record>, ReadError>,
+}
+
+impl<'a> Read<'a> {
+    pub fn of(layout: &Layout, loop_file: &'a str, state: &'a LoopState) -> Self {
+        Self {
+            loop_file,
+            state,
+            copy: Store::of(layout).read(loop_file),
+        }
+    }
+
+    /// The project root this loop's gates were pinned in, from its copy (when it is this
+    /// loop's and records one).
+    pub fn pinned_root(&self) -> Option<PathBuf> {
+        let copy = self.copy.as_ref().ok()?.as_ref()?;
+        let root = &copy.pin.root;
+        (copy.started_at == self.state.started_at && !root.is_empty()).then(|| PathBuf::from(root))
+    }
 }
 
 pub fn word(verdict: &PinVerdict) -> &'static str {
