@@ -67,35 +67,25 @@ pub fn after(ask: &Ask, layout: &Layout) -> Verdict {
     }
 }
 
-/// What a stop learns from the commands of its session no after-hook came for.
-#[derive(Debug, Default)]
-pub struct AtStop {
-    /// What was put back, for the journal.
-    pub restored: Vec<String>,
-    /// The command still running when the stop came (the stop came from inside it).
-    pub in_command: Option<String>,
-}
-
-/// At a stop: settles every pending command of the session. One still inside its timeout,
-/// in a session whose commands are known to get after-hooks, means this stop came from
-/// inside it. (Where no after-hook is registered for shell commands, as in settings written
-/// before they were, a pending command says nothing, and is only settled.)
-pub fn at_stop(layout: &Layout, session: &str) -> AtStop {
+/// At a stop: settles every pending command of the session (what it changed is put back and
+/// journaled). Returns the command this stop came from inside: one still inside its timeout,
+/// in a session whose commands are known to get after-hooks. (Where no after-hook is
+/// registered for shell commands, as in settings written before they were, a pending
+/// command says nothing, and is only settled.)
+pub fn at_stop(layout: &Layout, session: &str) -> Option<String> {
     let store = Store::of(layout);
     let session = crate::loops::session_key(session);
     let hooked = store.has_after_hooks(&session);
-    let mut out = AtStop::default();
+    let mut in_command = None;
     for snap in store.pending(&session) {
-        if let Some(text) = settle(layout, &snap) {
-            out.restored.push(text);
-        }
+        settle(layout, &snap);
         if hooked && watch::now() <= snap.taken + snap.timeout_s + 5 {
-            out.in_command = Some(snap.command.clone());
+            in_command = Some(snap.command.clone());
         } else {
             store.remove(&snap);
         }
     }
-    out
+    in_command
 }
 
 /// Compares the files `snap` holds with now, puts back what changed, journals it; returns
@@ -130,7 +120,7 @@ fn settle(layout: &Layout, snap: &Snapshot) -> Option<String> {
                 format!("session {}", snap.session),
                 "",
                 format!(
-                    "`{}`: {}{}",
+                    "`{}`: {}",
                     crate::text::shorten(&snap.command, 300),
                     done.iter()
                         .map(|d| format!("{d} (put back)"))
@@ -140,8 +130,7 @@ fn settle(layout: &Layout, snap: &Snapshot) -> Option<String> {
                                 .map(|f| format!("{f} (could not be put back)"))
                         )
                         .collect::<Vec<_>>()
-                        .join(", "),
-                    ""
+                        .join(", ")
                 ),
             )
         }),
