@@ -288,25 +288,25 @@ pub fn key(path: &Path) -> String {
     }
 }
 
-/// The agent whose loop `key` (see [`key`]) names.
-pub fn agent_of(key_: &str) -> Agent {
+/// The agent and the state file's name a key (see [`key`]) stands for.
+fn split_key(key_: &str) -> (Agent, &str) {
     Agent::ALL
         .iter()
         .copied()
-        .find(|a| *a != Agent::Claude && key_.starts_with(&format!("{a}-")))
-        .unwrap_or(Agent::Claude)
+        .filter(|a| *a != Agent::Claude)
+        .find_map(|a| key_.strip_prefix(&format!("{a}-")).map(|name| (a, name)))
+        .unwrap_or((Agent::Claude, key_))
+}
+
+/// The agent whose loop `key` (see [`key`]) names.
+pub fn agent_of(key_: &str) -> Agent {
+    split_key(key_).0
 }
 
 /// True when `key` (see [`key`]) names a loop state file that exists in the workspace.
 pub fn exists(layout: &Layout, key_: &str) -> bool {
-    Agent::ALL.iter().any(|a| {
-        let dir = layout.loop_dir(*a);
-        let name = match a {
-            Agent::Claude => Some(key_),
-            _ => key_.strip_prefix(&format!("{a}-")),
-        };
-        name.is_some_and(|n| is_state_name(n) && dir.join(n).exists())
-    })
+    let (agent, name) = split_key(key_);
+    is_state_name(name) && layout.loop_dir(agent).join(name).exists()
 }
 
 /// True when `name` is a loop state file's name.
@@ -492,6 +492,21 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn a_key_names_its_agent_and_file_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::at(dir.path());
+        for agent in Agent::ALL {
+            let path = layout.loop_dir(agent).join("ralph-loop-ab12.local.md");
+            let k = key(&path);
+            assert_eq!(agent_of(&k), agent, "{k}");
+            assert!(!exists(&layout, &k));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "x").unwrap();
+            assert!(exists(&layout, &k), "{k}");
+        }
     }
 
     #[test]
