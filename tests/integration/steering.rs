@@ -5,13 +5,11 @@
 //! `cd` and its own `git stash`, still ends its loop.
 
 use crate::common::{require_tool, Repo, Run};
+use crate::tamper::{decision as answer, journal, BROKEN, FIXED, GATE};
 use serde_json::{json, Value};
 use std::path::Path;
 
-const GATE: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n";
 const WEAK: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"true\"\n";
-const BROKEN: &str = "def f(:\n    return 1\n";
-const FIXED: &str = "def f():\n    return 1\n";
 const STATE: &str = ".claude/ralph-loop.local.md";
 const DONE: &str = "All fixed.\n<promise>DONE</promise>";
 
@@ -75,39 +73,23 @@ fn agent_runs(repo: &Repo, session: &str, id: &str, command: &str) -> (Run, Run)
             crate::common::finish(std::process::Command::new("true").output().unwrap()),
         );
     }
-    let status = std::process::Command::new("bash")
+    // Its exit code does not matter: the hook after it comes either way.
+    std::process::Command::new("bash")
         .args(["-c", command])
         .current_dir(repo.path())
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .status()
         .expect("bash runs");
-    let _ = status;
     (
         before,
         bash_hook(repo, "post-tool-use", session, id, command),
     )
 }
 
-fn answer(run: &Run) -> Value {
-    assert_eq!(run.code, 0, "{run:?}");
-    if run.stdout.trim().is_empty() {
-        return Value::Null;
-    }
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
-}
-
 fn blocked(run: &Run) -> String {
     let out = answer(run);
     assert_eq!(out["decision"], "block", "the loop must go on: {run:?}");
     out["reason"].as_str().unwrap().to_string()
-}
-
-fn journal(repo: &Repo) -> Vec<Value> {
-    std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("journal lines are JSON"))
-        .collect()
 }
 
 fn events(repo: &Repo, name: &str) -> Vec<Value> {

@@ -8,9 +8,9 @@ use crate::hooks::stop;
 use serde_json::Value;
 use std::path::Path;
 
-const GATE: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n";
-const BROKEN: &str = "def f(:\n    return 1\n";
-const FIXED: &str = "def f():\n    return 1\n";
+pub const GATE: &str = "[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n";
+pub const BROKEN: &str = "def f(:\n    return 1\n";
+pub const FIXED: &str = "def f():\n    return 1\n";
 
 /// A repository with a Python gate, a broken file, and a loop of session `sess-A`.
 fn broken_loop() -> Option<Repo> {
@@ -40,7 +40,7 @@ fn promise(repo: &Repo) -> Run {
     stop(repo, "sess-A", Some("All fixed.\n<promise>DONE</promise>"))
 }
 
-fn decision(run: &Run) -> Value {
+pub fn decision(run: &Run) -> Value {
     assert_eq!(run.code, 0, "{run:?}");
     if run.stdout.trim().is_empty() {
         return Value::Null;
@@ -60,7 +60,7 @@ fn loop_alive(repo: &Repo) -> bool {
     repo.path().join(".claude/ralph-loop.local.md").exists()
 }
 
-fn journal(repo: &Repo) -> Vec<Value> {
+pub fn journal(repo: &Repo) -> Vec<Value> {
     std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl"))
         .unwrap_or_default()
         .lines()
