@@ -327,7 +327,7 @@ fn find(args: &[String], protected: &Here<'_>) -> Option<String> {
 /// -name`); the loop files' patterns are named by their pattern's own spelling.
 fn protected_file_names(protected: &Here<'_>) -> Vec<String> {
     let mut out = vec![
-        "ralph-loop.local.md".to_string(),
+        crate::loops::MAIN_FILE.to_string(),
         "ralph-loop-x.local.md".to_string(),
         "settings.json".to_string(),
         "settings.local.json".to_string(),

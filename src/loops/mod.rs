@@ -1,7 +1,9 @@
-//! A loop's life, in one place: started (`loop start`), claimed by the first session that
-//! stops in it, advanced one iteration at each refused stop, and ended (completed, at its
+//! A loop's life, in one place: started (`loop start`), claimed by the first session whose
+//! hook comes in it, advanced one iteration at each refused stop, and ended (completed, at its
 //! limit, stuck, cancelled). The stop hook, the `loop` commands and the dashboard call these;
-//! nothing else writes a loop's state file, progress record or pin copy.
+//! nothing else writes a loop's state file, progress record or pin copy, but for
+//! [`crate::watch::restore`] putting back what an agent's shell command changed (told of
+//! every write here through `watch::Store::accept`).
 //!
 //! The state file's format is in [`file`]; "has anything changed since the last stop" is in
 //! [`progress`].
