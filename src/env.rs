@@ -38,6 +38,10 @@ pub struct Environment {
     /// The variables that decide which executable a version manager's shim runs (`HOME`,
     /// `RUSTUP_*`, `PYENV_*`, ...): part of a tool's identity.
     pub tool_vars: std::collections::BTreeMap<String, OsString>,
+    /// Every variable a gate inherits that can change how a tool checks (`RUSTFLAGS`,
+    /// `GOFLAGS`, `NODE_OPTIONS`, `PYTHONPATH`, `MYPYPATH`, ...): all but those naming the
+    /// session, terminal, user or CI run ([`names_the_session`]). Part of every result key.
+    pub gate_vars: std::collections::BTreeMap<OsString, OsString>,
     /// `HOME`.
     pub home: Option<PathBuf>,
     /// `XDG_STATE_HOME`: where pins go outside git (else `$HOME/.local/state`).
@@ -100,6 +104,9 @@ impl Environment {
                 .map(PathBuf::from)
         };
         Self {
+            gate_vars: std::env::vars_os()
+                .filter(|(k, _)| !k.to_str().is_some_and(names_the_session))
+                .collect(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             xdg_state_home: std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
             xdg_config_home: path("XDG_CONFIG_HOME"),
@@ -166,4 +173,30 @@ impl Environment {
                 .collect(),
         }
     }
+}
+
+/// Variables that say who runs ralph-gate, where, in which terminal, agent session or CI
+/// run, never how a checker checks: left out of result keys, so a hook, a terminal and CI
+/// share results. `PATH` and `HOME` are out too: which tools run is in the key as their
+/// identity, and the files read under home as their content. Everything else is in.
+pub fn names_the_session(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD", "SHLVL", "_", "TERM",
+        "COLORTERM", "COLUMNS", "LINES", "LS_COLORS", "HOSTNAME", "MAIL", "DISPLAY",
+        "WAYLAND_DISPLAY", "EDITOR", "VISUAL", "PAGER", "LESS", "LESSOPEN", "LESSCLOSE",
+        "TMPDIR", "TMUX", "TMUX_PANE", "STY", "WINDOW", "HISTFILE", "HISTSIZE", "HISTCONTROL",
+        "PROMPT_COMMAND", "PS1", "PS2", "MOTD_SHOWN", "INVOCATION_ID", "JOURNAL_STREAM",
+        "DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER", "GPG_TTY", "CI",
+        "LANG", "LANGUAGE", "CLAUDECODE", "MANPATH", "INFOPATH", "TERMINFO",
+    ];
+    const PREFIXES: &[&str] = &[
+        "LC_", "SSH_", "XDG_SESSION_", "XDG_RUNTIME_DIR", "XDG_SEAT", "XDG_VTNR", "TERM_",
+        "ITERM_", "KITTY_", "WT_", "ALACRITTY_", "KONSOLE_", "GNOME_", "VSCODE_", "CLAUDE_",
+        "CODEX_", "GEMINI_", "QWEN_", "COPILOT_", "CURSOR_", "FACTORY_", "DROID_", "OPENCODE",
+        "ANTHROPIC_", "OPENAI_", "AWS_", "GITHUB_", "RUNNER_", "GITLAB_", "CI_", "BUILDKITE",
+        "CIRCLE", "JENKINS_", "TRAVIS", "RALPH_GATE", "GIT_", "NVM_", "npm_lifecycle_",
+        "npm_package_", "npm_command", "npm_execpath", "npm_node_execpath", "NEXTEST_",
+        "CARGO_BIN_EXE_", "CARGO_TARGET_TMPDIR", "RUST_TEST_",
+    ];
+    EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }

@@ -19,6 +19,7 @@ mod config;
 mod digest;
 mod files;
 mod manifests;
+mod observe;
 mod plan;
 mod project;
 mod report;

@@ -3,6 +3,7 @@
 //! - ralph-gate's version and the key format;
 //! - the config and presets in use (their whole text), the gate's name, scope, env, `path`,
 //!   `requires` and timeout;
+//! - the environment the run inherits, but for the variables that name the session;
 //! - the run's folder (relative to the project root, so a checkout elsewhere shares keys),
 //!   its command and, where the command reads them, its file arguments;
 //! - the identity of every tool it runs (see [`crate::tools`]): content, interpreter,
@@ -31,6 +32,9 @@ pub struct Parts<'a> {
     pub job: &'a Job,
     /// Every tool the run uses, resolved.
     pub tools: &'a [Arc<Tool>],
+    /// The environment the run inherits, but for what names the session (see
+    /// [`crate::env::names_the_session`]).
+    pub vars: &'a std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
 }
 
 /// The key of one run, or why there cannot be one.
@@ -60,6 +64,12 @@ pub fn compose(
         h.add(p.as_bytes());
     }
     h.add(&gate.timeout.as_millis().to_le_bytes());
+    // `RUSTFLAGS="-D warnings"`, `GOFLAGS`, `PYTHONPATH`: the same files, another verdict.
+    for (k, v) in parts.vars {
+        h.add(b"var");
+        h.add(k.as_bytes());
+        h.add(v.as_bytes());
+    }
     h.add(job.dir.as_os_str().as_bytes());
     h.add(job.tools_from.as_os_str().as_bytes());
     let reads_args = match (&job.argv, &gate.run) {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 /// Bumped whenever the key's make-up or the entry format changes.
-const FORMAT: &str = "ralph-gate-cache-v2";
+const FORMAT: &str = "ralph-gate-cache-v3";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -31,6 +31,10 @@ pub struct Entry {
     pub timed_out: bool,
     pub duration_ms: u64,
     pub output: String,
+    /// What the run read, as it was (see [`crate::observe`]): the entry serves only while
+    /// every one is unchanged. `None`: the run was not observed; the key alone decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Vec<crate::observe::Input>>,
 }
 
 pub struct Cache {
@@ -337,6 +341,7 @@ mod tests {
             timed_out: false,
             duration_ms: 5,
             output: "ok".into(),
+            observed: None,
         };
         cache.put(&entry).unwrap();
         let stored = Entry {
@@ -374,6 +379,7 @@ mod tests {
                     timed_out: false,
                     duration_ms: 1,
                     output: "x".repeat(1000),
+                    observed: None,
                 })
                 .unwrap();
         }

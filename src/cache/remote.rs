@@ -224,6 +224,7 @@ mod tests {
             timed_out: false,
             duration_ms: 12,
             output: "error\n".repeat(100),
+            observed: None,
         }
     }
 

@@ -129,7 +129,9 @@ fn explain(
                                 r.2.push(ph.as_str());
                                 continue;
                             }
-                            runs.push((head, describe_run(gate, job, &inv), vec![ph.as_str()]));
+                            let mut body = describe_run(gate, job, &inv);
+                            body.push_str(&observed_inputs(cx, &inv));
+                            runs.push((head, body, vec![ph.as_str()]));
                         }
                     }
                 }
@@ -146,6 +148,48 @@ fn explain(
         },
     )?;
     Ok(out)
+}
+
+/// How a run's inputs are known beyond the drivers' model: observed as it runs (and what its
+/// stored result read), or why not.
+fn observed_inputs(cx: &runner::RunContext<'_>, inv: &Invocation) -> String {
+    let Ok(key) = &inv.key else {
+        return String::new();
+    };
+    let vars: Vec<String> = cx
+        .env
+        .gate_vars
+        .keys()
+        .map(|k| k.to_string_lossy().into_owned())
+        .collect();
+    let mut s = format!(
+        "    env:    {} in the key{}\n",
+        plural(vars.len(), "variable", "variables"),
+        if vars.is_empty() { String::new() } else { format!(": {}", vars.join(" ")) }
+    );
+    if !cx.config.settings.observe_inputs {
+        s.push_str("    inputs: the drivers' model alone ([cache] observe = false)\n");
+        return s;
+    }
+    if let Err(why) = crate::observe::trace::probe() {
+        let _ = writeln!(
+            s,
+            "    inputs: the drivers' model alone: runs cannot be observed here ({why})"
+        );
+        return s;
+    }
+    let last = match cx.cache.get(key).and_then(|e| e.observed) {
+        Some(inputs) => format!(
+            "; its stored result read {}, each checked before it serves",
+            plural(inputs.len(), "file", "files")
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "    inputs: observed as it runs (every file its processes open or look for){last}"
+    );
+    s
 }
 
 /// The verification surface that bears on `rel`: the options of the configs in its folder

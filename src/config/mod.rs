@@ -165,6 +165,8 @@ pub struct Settings {
     pub cache_limit_bytes: u64,
     /// Stored results are shared by every worktree of the repository.
     pub share_cache: bool,
+    /// `[cache] observe`: runs are traced and keyed on what they read (see `observe`).
+    pub observe_inputs: bool,
     /// `[cache.remote] url` (the environment's `RALPH_GATE_REMOTE_CACHE` wins).
     pub remote_cache: Option<String>,
     pub remote_write: bool,
@@ -325,6 +327,7 @@ fn settings(file: Option<&ConfigFile>) -> Settings {
             .and_then(|d| d.output_limit.as_ref())
             .map_or(DEFAULT_OUTPUT_LIMIT, |l| *l.get_ref()),
         share_cache: file.and_then(|f| f.raw.cache.share).unwrap_or(true),
+        observe_inputs: file.and_then(|f| f.raw.cache.observe).unwrap_or(true),
         integrity_warn: file.and_then(|f| f.raw.integrity.on_weakening)
             == Some(raw::OnWeakening::Warn),
         remote_cache: remote.and_then(|r| r.url.clone()),

@@ -48,6 +48,9 @@ pub struct RawCache {
     /// Share stored results between every git worktree of the repository (under the common
     /// git folder). false: each checkout keeps its own in `.ralph/cache`.
     pub share: Option<bool>,
+    /// Record the files each run's processes read and key its stored result on them too
+    /// (Linux); false: the drivers' model of a tool's inputs alone.
+    pub observe: Option<bool>,
     /// A store shared by many machines.
     pub remote: Option<RawRemote>,
 }

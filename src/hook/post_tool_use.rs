@@ -65,9 +65,14 @@ fn edit_gates(
     if matching.is_empty() {
         return None;
     }
-    // Project gates, drivers and declared inputs see more than the edited files.
+    // Project gates, drivers and declared inputs see more than the edited files. An edited
+    // file is one of them even when git ignores it (a generated file the code imports).
     let universe = if matching.iter().any(|g| g.needs_listing()) {
-        files::all(root).unwrap_or_else(|_| rels.to_vec())
+        let mut all = files::all(root).unwrap_or_default();
+        all.extend(rels.iter().cloned());
+        all.sort();
+        all.dedup();
+        all
     } else {
         rels.to_vec()
     };

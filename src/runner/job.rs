@@ -6,6 +6,7 @@ use super::{paths, GateStatus, Limits, RunContext, ToolInfo};
 use crate::atomic;
 use crate::cache::{self, key};
 use crate::config::{template, Gate};
+use crate::observe;
 use crate::plan::Job;
 use crate::tools::{self, Tool};
 use std::ffi::OsString;
@@ -81,6 +82,7 @@ impl Invocation {
                     gate,
                     job,
                     tools: &found.tools,
+                    vars: &cx.env.gate_vars,
                 },
                 cx.digests,
                 cx.context,
@@ -339,9 +341,11 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     }
     let key = inv.key.as_ref().ok();
     let cache = cx.cache;
+    let places = places(cx, job, limits);
+    let stored = |k: &str| fresh_hit(cx, &places, k);
     let _claim = match key {
         Some(k) if cache.read => {
-            if let Some(hit) = cache.get(k) {
+            if let Some(hit) = stored(k) {
                 return shape.cached(hit);
             }
             // While an identical run is under way (another hook, another session), wait for
@@ -349,7 +353,7 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
             let Some(lock) = cache.claim(k, limits.deadline) else {
                 return shape.stopped_by_budget();
             };
-            if let Some(hit) = cache.get(k) {
+            if let Some(hit) = stored(k) {
                 return shape.cached(hit);
             }
             Some(lock)
@@ -367,11 +371,29 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     if let Err(why) = prepare(&cx.config.root, job) {
         return shape.outcome(Some(Exit::SpawnFailed(why)), String::new());
     }
-    let outcome = execute(cx, gate, &shape, limits, key);
+    let outcome = execute(cx, gate, &shape, limits, key.map(|k| (k.as_str(), &places)));
     if let Some(p) = &job.private {
         let _ = std::fs::remove_dir_all(cx.config.root.join(p));
     }
     outcome
+}
+
+/// The stored result under `k`, if every input its run was seen to read is as it was.
+fn fresh_hit(cx: &RunContext<'_>, places: &observe::Places, k: &str) -> Option<cache::Entry> {
+    let entry = cx.cache.get(k)?;
+    match &entry.observed {
+        Some(inputs) if observe::changed(inputs, places, cx.digests).is_some() => None,
+        _ => Some(entry),
+    }
+}
+
+/// Where a run's observed paths are judged from: what is never an input of it.
+fn places(cx: &RunContext<'_>, job: &Job, limits: &Limits) -> observe::Places {
+    let root = &cx.config.root;
+    let mut skip = vec![crate::state::Layout::at(root).dir()];
+    skip.extend(job.private.as_ref().map(|p| root.join(p)));
+    skip.extend(limits.cargo_target.clone());
+    observe::Places::new(root.clone(), cx.env.home.clone(), skip)
 }
 
 /// `dir` with a suffix nobody can know in advance (the standard library's hasher keys are
@@ -422,7 +444,7 @@ fn execute(
     gate: &Gate,
     shape: &Shape<'_>,
     limits: &Limits,
-    key: Option<&String>,
+    key: Option<(&str, &observe::Places)>,
 ) -> Outcome {
     let (inv, job) = (shape.inv, shape.job);
     // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
@@ -434,23 +456,36 @@ fn execute(
     if timeout.is_zero() {
         return shape.stopped_by_budget();
     }
+    let started = observe::coarse_now();
     let finished = process::run(&Spec {
         script: inv.script.clone(),
         args: inv.args.clone(),
         cwd: inv.cwd.clone(),
         env: variables(gate, inv, limits.cargo_target.as_deref()),
         timeout,
+        // Observed only when there is a result to store.
+        observe: key.is_some() && cx.config.settings.observe_inputs,
     });
     let mut output = finished.output.text();
     if !job.dir.as_os_str().is_empty() {
         output = paths::relative_to_root(&output, &cx.config.root, &job.dir);
     }
-    if let Some(k) = key {
-        store(cx.cache, k, &finished, &output, cut_by_budget);
-    }
+    let not_stored = key.and_then(|(k, places)| {
+        let observed = match &finished.observed {
+            Some(Ok(record)) => match observe::inputs(&record.paths, places, cx.digests, started) {
+                Ok(inputs) => Some(inputs),
+                Err(why) => return Some(why),
+            },
+            // Not observed, or not allowed here: the key alone, as the model makes it.
+            _ => None,
+        };
+        store(cx.cache, k, &finished, &output, cut_by_budget, observed);
+        None
+    });
     Outcome {
         cut_by_budget,
         duration: finished.duration,
+        not_cached: not_stored.or_else(|| inv.key.as_ref().err().cloned()),
         ..shape.outcome(Some(finished.exit), output)
     }
 }
@@ -532,6 +567,7 @@ fn store(
     finished: &process::Finished,
     output: &str,
     cut_by_budget: bool,
+    observed: Option<Vec<observe::Input>>,
 ) {
     let stored = match &finished.exit {
         Exit::Code(code) => Some((*code, false)),
@@ -546,6 +582,7 @@ fn store(
             timed_out,
             duration_ms: finished.duration.as_millis() as u64,
             output: output.to_string(),
+            observed,
         });
     }
 }

@@ -2,12 +2,14 @@
 //! stdout and stderr merged into one bounded capture, and a timeout that kills the whole group.
 
 use super::capture::Captured;
+use crate::observe::trace;
 use crate::signals;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
@@ -24,6 +26,8 @@ pub struct Spec {
     pub cwd: PathBuf,
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Duration,
+    /// Record the files the run's process tree names (see [`crate::observe`]).
+    pub observe: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,31 +38,40 @@ pub enum Exit {
     SpawnFailed(String),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Finished {
     pub exit: Exit,
     pub duration: Duration,
     pub output: Captured,
+    /// What the run named, when it was observed; `Err` says why it could not be.
+    pub observed: Option<Result<trace::Record, String>>,
 }
 
 pub fn run(spec: &Spec) -> Finished {
     let started = Instant::now();
-    let (mut child, captured, drained) = match start(spec) {
+    let (child, captured, drained) = match start(spec) {
         Ok(started) => started,
         Err(message) => {
             return Finished {
                 exit: Exit::SpawnFailed(message),
                 duration: started.elapsed(),
                 output: Captured::new(),
+                observed: None,
             }
         }
     };
-    let pgid = child.id() as i32;
-    let exit = wait(&mut child, pgid, spec.timeout);
+    let (exit, observed) = match child {
+        Child::Plain(mut child) => {
+            let pgid = child.id() as i32;
+            (wait(&mut child, pgid, spec.timeout), None)
+        }
+        Child::Traced(traced) => wait_traced(&traced, spec.timeout),
+        Child::Unobserved(mut child, why) => {
+            let pgid = child.id() as i32;
+            (wait(&mut child, pgid, spec.timeout), Some(Err(why)))
+        }
+    };
     let duration = started.elapsed();
-    // Whatever the gate left running in its group goes with it.
-    signals::kill_group(pgid, libc::SIGKILL);
-    signals::remove(pgid);
     let _ = drained.recv_timeout(DRAIN_GRACE);
 
     let output = captured.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -66,23 +79,71 @@ pub fn run(spec: &Spec) -> Finished {
         exit,
         duration,
         output,
+        observed,
+    }
+}
+
+/// A started gate process.
+enum Child {
+    Plain(std::process::Child),
+    Traced(trace::Traced),
+    /// Meant to be observed, but this machine does not allow it.
+    Unobserved(std::process::Child, String),
+}
+
+impl Child {
+    fn pid(&self) -> i32 {
+        match self {
+            Child::Plain(c) | Child::Unobserved(c, _) => c.id() as i32,
+            Child::Traced(t) => t.pid,
+        }
     }
 }
 
 /// A started gate: its process, what it printed so far, and word when its output ended.
-type Started = (
-    std::process::Child,
-    Arc<Mutex<Captured>>,
-    std::sync::mpsc::Receiver<()>,
-);
+type Started = (Child, Arc<Mutex<Captured>>, std::sync::mpsc::Receiver<()>);
 
 /// Starts `/bin/sh -c script` in a process group of its own, stdout and stderr into one pipe
-/// read on a thread of its own.
+/// read on a thread of its own; traced when the spec asks and the machine allows.
 fn start(spec: &Spec) -> Result<Started, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let writer_err = writer
-        .try_clone()
-        .map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let spawned = {
+        let mut groups = signals::lock();
+        let result = spawn(spec, &writer);
+        if let Ok(child) = &result {
+            groups.push(child.pid());
+        }
+        result
+    };
+    // The parent's copies of the pipe's write end must go, or the reader never sees
+    // end-of-file.
+    drop(writer);
+    let child =
+        spawned.map_err(|e| format!("cannot start /bin/sh in {}: {e}", spec.cwd.display()))?;
+    let captured = Arc::new(Mutex::new(Captured::new()));
+    let drained = drain(reader, Arc::clone(&captured));
+    Ok((child, captured, drained))
+}
+
+fn spawn(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Child> {
+    let unobserved = if spec.observe {
+        match trace::spawn(command(spec, writer)?) {
+            Ok(t) => return Ok(Child::Traced(t)),
+            Err(trace::StartError::Spawn(e)) => return Err(e),
+            Err(trace::StartError::Unavailable(why)) => Some(why),
+        }
+    } else {
+        None
+    };
+    let mut command = command(spec, writer)?;
+    let child = command.spawn()?;
+    Ok(match unobserved {
+        Some(why) => Child::Unobserved(child, why),
+        None => Child::Plain(child),
+    })
+}
+
+fn command(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Command> {
     let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
@@ -92,26 +153,10 @@ fn start(spec: &Spec) -> Result<Started, String> {
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
+        .stdout(writer.try_clone()?)
+        .stderr(writer.try_clone()?)
         .process_group(0);
-
-    let spawned = {
-        let mut groups = signals::lock();
-        let result = command.spawn();
-        if let Ok(child) = &result {
-            groups.push(child.id() as i32);
-        }
-        result
-    };
-    // The Command owns the parent's copies of the pipe's write end: drop it, or the reader
-    // never sees end-of-file.
-    drop(command);
-    let child =
-        spawned.map_err(|e| format!("cannot start /bin/sh in {}: {e}", spec.cwd.display()))?;
-    let captured = Arc::new(Mutex::new(Captured::new()));
-    let drained = drain(reader, Arc::clone(&captured));
-    Ok((child, captured, drained))
+    Ok(command)
 }
 
 /// Reads the gate's output into `sink` until end-of-file, then says so.
@@ -138,8 +183,16 @@ fn drain(
     done_rx
 }
 
-/// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL.
+/// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL. Whatever the
+/// gate left running in its group goes with it.
 fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
+    let exit = wait_plain(child, pgid, timeout);
+    signals::kill_group(pgid, libc::SIGKILL);
+    signals::remove(pgid);
+    exit
+}
+
+fn wait_plain(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
     match child.wait_timeout(timeout) {
         Ok(Some(status)) => status_exit(status),
         Ok(None) => {
@@ -155,6 +208,49 @@ fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
             let _ = child.wait();
             Exit::SpawnFailed(format!("cannot wait for the gate: {e}"))
         }
+    }
+}
+
+/// Waits for a traced gate as [`wait`] does, then for the tracer's record of its tree.
+fn wait_traced(
+    traced: &trace::Traced,
+    timeout: Duration,
+) -> (Exit, Option<Result<trace::Record, String>>) {
+    let pgid = traced.pid;
+    let exited = |within: Duration| match traced.reports.recv_timeout(within) {
+        Ok(trace::Report::Exited(status)) => Some(Ok(status)),
+        Ok(trace::Report::Done(_)) | Err(RecvTimeoutError::Disconnected) => Some(Err(())),
+        Err(RecvTimeoutError::Timeout) => None,
+    };
+    let exit = match exited(timeout) {
+        Some(Ok(status)) => raw_exit(status),
+        Some(Err(())) => Exit::SpawnFailed("the tracer lost the gate".into()),
+        None => {
+            signals::kill_group(pgid, libc::SIGTERM);
+            if exited(TERM_GRACE).is_none() {
+                signals::kill_group(pgid, libc::SIGKILL);
+                let _ = exited(Duration::from_secs(5));
+            }
+            Exit::TimedOut
+        }
+    };
+    signals::kill_group(pgid, libc::SIGKILL);
+    signals::remove(pgid);
+    let record = match traced.reports.recv_timeout(Duration::from_secs(5)) {
+        Ok(trace::Report::Done(r)) => Ok(r),
+        _ => Err("the run's processes did not all end".to_string()),
+    };
+    (exit, Some(record))
+}
+
+/// A wait status as an exit.
+fn raw_exit(status: i32) -> Exit {
+    if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Exit::Signal(libc::WTERMSIG(status))
+    } else {
+        Exit::Code(-1)
     }
 }
 

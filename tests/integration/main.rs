@@ -19,6 +19,7 @@ mod init;
 mod load;
 mod loops;
 mod model_server;
+mod observed;
 mod precommit;
 mod processes;
 mod progress;

@@ -81,9 +81,9 @@ fn a_program_the_command_names_is_part_of_the_key_even_unlisted() {
 fn no_cache_runs_fresh_and_stores_the_fresh_verdict() {
     let repo = Repo::git();
     repo.write("a.txt", "x\n").write("flag.cfg", "ok\n");
-    // flag.cfg is read by the command but declared nowhere: the key cannot see it.
-    let gate =
-        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files} flag.cfg'\n";
+    // flag.cfg is read by the command but declared nowhere, and runs are not observed: the
+    // key cannot see it (tests/integration/observed.rs has what observation sees).
+    let gate = "[cache]\nobserve = false\n\n[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files} flag.cfg'\n";
     repo.config(gate);
     let path = std::env::var_os("PATH").unwrap();
     assert_eq!(check(&repo, &path).gate("g")["status"], "pass");

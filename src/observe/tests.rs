@@ -1,0 +1,175 @@
+use super::*;
+use std::process::{Command, Stdio};
+
+fn traced(script: &str, cwd: &Path) -> (i32, trace::Record) {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let t = match trace::spawn(cmd) {
+        Ok(t) => t,
+        Err(e) => panic!("this machine must allow observing runs: {e:?}"),
+    };
+    let mut status = None;
+    loop {
+        match t.reports.recv().expect("the tracer reports") {
+            trace::Report::Exited(s) => status = Some(s),
+            trace::Report::Done(r) => return (libc::WEXITSTATUS(status.expect("exit first")), r),
+        }
+    }
+}
+
+#[test]
+fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/read.txt"), "x").unwrap();
+    // A child shell, a relative path from a changed folder, a probe of something absent, a
+    // write, a folder listed.
+    let (code, rec) = traced(
+        "cd sub && sh -c 'cat read.txt >/dev/null; test -e ../absent; echo hi > out.txt; ls .. >/dev/null'; exit 3",
+        &root,
+    );
+    assert_eq!(code, 3, "the command's own exit status");
+    assert_eq!(rec.incomplete, None);
+    let at = |p: &str| rec.paths.get(&root.join(p)).copied();
+    assert_eq!(at("sub/read.txt"), Some(Access::Read));
+    assert!(
+        at("sub/../absent").is_some(),
+        "{:?}",
+        rec.paths.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(at("sub/out.txt"), Some(Access::Write));
+    assert!(
+        rec.paths
+            .keys()
+            .any(|p| p.ends_with("cat") || p.ends_with("coreutils")),
+        "the programs run are inputs too"
+    );
+}
+
+#[test]
+fn a_gate_that_leaves_a_process_behind_still_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, rec) = traced("(sleep 30 &) ; exit 0", dir.path());
+    assert_eq!(code, 0);
+    assert_eq!(rec.incomplete, None);
+}
+
+fn places(root: &Path) -> Places {
+    Places::new(
+        root.to_path_buf(),
+        Some(PathBuf::from("/home/someone")),
+        vec![root.join(".ralph")],
+    )
+}
+
+#[test]
+fn paths_are_stored_relative_to_the_project_and_home_and_read_back() {
+    let p = places(Path::new("/w/proj"));
+    for (path, stored) in [
+        ("/w/proj/src/a.ts", "./src/a.ts"),
+        ("/w/proj", "."),
+        ("/home/someone/.cargo/config.toml", "~/.cargo/config.toml"),
+        ("/usr/lib/x.d.ts", "/usr/lib/x.d.ts"),
+    ] {
+        assert_eq!(stored_form(Path::new(path), &p).as_deref(), Some(stored));
+        assert_eq!(real_path(stored, &p), PathBuf::from(path));
+    }
+}
+
+#[test]
+fn outputs_caches_and_system_folders_are_not_inputs() {
+    let p = places(Path::new("/w/proj"));
+    for path in [
+        "/proc/self/maps",
+        "/run/user/0/x",
+        "/tmp/go-build1234/b001/",
+        "/w/proj/.ralph/cache/x",
+        "/w/proj/src/__pycache__/a.pyc",
+        "/w/proj/node_modules/.cache/x",
+        "/w/proj/.git/index",
+        "/w/proj/tsconfig.tsbuildinfo",
+        "/tmp/ralph-gate-pycache/usr/lib/python3.11/os.cpython-311.pyc",
+    ] {
+        assert!(skipped(Path::new(path), &p), "{path}");
+    }
+    for path in [
+        "/w/proj/src/gen/api.ts",
+        "/w/proj/node_modules/x/index.d.ts",
+        "/usr/lib/python3/a.py",
+    ] {
+        assert!(!skipped(Path::new(path), &p), "{path}");
+    }
+    let in_tmp = places(Path::new("/tmp/proj"));
+    assert!(
+        !skipped(Path::new("/tmp/proj/src/a.py"), &in_tmp),
+        "a project in /tmp keeps its files"
+    );
+    assert!(skipped(Path::new("/tmp/other"), &in_tmp));
+}
+
+#[test]
+fn an_input_is_stored_with_what_it_was_and_any_change_is_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("gen")).unwrap();
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(
+        root.join("target/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("gen/a.rs"), "one").unwrap();
+    let digests = Digests::load(&root, None);
+    let p = places(&root);
+    let mut seen = HashMap::new();
+    seen.insert(root.join("gen/a.rs"), Access::Read);
+    seen.insert(root.join("gen"), Access::Read);
+    seen.insert(root.join("absent.toml"), Access::Probe);
+    seen.insert(root.join("target/debug/x.rmeta"), Access::Read);
+    seen.insert(root.join("gen/out"), Access::Write);
+    let after = coarse_now() + 1_000_000_000_000;
+    let got = inputs(&seen, &p, &digests, after).unwrap();
+    let names: Vec<&str> = got.iter().map(|i| i.path.as_str()).collect();
+    assert_eq!(
+        names,
+        ["./absent.toml", "./gen", "./gen/a.rs"],
+        "no cache, no output"
+    );
+    assert_eq!(changed(&got, &p, &digests), None);
+    std::fs::write(root.join("absent.toml"), "").unwrap();
+    assert_eq!(
+        changed(&got, &p, &digests).as_deref(),
+        Some("./absent.toml changed")
+    );
+    std::fs::remove_file(root.join("absent.toml")).unwrap();
+    std::fs::write(root.join("gen/b.rs"), "new").unwrap();
+    assert_eq!(
+        changed(&got, &p, &digests).as_deref(),
+        Some("./gen changed"),
+        "a new name in a listed folder"
+    );
+    std::fs::remove_file(root.join("gen/b.rs")).unwrap();
+    std::fs::write(root.join("gen/a.rs"), "two").unwrap();
+    assert_eq!(
+        changed(&got, &p, &digests).as_deref(),
+        Some("./gen/a.rs changed")
+    );
+}
+
+#[test]
+fn a_file_changed_while_the_run_went_on_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let started = coarse_now();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(root.join("a.py"), "x").unwrap();
+    let seen = HashMap::from([(root.join("a.py"), Access::Read)]);
+    let err = inputs(&seen, &places(&root), &Digests::load(&root, None), started).unwrap_err();
+    assert!(err.contains("changed while the gate ran"), "{err}");
+}

@@ -1,0 +1,355 @@
+//! Running a command with every file its process tree names recorded (Linux: ptrace, with a
+//! seccomp filter so that only the calls that name a file stop the process).
+//!
+//! The tracer is a thread of its own: ptrace ties a tracee to the thread that traces it, and
+//! that thread must both start the child and wait for every stop. The caller gets the
+//! child's pid at once, its exit status when it exits, and the record when the whole tree is
+//! gone. Nothing the traced programs do can change what is recorded but the calls they make.
+
+use super::filter::{self, Call, Kind};
+use super::Access;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::mpsc::{channel, Receiver, Sender};
+
+/// What the tree named, and why the record may be incomplete.
+#[derive(Debug, Default)]
+pub struct Record {
+    pub paths: HashMap<PathBuf, Access>,
+    pub incomplete: Option<String>,
+}
+
+/// Word from the tracer thread.
+pub enum Report {
+    /// The command's own process ended, with this wait status.
+    Exited(i32),
+    /// Every traced process is gone.
+    Done(Record),
+}
+
+pub struct Traced {
+    pub pid: i32,
+    pub reports: Receiver<Report>,
+}
+
+/// Why a run could not be observed (the caller then runs it unobserved).
+#[derive(Debug)]
+pub enum StartError {
+    /// This kernel, architecture or sandbox does not allow it.
+    Unavailable(String),
+    /// The command itself could not start.
+    Spawn(std::io::Error),
+}
+
+/// Starts `command` traced. `command`'s own settings (cwd, env, stdio, process group) are
+/// kept; it is consumed so the parent's copies of its pipes close once it has started.
+pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
+    let program = filter::program()
+        .ok_or_else(|| StartError::Unavailable("not supported on this architecture".into()))?;
+    let (pid_tx, pid_rx) = channel();
+    let (tx, reports) = channel();
+    std::thread::spawn(move || {
+        // SAFETY: the closure runs between fork and exec and only makes raw system calls on
+        // memory it owns (the program was built before the fork).
+        unsafe {
+            command.pre_exec(move || install(&program));
+        }
+        let spawned = command.spawn();
+        drop(command);
+        match spawned {
+            Ok(child) => {
+                let pid = child.id() as i32;
+                let _ = pid_tx.send(Ok(pid));
+                trace(pid, &tx);
+            }
+            Err(e) => {
+                let _ = pid_tx.send(Err(e));
+            }
+        }
+    });
+    match pid_rx.recv() {
+        Ok(Ok(pid)) => Ok(Traced { pid, reports }),
+        // EPERM: ptrace or seccomp refused (a container's policy); EINVAL/ENOSYS: a kernel
+        // without them. The same command may well start without them.
+        Ok(Err(e))
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EPERM | libc::EINVAL | libc::ENOSYS | libc::EACCES)
+            ) =>
+        {
+            Err(StartError::Unavailable(format!("cannot trace: {e}")))
+        }
+        Ok(Err(e)) => Err(StartError::Spawn(e)),
+        Err(_) => Err(StartError::Unavailable("the tracer thread ended".into())),
+    }
+}
+
+/// Whether runs can be observed on this machine: a traced `true`, once per process.
+pub fn probe() -> Result<(), String> {
+    static ANSWER: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    ANSWER
+        .get_or_init(|| {
+            let mut cmd = Command::new("true");
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            let traced = match spawn(cmd) {
+                Ok(t) => t,
+                Err(StartError::Unavailable(why)) => return Err(why),
+                Err(StartError::Spawn(e)) => return Err(format!("cannot start `true`: {e}")),
+            };
+            loop {
+                match traced.reports.recv() {
+                    Ok(Report::Exited(_)) => continue,
+                    Ok(Report::Done(r)) => return r.incomplete.map_or(Ok(()), Err),
+                    Err(_) => return Err("the tracer thread ended".into()),
+                }
+            }
+        })
+        .clone()
+}
+
+/// In the child: be traced by the parent thread, and have path calls stop for it. Execve is
+/// not in the filter, so the exec that follows runs before the tracer has set its options.
+fn install(program: &[filter::Insn]) -> std::io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr().cast_mut(),
+    };
+    // SAFETY: plain system calls; `prog` points at memory that lives across them.
+    unsafe {
+        if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) == -1
+            || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1
+            || libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                0,
+                &prog as *const libc::sock_fprog,
+            ) == -1
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESECCOMP
+    | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_TRACEFORK
+    | libc::PTRACE_O_TRACEVFORK
+    | libc::PTRACE_O_TRACECLONE
+    | libc::PTRACE_O_EXITKILL;
+
+/// The tracer's loop: serve every stop of every process in the tree until none is left.
+fn trace(main: i32, tx: &Sender<Report>) {
+    let mut record = Record::default();
+    let mut alive: HashSet<i32> = HashSet::from([main]);
+    let mut attached: HashSet<i32> = HashSet::new();
+    let mut main_done = false;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes one int.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+        if pid == -1 {
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            alive.remove(&pid);
+            if pid == main && !main_done {
+                main_done = true;
+                let _ = tx.send(Report::Exited(status));
+                // What the command left behind goes with it, in its group or not.
+                for p in &alive {
+                    // SAFETY: kill has no memory preconditions.
+                    unsafe { libc::kill(*p, libc::SIGKILL) };
+                }
+            }
+            continue;
+        }
+        if !libc::WIFSTOPPED(status) {
+            continue;
+        }
+        alive.insert(pid);
+        let signal = libc::WSTOPSIG(status);
+        let event = (status >> 16) & 0xff;
+        let inject = if pid == main && attached.insert(pid) {
+            // The stop after the first exec: the tracer's options start here.
+            // SAFETY: pid is a stopped tracee of this thread.
+            if unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0, OPTIONS) } == -1 {
+                record.incomplete = Some("cannot set the tracer's options".into());
+            }
+            0
+        } else if event == libc::PTRACE_EVENT_SECCOMP {
+            seen_call(pid, &mut record);
+            0
+        } else if event == libc::PTRACE_EVENT_EXEC {
+            if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) {
+                note(&mut record, exe, Access::Read);
+            }
+            0
+        } else if event != 0 {
+            // fork, vfork, clone: the new process is traced already; it stops on its own.
+            0
+        } else if signal == libc::SIGSTOP && attached.insert(pid) {
+            // A new process's first stop is the attach, not a signal to pass on.
+            0
+        } else {
+            signal
+        };
+        attached.insert(pid);
+        // SAFETY: pid is a stopped tracee of this thread.
+        unsafe { libc::ptrace(libc::PTRACE_CONT, pid, 0, inject) };
+    }
+    if !main_done {
+        record.incomplete = Some("the command's exit was not seen".into());
+    }
+    let _ = tx.send(Report::Done(record));
+}
+
+/// `struct ptrace_syscall_info` (Linux 5.3), as far as a seccomp stop fills it.
+#[repr(C)]
+#[derive(Default)]
+struct SyscallInfo {
+    op: u8,
+    pad: [u8; 3],
+    arch: u32,
+    instruction_pointer: u64,
+    stack_pointer: u64,
+    nr: u64,
+    args: [u64; 6],
+    ret_data: u32,
+    pad2: u32,
+}
+
+const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
+const PTRACE_SYSCALL_INFO_SECCOMP: u8 = 3;
+
+fn seen_call(pid: i32, record: &mut Record) {
+    let mut info = SyscallInfo::default();
+    let size = std::mem::size_of::<SyscallInfo>();
+    // SAFETY: the kernel writes at most `size` bytes into `info`.
+    let got = unsafe {
+        libc::ptrace(
+            PTRACE_GET_SYSCALL_INFO,
+            pid,
+            size,
+            &mut info as *mut SyscallInfo,
+        )
+    };
+    if got <= 0 || info.op != PTRACE_SYSCALL_INFO_SECCOMP {
+        record.incomplete.get_or_insert_with(|| {
+            "this kernel does not describe system calls to a tracer (Linux 5.3 or later does)"
+                .into()
+        });
+        return;
+    }
+    let call = Call::decode(info.ret_data as u16);
+    let access = match call.kind {
+        Kind::Foreign => {
+            record
+                .incomplete
+                .get_or_insert_with(|| "a program of another architecture ran".into());
+            return;
+        }
+        Kind::Probe => Access::Probe,
+        Kind::Write => Access::Write,
+        Kind::Open => open_access(info.args[call.flags.unwrap_or(1)]),
+        Kind::OpenHow => match read_u64(pid, info.args[call.flags.unwrap_or(2)]) {
+            Some(flags) => open_access(flags),
+            None => Access::Read,
+        },
+    };
+    let Some(raw) = read_path(pid, info.args[call.path]) else {
+        return;
+    };
+    let Some(path) = resolve(pid, raw, call.dirfd.map(|i| info.args[i] as i32)) else {
+        record
+            .incomplete
+            .get_or_insert_with(|| "a relative path's folder could not be read".into());
+        return;
+    };
+    note(record, path, access);
+}
+
+fn open_access(flags: u64) -> Access {
+    let flags = flags as libc::c_int;
+    if flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0 {
+        Access::Write
+    } else if flags & libc::O_PATH != 0 {
+        Access::Probe
+    } else {
+        Access::Read
+    }
+}
+
+fn note(record: &mut Record, path: PathBuf, access: Access) {
+    let e = record.paths.entry(path).or_insert(access);
+    *e = (*e).max(access);
+}
+
+/// `raw` as an absolute path: a relative one joined to the process's cwd or to the folder
+/// `dirfd` names, as the kernel will resolve it.
+fn resolve(pid: i32, raw: Vec<u8>, dirfd: Option<i32>) -> Option<PathBuf> {
+    let path = PathBuf::from(OsString::from_vec(raw));
+    if path.is_absolute() {
+        return Some(path);
+    }
+    let base = match dirfd {
+        Some(fd) if fd != libc::AT_FDCWD => format!("/proc/{pid}/fd/{fd}"),
+        _ => format!("/proc/{pid}/cwd"),
+    };
+    let base = std::fs::read_link(base).ok()?;
+    Some(if path.as_os_str().is_empty() {
+        base
+    } else {
+        base.join(path)
+    })
+}
+
+/// Reads a NUL-terminated string from the tracee, page by page (a string may end just before
+/// an unmapped page).
+fn read_path(pid: i32, addr: u64) -> Option<Vec<u8>> {
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < libc::PATH_MAX as usize {
+        let len = (PAGE - at % PAGE) as usize;
+        let mut buf = vec![0u8; len];
+        if read_mem(pid, at, &mut buf) != Some(len) {
+            return None;
+        }
+        if let Some(end) = buf.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Some(out);
+        }
+        out.extend_from_slice(&buf);
+        at += len as u64;
+    }
+    None
+}
+
+fn read_u64(pid: i32, addr: u64) -> Option<u64> {
+    let mut buf = [0u8; 8];
+    (read_mem(pid, addr, &mut buf) == Some(8)).then(|| u64::from_ne_bytes(buf))
+}
+
+fn read_mem(pid: i32, addr: u64, buf: &mut [u8]) -> Option<usize> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: writes at most buf.len() bytes into buf; the remote address is only read.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    usize::try_from(n).ok()
+}

@@ -1,0 +1,278 @@
+//! A stored verdict is reused only while everything that decided it is as it was: the files
+//! the run's processes actually read (observed), the environment it inherited. Each case
+//! compares ralph-gate's verdict, uncached and then cached after a change, with the bare
+//! tool's on the same tree.
+
+use crate::common::{
+    require_tool, typescript7_repo, typescript_repo, write_exe, Repo, Run,
+};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+
+fn check(repo: &Repo, env: &[(&str, &str)]) -> Run {
+    repo.run_env(["check", "--all", "--format", "json"], env)
+}
+
+/// The bare tool's verdict: does `cmd` exit 0 in `dir`?
+fn bare(dir: &Path, cmd: &str, env: &[(&str, &str)]) -> bool {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .expect("sh runs");
+    out.status.success()
+}
+
+/// The gate's status and whether it was served from the cache.
+fn verdict(run: &Run, gate: &str) -> (String, bool) {
+    let g = run.gate(gate);
+    (
+        g["status"].as_str().unwrap_or("?").to_string(),
+        g["cached"].as_bool().unwrap_or(false),
+    )
+}
+
+fn status(pass: bool) -> String {
+    if pass { "pass" } else { "fail" }.to_string()
+}
+
+/// Runs check twice after each change: the first must not be served the old verdict and must
+/// equal the bare tool's; the second may be cached and must say the same.
+fn agrees(repo: &Repo, gate: &str, bare_cmd: &str, env: &[(&str, &str)], when: &str) -> bool {
+    agrees_as(repo, gate, bare_cmd, env, when, Some(false))
+}
+
+/// [`agrees`] for a state seen before, whose stored verdict may serve (`cached`: `None`).
+fn agrees_as(
+    repo: &Repo,
+    gate: &str,
+    bare_cmd: &str,
+    env: &[(&str, &str)],
+    when: &str,
+    cached: Option<bool>,
+) -> bool {
+    let want = bare(repo.path(), bare_cmd, env);
+    let first = check(repo, env);
+    let (got, was_cached) = verdict(&first, gate);
+    assert_eq!(
+        (got, cached.unwrap_or(was_cached)),
+        (status(want), was_cached),
+        "{when}: the first run after the change equals `{bare_cmd}`, fresh unless the state was seen before: {first:?}"
+    );
+    let second = check(repo, env);
+    assert_eq!(
+        verdict(&second, gate).0,
+        status(want),
+        "{when}: cached, the same verdict: {second:?}"
+    );
+    want
+}
+
+#[test]
+fn a_file_the_command_reads_but_no_config_names_is_an_input() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n").write("flag.cfg", "ok\n");
+    repo.config(
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files} flag.cfg'\n",
+    );
+    let cmd = "! grep -q BAD a.txt flag.cfg";
+    assert!(agrees(&repo, "g", cmd, &[], "before"));
+    repo.write("flag.cfg", "BAD\n");
+    assert!(!agrees(&repo, "g", cmd, &[], "flag.cfg changed"));
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("a.txt"), "old_string": "x", "new_string": "x"}),
+    );
+    assert!(hook.stdout.contains("[g]"), "the edit hook says so: {hook:?}");
+    repo.write("flag.cfg", "ok\n");
+    assert!(agrees(&repo, "g", cmd, &[], "flag.cfg put back"));
+}
+
+#[test]
+fn the_environment_a_run_inherits_is_in_its_key_but_the_session_is_not() {
+    let repo = Repo::git();
+    repo.write("a.txt", "x\n");
+    repo.config("[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = 'test \"${STRICT:-}\" != 1'\n");
+    let cmd = "test \"${STRICT:-}\" != 1";
+    assert!(agrees(&repo, "g", cmd, &[], "no STRICT"));
+    assert!(!agrees(&repo, "g", cmd, &[("STRICT", "1")], "STRICT=1"));
+    // What names a terminal or an agent's session decides nothing: a hit.
+    let run = check(&repo, &[("TERM", "dumb"), ("CLAUDE_CODE_SESSION_ID", "other")]);
+    assert_eq!(verdict(&run, "g"), ("pass".into(), true), "{run:?}");
+}
+
+/// A TypeScript project that imports a gitignored, generated file.
+fn generated_ts(repo: &Repo) {
+    repo.write(".gitignore", "node_modules/\nsrc/generated/\n");
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write("src/generated/api.ts", "export const limit: number = 3;\n");
+    repo.write(
+        "src/index.ts",
+        "import { limit } from './generated/api';\nexport const twice: number = limit * 2;\n",
+    );
+    repo.commit_all();
+    let tsc = "node_modules/.bin/tsc -p . --noEmit";
+    assert!(agrees(repo, "tsc", tsc, &[], "generated file as it was"));
+    repo.write("src/generated/api.ts", "export const limit: string = 'three';\n");
+    assert!(!agrees(repo, "tsc", tsc, &[], "generated file regenerated"));
+    let hook = crate::hooks::post_tool_use(
+        repo,
+        "Write",
+        json!({"file_path": repo.path().join("src/generated/api.ts"), "content": "x"}),
+    );
+    assert!(
+        hook.stdout.contains("[tsc]") && hook.stdout.contains("index.ts"),
+        "the edit hook on the generated file reports what it broke: {hook:?}"
+    );
+}
+
+#[test]
+fn a_gitignored_generated_file_typescript_5() {
+    if let Some(repo) = typescript_repo() {
+        generated_ts(&repo);
+    }
+}
+
+#[test]
+fn a_gitignored_generated_file_typescript_7() {
+    if let Some(repo) = typescript7_repo() {
+        generated_ts(&repo);
+    }
+}
+
+#[test]
+fn a_dependency_in_node_modules_without_a_lockfile_and_one_installed_later() {
+    let Some(repo) = typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write("package.json", r#"{ "name": "app", "dependencies": { "dep": "*" } }"#);
+    repo.write(
+        "src/index.ts",
+        "import { size } from 'dep';\nexport const twice: number = size() * 2;\n",
+    );
+    repo.commit_all();
+    let tsc = "node_modules/.bin/tsc -p . --noEmit";
+    // Before the install: "Cannot find module 'dep'". After it, that failure is not served.
+    assert!(!agrees(&repo, "tsc", tsc, &[], "dep not installed"));
+    repo.write("node_modules/dep/package.json", r#"{ "name": "dep", "types": "index.d.ts" }"#);
+    repo.write("node_modules/dep/index.d.ts", "export declare function size(): number;\n");
+    assert!(agrees(&repo, "tsc", tsc, &[], "dep installed"));
+    repo.write("node_modules/dep/index.d.ts", "export declare function size(): string;\n");
+    assert!(!agrees(&repo, "tsc", tsc, &[], "dep's types changed"));
+}
+
+const CRATE: &str =
+    "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+
+fn cargo_repo(parent: Option<&Path>) -> Repo {
+    let repo = match parent {
+        Some(p) => Repo::git_in(p),
+        None => Repo::git(),
+    };
+    repo.write(".gitignore", "target/\ngen/\n");
+    repo.write("Cargo.toml", CRATE);
+    repo.config(
+        "[[gate]]\nname = \"cargo-check\"\nglobs = [\"**/*.rs\", \"Cargo.toml\"]\nrun = \"cargo check --quiet\"\nscope = \"project\"\nroot_markers = [\"Cargo.toml\"]\ntimeout = \"5m\"\n",
+    );
+    repo
+}
+
+#[test]
+fn cargo_a_generated_include_rustflags_and_a_config_above_the_project() {
+    if !require_tool("cargo") {
+        return;
+    }
+    // Outside the temporary folder, whose content is never an input outside a project.
+    let parent = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let repo = cargo_repo(Some(parent.path()));
+    repo.write("gen/consts.rs", "pub const N: u32 = 2;\n");
+    repo.write(
+        "src/lib.rs",
+        "include!(\"../gen/consts.rs\");\npub fn f() -> u32 { let unused = 1; N * 2 }\n",
+    );
+    repo.commit_all();
+    let cargo = "cargo check --quiet";
+    assert!(agrees(&repo, "cargo-check", cargo, &[], "as written"));
+    repo.write("gen/consts.rs", "pub const N: &str = \"two\";\n");
+    assert!(!agrees(&repo, "cargo-check", cargo, &[], "the included file regenerated"));
+    repo.write("gen/consts.rs", "pub const N: u32 = 2;\n");
+    assert!(agrees(&repo, "cargo-check", cargo, &[], "put back"));
+    // A warning is an error under RUSTFLAGS="-D warnings"...
+    let deny = [("RUSTFLAGS", "-D warnings")];
+    assert!(!agrees(&repo, "cargo-check", cargo, &deny, "RUSTFLAGS"));
+    assert!(agrees_as(&repo, "cargo-check", cargo, &[], "RUSTFLAGS gone", None));
+    // ...and under a Cargo config in a folder above the project.
+    std::fs::create_dir_all(parent.path().join(".cargo")).unwrap();
+    std::fs::write(
+        parent.path().join(".cargo/config.toml"),
+        // `target` flags, not `build`: this repository's own .cargo/config.toml has some,
+        // and Cargo joins them; `build.rustflags` would be ignored beside them.
+        "[target.'cfg(all())']\nrustflags = [\"-D\", \"warnings\"]\n",
+    )
+    .unwrap();
+    assert!(!agrees(&repo, "cargo-check", cargo, &[], "a config above the project"));
+}
+
+fn go_workspace(repo: &Repo, replace: bool) {
+    repo.write("lib/go.mod", "module example.com/lib\n\ngo 1.19\n");
+    repo.write("lib/lib.go", "package lib\n\nfunc Double(x int) int { return x * 2 }\n");
+    let mut app_mod = "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n".to_string();
+    if replace {
+        app_mod.push_str("\nreplace example.com/lib => ../lib\n");
+    } else {
+        repo.write("go.work", "go 1.19\n\nuse (\n\t./app\n\t./lib\n)\n");
+    }
+    repo.write("app/go.mod", &app_mod);
+    repo.write(
+        "app/main.go",
+        "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/lib\"\n)\n\nfunc main() { fmt.Println(lib.Double(2)) }\n",
+    );
+    repo.commit_all();
+    let vet = "cd app && go vet ./...";
+    let env = [("GOPROXY", "off")];
+    assert!(agrees(repo, "go-vet", vet, &env, "as written"));
+    repo.write("lib/lib.go", "package lib\n\nfunc Double(x string) string { return x + x }\n");
+    assert!(!agrees(repo, "go-vet", vet, &env, "lib changed under app"));
+    repo.write("lib/lib.go", "package lib\n\nfunc Double(x int) int { return x * 2 }\n");
+    assert!(agrees_as(repo, "go-vet", vet, &env, "lib put back", None));
+}
+
+#[test]
+fn go_multi_module_repositories_go_work_and_replace() {
+    if !require_tool("go") {
+        return;
+    }
+    go_workspace(&Repo::git(), false);
+    go_workspace(&Repo::git(), true);
+}
+
+#[test]
+fn a_run_that_cannot_be_observed_falls_back_to_the_key_and_says_why() {
+    let repo = Repo::git();
+    let bin = tempfile::tempdir().unwrap();
+    repo.write("a.txt", "x\n");
+    // A gate that is traced already cannot be traced again: strace is not on every machine,
+    // so the same is done by asking for a run under `[cache] observe = false`.
+    repo.config("[cache]\nobserve = false\n\n[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = \"lint {files}\"\n");
+    write_exe(&bin.path().join("lint"), "#!/bin/sh\nexit 0\n");
+    let path = Repo::path_with(bin.path());
+    let env = [("PATH", path.to_str().unwrap())];
+    assert_eq!(verdict(&check(&repo, &env), "g"), ("pass".into(), false));
+    assert_eq!(verdict(&check(&repo, &env), "g"), ("pass".into(), true));
+    let explain = repo.run_env(["gates", "--explain", "a.txt"], &env);
+    assert!(
+        explain.stdout.contains("inputs: the drivers' model alone ([cache] observe = false)"),
+        "gates --explain says runs are not observed: {explain:?}"
+    );
+}
