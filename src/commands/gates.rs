@@ -165,7 +165,11 @@ fn observed_inputs(cx: &runner::RunContext<'_>, inv: &Invocation) -> String {
     let mut s = format!(
         "    env:    {} in the key{}\n",
         plural(vars.len(), "variable", "variables"),
-        if vars.is_empty() { String::new() } else { format!(": {}", vars.join(" ")) }
+        if vars.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", vars.join(" "))
+        }
     );
     if !cx.config.settings.observe_inputs {
         s.push_str("    inputs: the drivers' model alone ([cache] observe = false)\n");

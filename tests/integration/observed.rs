@@ -3,9 +3,7 @@
 //! compares ralph-gate's verdict, uncached and then cached after a change, with the bare
 //! tool's on the same tree.
 
-use crate::common::{
-    require_tool, typescript7_repo, typescript_repo, write_exe, Repo, Run,
-};
+use crate::common::{require_tool, typescript7_repo, typescript_repo, write_exe, Repo, Run};
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
@@ -87,7 +85,10 @@ fn a_file_the_command_reads_but_no_config_names_is_an_input() {
         "Edit",
         json!({"file_path": repo.path().join("a.txt"), "old_string": "x", "new_string": "x"}),
     );
-    assert!(hook.stdout.contains("[g]"), "the edit hook says so: {hook:?}");
+    assert!(
+        hook.stdout.contains("[g]"),
+        "the edit hook says so: {hook:?}"
+    );
     repo.write("flag.cfg", "ok\n");
     assert!(agrees(&repo, "g", cmd, &[], "flag.cfg put back"));
 }
@@ -101,7 +102,10 @@ fn the_environment_a_run_inherits_is_in_its_key_but_the_session_is_not() {
     assert!(agrees(&repo, "g", cmd, &[], "no STRICT"));
     assert!(!agrees(&repo, "g", cmd, &[("STRICT", "1")], "STRICT=1"));
     // What names a terminal or an agent's session decides nothing: a hit.
-    let run = check(&repo, &[("TERM", "dumb"), ("CLAUDE_CODE_SESSION_ID", "other")]);
+    let run = check(
+        &repo,
+        &[("TERM", "dumb"), ("CLAUDE_CODE_SESSION_ID", "other")],
+    );
     assert_eq!(verdict(&run, "g"), ("pass".into(), true), "{run:?}");
 }
 
@@ -120,7 +124,10 @@ fn generated_ts(repo: &Repo) {
     repo.commit_all();
     let tsc = "node_modules/.bin/tsc -p . --noEmit";
     assert!(agrees(repo, "tsc", tsc, &[], "generated file as it was"));
-    repo.write("src/generated/api.ts", "export const limit: string = 'three';\n");
+    repo.write(
+        "src/generated/api.ts",
+        "export const limit: string = 'three';\n",
+    );
     assert!(!agrees(repo, "tsc", tsc, &[], "generated file regenerated"));
     let hook = crate::hooks::post_tool_use(
         repo,
@@ -156,7 +163,10 @@ fn a_dependency_in_node_modules_without_a_lockfile_and_one_installed_later() {
         "tsconfig.json",
         r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
     );
-    repo.write("package.json", r#"{ "name": "app", "dependencies": { "dep": "*" } }"#);
+    repo.write(
+        "package.json",
+        r#"{ "name": "app", "dependencies": { "dep": "*" } }"#,
+    );
     repo.write(
         "src/index.ts",
         "import { size } from 'dep';\nexport const twice: number = size() * 2;\n",
@@ -165,10 +175,19 @@ fn a_dependency_in_node_modules_without_a_lockfile_and_one_installed_later() {
     let tsc = "node_modules/.bin/tsc -p . --noEmit";
     // Before the install: "Cannot find module 'dep'". After it, that failure is not served.
     assert!(!agrees(&repo, "tsc", tsc, &[], "dep not installed"));
-    repo.write("node_modules/dep/package.json", r#"{ "name": "dep", "types": "index.d.ts" }"#);
-    repo.write("node_modules/dep/index.d.ts", "export declare function size(): number;\n");
+    repo.write(
+        "node_modules/dep/package.json",
+        r#"{ "name": "dep", "types": "index.d.ts" }"#,
+    );
+    repo.write(
+        "node_modules/dep/index.d.ts",
+        "export declare function size(): number;\n",
+    );
     assert!(agrees(&repo, "tsc", tsc, &[], "dep installed"));
-    repo.write("node_modules/dep/index.d.ts", "export declare function size(): string;\n");
+    repo.write(
+        "node_modules/dep/index.d.ts",
+        "export declare function size(): string;\n",
+    );
     assert!(!agrees(&repo, "tsc", tsc, &[], "dep's types changed"));
 }
 
@@ -205,13 +224,26 @@ fn cargo_a_generated_include_rustflags_and_a_config_above_the_project() {
     let cargo = "cargo check --quiet";
     assert!(agrees(&repo, "cargo-check", cargo, &[], "as written"));
     repo.write("gen/consts.rs", "pub const N: &str = \"two\";\n");
-    assert!(!agrees(&repo, "cargo-check", cargo, &[], "the included file regenerated"));
+    assert!(!agrees(
+        &repo,
+        "cargo-check",
+        cargo,
+        &[],
+        "the included file regenerated"
+    ));
     repo.write("gen/consts.rs", "pub const N: u32 = 2;\n");
     assert!(agrees(&repo, "cargo-check", cargo, &[], "put back"));
     // A warning is an error under RUSTFLAGS="-D warnings"...
     let deny = [("RUSTFLAGS", "-D warnings")];
     assert!(!agrees(&repo, "cargo-check", cargo, &deny, "RUSTFLAGS"));
-    assert!(agrees_as(&repo, "cargo-check", cargo, &[], "RUSTFLAGS gone", None));
+    assert!(agrees_as(
+        &repo,
+        "cargo-check",
+        cargo,
+        &[],
+        "RUSTFLAGS gone",
+        None
+    ));
     // ...and under a Cargo config in a folder above the project.
     std::fs::create_dir_all(parent.path().join(".cargo")).unwrap();
     std::fs::write(
@@ -221,13 +253,23 @@ fn cargo_a_generated_include_rustflags_and_a_config_above_the_project() {
         "[target.'cfg(all())']\nrustflags = [\"-D\", \"warnings\"]\n",
     )
     .unwrap();
-    assert!(!agrees(&repo, "cargo-check", cargo, &[], "a config above the project"));
+    assert!(!agrees(
+        &repo,
+        "cargo-check",
+        cargo,
+        &[],
+        "a config above the project"
+    ));
 }
 
 fn go_workspace(repo: &Repo, replace: bool) {
     repo.write("lib/go.mod", "module example.com/lib\n\ngo 1.19\n");
-    repo.write("lib/lib.go", "package lib\n\nfunc Double(x int) int { return x * 2 }\n");
-    let mut app_mod = "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n".to_string();
+    repo.write(
+        "lib/lib.go",
+        "package lib\n\nfunc Double(x int) int { return x * 2 }\n",
+    );
+    let mut app_mod =
+        "module example.com/app\n\ngo 1.19\n\nrequire example.com/lib v0.0.0\n".to_string();
     if replace {
         app_mod.push_str("\nreplace example.com/lib => ../lib\n");
     } else {
@@ -242,9 +284,15 @@ fn go_workspace(repo: &Repo, replace: bool) {
     let vet = "cd app && go vet ./...";
     let env = [("GOPROXY", "off")];
     assert!(agrees(repo, "go-vet", vet, &env, "as written"));
-    repo.write("lib/lib.go", "package lib\n\nfunc Double(x string) string { return x + x }\n");
+    repo.write(
+        "lib/lib.go",
+        "package lib\n\nfunc Double(x string) string { return x + x }\n",
+    );
     assert!(!agrees(repo, "go-vet", vet, &env, "lib changed under app"));
-    repo.write("lib/lib.go", "package lib\n\nfunc Double(x int) int { return x * 2 }\n");
+    repo.write(
+        "lib/lib.go",
+        "package lib\n\nfunc Double(x int) int { return x * 2 }\n",
+    );
     assert!(agrees_as(repo, "go-vet", vet, &env, "lib put back", None));
 }
 
@@ -272,7 +320,9 @@ fn a_run_that_cannot_be_observed_falls_back_to_the_key_and_says_why() {
     assert_eq!(verdict(&check(&repo, &env), "g"), ("pass".into(), true));
     let explain = repo.run_env(["gates", "--explain", "a.txt"], &env);
     assert!(
-        explain.stdout.contains("inputs: the drivers' model alone ([cache] observe = false)"),
+        explain
+            .stdout
+            .contains("inputs: the drivers' model alone ([cache] observe = false)"),
         "gates --explain says runs are not observed: {explain:?}"
     );
 }
