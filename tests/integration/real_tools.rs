@@ -28,6 +28,37 @@ fn python_syntax_error_fails_then_passes_when_fixed() {
     );
 }
 
+/// One batch, several broken files (a script without `.py` among them): every one is named,
+/// where `python3 -m py_compile` stops at the first.
+#[test]
+fn every_broken_python_file_of_a_batch_is_named() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("a.py", "def f(:\n");
+    repo.write("b.py", "x = 1\n");
+    repo.write("c.py", "if x\n    y\n");
+    repo.write("bin/tool", "#!/usr/bin/env python3\nprint('x'\n");
+    let run = repo.run(["check", "--all", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let output = run.gate("python-compile")["output"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for broken in ["a.py", "c.py", "bin/tool"] {
+        assert!(
+            output.contains(&format!("\"{broken}\"")),
+            "{broken} named: {output}"
+        );
+    }
+    assert!(!output.contains("b.py"), "{output}");
+    repo.write("a.py", "def f():\n    pass\n");
+    repo.write("c.py", "x = 1\n");
+    repo.write("bin/tool", "#!/usr/bin/env python3\nprint('x')\n");
+    assert_eq!(repo.run(["check", "--all"]).code, 0);
+}
+
 /// A module named like the checker in the project root (`py_compile.py`, issue 21) must not
 /// replace it: the check runs isolated from the project's folder, as `python3 -I` does, and
 /// still writes no byte code into the tree. Uncached, then cached after the shadow appears.
