@@ -326,3 +326,66 @@ fn a_run_that_cannot_be_observed_falls_back_to_the_key_and_says_why() {
         "gates --explain says runs are not observed: {explain:?}"
     );
 }
+
+/// The mypy wheels `scripts/test` downloads, or `None`, said loudly.
+fn mypy_wheels() -> Option<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/wheels");
+    let has = |v: &str| {
+        std::fs::read_dir(&dir).is_ok_and(|rd| {
+            rd.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&format!("mypy-{v}-")))
+        })
+    };
+    if has("1.10.0") && has("1.11.2") {
+        Some(dir)
+    } else {
+        crate::common::missing("mypy-wheels", "no mypy 1.10.0 and 1.11.2 wheels in target/test-tools/wheels");
+        None
+    }
+}
+
+fn pip_install(repo: &Repo, wheels: &Path, what: &str) {
+    let ok = Command::new(repo.path().join(".venv/bin/pip"))
+        .args(["install", "-q", "--no-index", "--find-links"])
+        .arg(wheels)
+        .arg(what)
+        .status()
+        .expect("pip runs")
+        .success();
+    assert!(ok, "pip install {what}");
+}
+
+#[test]
+fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
+    if !require_tool("python3") {
+        return;
+    }
+    let Some(wheels) = mypy_wheels() else {
+        return;
+    };
+    let repo = Repo::git();
+    repo.write(".gitignore", ".venv/\n.mypy_cache/\n");
+    repo.write("app.py", "def double(x):\n    return x * 2\n");
+    repo.config("[[gate]]\nname = \"mypy\"\nglobs = [\"*.py\"]\nrun = \"mypy {files}\"\npath = [\".venv/bin\"]\nscope = \"batch\"\ntimeout = \"5m\"\n");
+    let made = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    pip_install(&repo, &wheels, "mypy==1.10.0");
+    let script = std::fs::read(repo.path().join(".venv/bin/mypy")).unwrap();
+    repo.commit_all();
+    let mypy = ".venv/bin/mypy app.py";
+    assert!(agrees(&repo, "mypy", mypy, &[], "mypy 1.10.0"));
+    pip_install(&repo, &wheels, "mypy==1.11.2");
+    assert_eq!(
+        std::fs::read(repo.path().join(".venv/bin/mypy")).unwrap(),
+        script,
+        "the console script is the same bytes after the upgrade"
+    );
+    assert!(agrees(&repo, "mypy", mypy, &[], "mypy upgraded in place"));
+    // A config file the checker looks for, which no model of it listed.
+    repo.write("mypy.ini", "[mypy]\ndisallow_untyped_defs = True\n");
+    assert!(!agrees(&repo, "mypy", mypy, &[], "a new mypy.ini"));
+}
