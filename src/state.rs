@@ -98,6 +98,12 @@ impl Layout {
         self.dir().join("cache")
     }
 
+    /// Which runs of a gate read which project files outside their own folder.
+    pub fn readers(&self, gate: &str) -> PathBuf {
+        let id = blake3::hash(gate.as_bytes()).to_hex();
+        self.cache().join("readers").join(&id[..16])
+    }
+
     /// Working copies backed up while `check --staged` runs on the index.
     pub fn staged(&self) -> PathBuf {
         self.dir().join("staged")

@@ -8,6 +8,7 @@
 
 pub mod context;
 pub mod key;
+pub mod readers;
 pub mod remote;
 
 use crate::atomic;

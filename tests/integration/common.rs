@@ -212,7 +212,9 @@ pub fn install_hint(tool: &str) -> &'static str {
         "cargo" => "rustup (https://rustup.rs)",
         "go" => "apt-get install golang-go",
         "pnpm" => "npm install -g pnpm@10",
-        "mypy-wheels" => "pip download -d target/test-tools/wheels mypy==1.10.0 mypy==1.11.2 (scripts/test does)",
+        "mypy-wheels" => {
+            "pip download -d target/test-tools/wheels mypy==1.10.0 mypy==1.11.2 (scripts/test does)"
+        }
         "claude" => "npm install -g @anthropic-ai/claude-code@2.1.330",
         "codex" => "npm install -g @openai/codex@0.169.0",
         "copilot" => "npm install -g @github/copilot@1.0.102",

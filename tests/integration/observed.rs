@@ -288,6 +288,16 @@ fn go_workspace(repo: &Repo, replace: bool) {
         "lib/lib.go",
         "package lib\n\nfunc Double(x string) string { return x + x }\n",
     );
+    // The edit hook on lib's file runs app's vet too: app's last run read lib/lib.go.
+    let hook = crate::hooks::post_tool_use(
+        repo,
+        "Edit",
+        json!({"file_path": repo.path().join("lib/lib.go"), "old_string": "x", "new_string": "x"}),
+    );
+    assert!(
+        hook.stdout.contains("[go-vet]") && hook.stdout.contains("main.go"),
+        "the edit hook on lib/lib.go reports what it broke in app: {hook:?}"
+    );
     assert!(!agrees(repo, "go-vet", vet, &env, "lib changed under app"));
     repo.write(
         "lib/lib.go",
@@ -332,14 +342,20 @@ fn mypy_wheels() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/wheels");
     let has = |v: &str| {
         std::fs::read_dir(&dir).is_ok_and(|rd| {
-            rd.flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(&format!("mypy-{v}-")))
+            rd.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("mypy-{v}-"))
+            })
         })
     };
     if has("1.10.0") && has("1.11.2") {
         Some(dir)
     } else {
-        crate::common::missing("mypy-wheels", "no mypy 1.10.0 and 1.11.2 wheels in target/test-tools/wheels");
+        crate::common::missing(
+            "mypy-wheels",
+            "no mypy 1.10.0 and 1.11.2 wheels in target/test-tools/wheels",
+        );
         None
     }
 }
