@@ -38,9 +38,12 @@ pub struct Job {
     pub no_cache: Option<String>,
     /// Files a driver writes under `.ralph/` before the run (relative path, content).
     pub setup: Vec<(PathBuf, String)>,
-    /// Files and folders under `.ralph/` removed before the run (build state it must not
-    /// read), before `setup` is written.
+    /// Files and folders removed before the run (build state it must not read: under
+    /// `.ralph/`, or a `tsc -b` project's own build-info files), before `setup` is written.
     pub clear: Vec<PathBuf>,
+    /// What to say when the program in `argv` is not there, instead of "not on PATH" (the
+    /// project's own compiler, declared in package.json but not installed).
+    pub missing_note: Option<String>,
     /// Runs with the same name never overlap (they share a build-info file).
     pub exclusive: Option<String>,
     /// A folder under `.ralph/` holding the run's build state and the configs written for
@@ -102,6 +105,10 @@ pub trait ProjectFs: Sync {
     fn read(&self, rel: &Path) -> Option<Vec<u8>>;
     /// The size in bytes (0 when unknown).
     fn size(&self, rel: &Path) -> u64;
+    /// Where a path really leads, symbolic links followed (`None` outside a work tree).
+    fn real_path(&self, _rel: &Path) -> Option<PathBuf> {
+        None
+    }
     /// The first bytes (a `#!` line).
     fn head(&self, rel: &Path) -> Option<Vec<u8>> {
         self.read(rel).map(|mut b| {
@@ -129,6 +136,10 @@ impl DiskFs {
 impl ProjectFs for DiskFs {
     fn is_file(&self, rel: &Path) -> bool {
         self.root.join(rel).is_file()
+    }
+
+    fn real_path(&self, rel: &Path) -> Option<PathBuf> {
+        self.root.join(rel).canonicalize().ok()
     }
 
     fn read(&self, rel: &Path) -> Option<Vec<u8>> {

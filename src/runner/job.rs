@@ -128,7 +128,11 @@ fn find_tools(
             .parent()
             .is_some_and(|d| user_dirs.iter().any(|u| u == d));
         found.shown.push(ToolInfo {
-            name: t.name.clone(),
+            // A driver's program named by its path (`node_modules/typescript/bin/tsc`) is
+            // shown by its name; the path follows.
+            name: Path::new(&t.name)
+                .file_name()
+                .map_or_else(|| t.name.clone(), |n| n.to_string_lossy().into_owned()),
             path: shown_path(root, &t.found),
             runs: (t.real != t.found && t.real != found_real).then(|| shown_path(root, &t.real)),
             version: if from_user {
@@ -333,7 +337,11 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     };
     if let Some(tool) = &inv.missing {
         return Outcome {
-            skipped_because: Some(format!("requires `{tool}`, which is not on PATH")),
+            skipped_because: Some(
+                job.missing_note
+                    .clone()
+                    .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
+            ),
             missing: Some(tool.clone()),
             not_cached: None,
             ..shape.outcome(None, String::new())

@@ -35,5 +35,6 @@ mod steering;
 mod surface;
 mod tamper;
 mod toolchains;
+mod ts_layouts;
 mod verdicts;
 mod worktrees;

@@ -1,13 +1,14 @@
 //! TypeScript: tsc per tsconfig project, as real projects lay them out.
 //!
-//! - Every `tsconfig.json` in the project is a project. One with `references` is built with
-//!   `tsc -b` (plain `tsc -p` cannot see referenced projects' types until they are built, and
-//!   `tsc -b --noEmit` is refused), through mirror configs under `.ralph/tsc/` that extend the
-//!   real ones and send every output and build-info file there: the project's own tree is
-//!   never written to. Others run `tsc -p CONFIG --noEmit --incremental` with their build-info
-//!   file under `.ralph/tsc/`, so the second run after an edit is fast. That build state is
-//!   read only for edit feedback: a forged build-info file makes tsc report a broken file
-//!   clean, so stop and check runs start from an emptied build folder.
+//! - Every `tsconfig.json` in the project is a project. One with `references` is built as the
+//!   project builds itself, `tsc -b CONFIG` in place: its configs as written (`${configDir}`
+//!   resolves where it should), its outputs and build-info files where its own build writes
+//!   them, so a package whose `types` point at `dist/` is checked against what this build
+//!   wrote. Others run `tsc -p CONFIG --noEmit --incremental` with their build-info file
+//!   under `.ralph/tsc/`, so the second run after an edit is fast and nothing is written to
+//!   the tree. Build state is read only for edit feedback: a forged build-info file makes tsc
+//!   report a broken file clean, so stop and check runs of `-p` start from an emptied build
+//!   folder, and of `-b` remove the projects' build-info files and pass `--force`.
 //! - A project's inputs are an over-approximation of what tsc can read: its tsconfig chain
 //!   (`extends`), every TypeScript file under its folder and under the folders its `include`,
 //!   `paths`, `typeRoots` and `rootDirs` point at, its referenced projects' inputs, the local
@@ -63,7 +64,7 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
     // they import changes.
     let loose_all: Vec<PathBuf> = universe
         .iter()
-        .filter(|f| is_source(f) && !in_node_modules(f) && !under_config(f))
+        .filter(|f| is_source(f) && !is_type_test(f) && !in_node_modules(f) && !under_config(f))
         .filter(|f| !in_some_project(&mut ts, f))
         .cloned()
         .collect();
@@ -418,10 +419,11 @@ impl<'a> Workspace<'a> {
         }
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let id = short_hash(config);
-        let (argv, setup, private, exclusive) = if loaded.references.is_empty() {
+        let (tsc, missing_note) = compiler(self.fs, &dir);
+        let (argv, clear, private, exclusive) = if loaded.references.is_empty() {
             let (info, private) = build_info(&format!("p-{id}"), reuse);
             let mut argv: Vec<OsString> = vec![
-                "tsc".into(),
+                tsc.clone(),
                 "-p".into(),
                 as_argument(config),
                 "--noEmit".into(),
@@ -436,23 +438,28 @@ impl<'a> Workspace<'a> {
             }
             (argv, Vec::new(), private, format!("tsc-p-{id}"))
         } else {
-            let build = build_dir(config, reuse);
-            let setup: Vec<(PathBuf, String)> = closure
-                .iter()
-                .map(|c| {
-                    let l = self.load(c).unwrap_or_default();
-                    (mirror(&build, c), mirror_text(config, c, &l))
-                })
-                .collect();
-            let argv: Vec<OsString> = vec![
-                "tsc".into(),
+            // The project's own build, in place: the configs as written (`${configDir}`,
+            // `rootDir`, `noEmit` projects), outputs and build-info files where the project's
+            // `tsc -b` puts them, so a package whose `types` point at its `dist/` is checked
+            // against the declarations this build just wrote. Outside edit feedback nothing
+            // of an earlier build is trusted: its build-info files go first, and `--force`
+            // rebuilds every project.
+            let mut argv: Vec<OsString> = vec![
+                tsc.clone(),
                 "-b".into(),
-                mirror(&build, config).into_os_string(),
+                as_argument(config),
                 "--pretty".into(),
                 "false".into(),
             ];
-            let private = (!reuse).then_some(build);
-            (argv, setup, private, format!("tsc-b-{id}"))
+            let mut clear = Vec::new();
+            if !reuse {
+                argv.push("--force".into());
+                for c in &closure {
+                    let l = self.load(c).unwrap_or_default();
+                    clear.push(own_build_info(c, &l));
+                }
+            }
+            (argv, clear, None, format!("tsc-b-{id}"))
         };
         Job {
             dir: PathBuf::new(),
@@ -462,9 +469,10 @@ impl<'a> Workspace<'a> {
             tools_from: dir,
             label: Some(config.display().to_string()),
             no_cache,
-            setup,
-            clear: Vec::new(),
+            setup: Vec::new(),
+            clear,
             exclusive: Some(exclusive),
+            missing_note,
             private,
         }
     }
@@ -525,7 +533,7 @@ impl<'a> Workspace<'a> {
                 Some(r) => r.explicit_exclude && r.excludes(f),
                 None => f.starts_with(c.parent().unwrap_or(Path::new(""))),
             });
-            if is_source(f) && !is_declaration(f) && !on_purpose {
+            if is_source(f) && !is_declaration(f) && !is_type_test(f) && !on_purpose {
                 candidates.push((config, f.clone()));
             }
         }
@@ -569,10 +577,11 @@ impl<'a> Workspace<'a> {
         });
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let private = at.parent().map(Path::to_path_buf);
+        let (tsc, missing_note) = compiler(self.fs, &dir);
         Job {
             dir: PathBuf::new(),
             argv: Some(vec![
-                "tsc".into(),
+                tsc,
                 "-p".into(),
                 at.clone().into_os_string(),
                 "--pretty".into(),
@@ -589,6 +598,7 @@ impl<'a> Workspace<'a> {
             )],
             clear: Vec::new(),
             exclusive: Some(format!("tsc-u-{id}")),
+            missing_note,
             // The config naming the files is written for each run, where no process can
             // replace it between the write and tsc's read.
             private,
@@ -601,25 +611,27 @@ impl<'a> Workspace<'a> {
         self.follow_imports(&mut inputs, &mut Vec::new());
         let id = short_hash(package);
         let (info, private) = build_info(&format!("loose-{id}"), reuse);
-        let mut argv: Vec<OsString> = [
-            "tsc",
-            "--noEmit",
-            "--pretty",
-            "false",
-            "--strict",
-            "--skipDefaultLibCheck",
-            "--target",
-            "es2022",
-            "--module",
-            "esnext",
-            "--moduleResolution",
-            "bundler",
-            "--incremental",
-            "--tsBuildInfoFile",
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
+        let (tsc, missing_note) = compiler(self.fs, package);
+        let mut argv: Vec<OsString> = vec![tsc];
+        argv.extend(
+            [
+                "--noEmit",
+                "--pretty",
+                "false",
+                "--strict",
+                "--skipDefaultLibCheck",
+                "--target",
+                "es2022",
+                "--module",
+                "esnext",
+                "--moduleResolution",
+                "bundler",
+                "--incremental",
+                "--tsBuildInfoFile",
+            ]
+            .iter()
+            .map(OsString::from),
+        );
         argv.push(info.clone().into_os_string());
         Job {
             dir: PathBuf::new(),
@@ -632,9 +644,88 @@ impl<'a> Workspace<'a> {
             setup: Vec::new(),
             clear: Vec::new(),
             exclusive: Some(format!("tsc-loose-{id}")),
+            missing_note,
             private,
         }
     }
+}
+
+/// The compiler a project's own build runs: the `typescript` package installed for it (the
+/// nearest `node_modules/typescript` at or above its folder), never whatever else owns
+/// `node_modules/.bin/tsc` (tsd's bundled compiler does, in packages that test their types
+/// with tsd). A project whose package.json declares `typescript` without it installed gets a
+/// note saying so instead of the `tsc` on PATH, which may be another major version. With
+/// neither, the `tsc` on PATH.
+fn compiler(fs: &dyn ProjectFs, dir: &Path) -> (OsString, Option<String>) {
+    let mut declared: Option<String> = None;
+    for d in dir.ancestors() {
+        let pkg = d.join("node_modules/typescript");
+        if let Some(manifest) = read_json(fs, &pkg.join("package.json")) {
+            let bin = match manifest.get("bin") {
+                Some(Value::String(b)) => b.clone(),
+                Some(Value::Object(m)) => m
+                    .get("tsc")
+                    .and_then(Value::as_str)
+                    .unwrap_or("bin/tsc")
+                    .to_string(),
+                _ => "bin/tsc".to_string(),
+            };
+            if let Some(path) = join_inside(&pkg, bin.trim_start_matches("./")) {
+                return (as_argument(&path), None);
+            }
+        }
+        // A `.bin/tsc` linked into a `typescript` package installed elsewhere (a global one).
+        let bin = d.join("node_modules/.bin/tsc");
+        if fs
+            .real_path(&bin)
+            .is_some_and(|real| is_typescript_bin(&real))
+        {
+            return (as_argument(&bin), None);
+        }
+        if declared.is_none() {
+            declared = read_json(fs, &d.join("package.json")).and_then(|m| {
+                [
+                    "dependencies",
+                    "devDependencies",
+                    "peerDependencies",
+                    "optionalDependencies",
+                ]
+                .iter()
+                .find_map(|k| m.get(*k)?.get("typescript")?.as_str().map(str::to_string))
+            });
+        }
+    }
+    match declared {
+        Some(version) => (
+            as_argument(&dir.join("node_modules/typescript/bin/tsc")),
+            Some(format!(
+                "the project's TypeScript (typescript {version} in package.json) is not installed: run the package manager's install (npm install, pnpm install, yarn)"
+            )),
+        ),
+        None => ("tsc".into(), None),
+    }
+}
+
+/// True when `real` is the `tsc` of a package named `typescript` (`.../typescript/bin/tsc`).
+fn is_typescript_bin(real: &Path) -> bool {
+    let Some(pkg) = real.parent().and_then(Path::parent) else {
+        return false;
+    };
+    real.parent().is_some_and(|b| b.ends_with("bin"))
+        && std::fs::read(pkg.join("package.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some_and(|m| m.get("name").and_then(Value::as_str) == Some("typescript"))
+}
+
+/// A tsd type-test file (`*.test-d.ts`): its `expectError` lines are meant to fail, and tsd,
+/// not tsc, checks it.
+fn is_type_test(f: &Path) -> bool {
+    f.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        [".test-d.ts", ".test-d.tsx", ".test-d.mts", ".test-d.cts"]
+            .iter()
+            .any(|e| n.ends_with(e))
+    })
 }
 
 fn is_scannable(f: &Path) -> bool {
@@ -692,7 +783,6 @@ fn short_hash(p: &Path) -> String {
     blake3::hash(p.as_os_str().as_encoded_bytes()).to_hex()[..12].to_string()
 }
 
-/// Where the mirror of `config` lives in the build of `top`.
 /// A build-info file: kept between runs, or (`-fresh`) in a private folder made for each
 /// run (returned second).
 fn build_info(name: &str, reuse: bool) -> (PathBuf, Option<PathBuf>) {
@@ -704,71 +794,28 @@ fn build_info(name: &str, reuse: bool) -> (PathBuf, Option<PathBuf>) {
     (private.join("tsconfig.tsbuildinfo"), Some(private))
 }
 
-/// The folder a `tsc -b` of `top` builds in: one kept between runs (`b-`, for the edit
-/// hook's incremental builds), or one emptied before each run (`f-`).
-fn build_dir(top: &Path, reuse: bool) -> PathBuf {
-    crate::state::tsc_work().join(format!(
-        "{}-{}",
-        if reuse { "b" } else { "f" },
-        short_hash(top)
-    ))
-}
-
-/// Where the mirror of `config` lives in a build folder.
-fn mirror(build: &Path, config: &Path) -> PathBuf {
-    build.join(short_hash(config)).join(CONFIG)
-}
-
-/// A mirror config: extends the real one, sends outputs under `.ralph/tsc/`, references the
-/// mirrors of its references. Paths in it are relative to the mirror's own folder (four
-/// levels below the root).
-fn mirror_text(top: &Path, config: &Path, loaded: &Loaded) -> String {
-    let up = |p: &Path| format!("../../../../{}", p.display());
+/// Where a project's own `tsc -b` keeps its build-info file: `tsBuildInfoFile`, else beside
+/// its outputs (`outDir`), else beside the config, named after it.
+fn own_build_info(config: &Path, loaded: &Loaded) -> PathBuf {
     let dir = config.parent().unwrap_or(Path::new(""));
-    let dir_text = if dir.as_os_str().is_empty() {
-        "../../../..".to_string()
-    } else {
-        up(dir)
+    // `${configDir}` (TypeScript 5.5) is the folder of the config that is built.
+    let option = |k: &str| {
+        loaded
+            .options
+            .get(k)
+            .and_then(Value::as_str)
+            .map(|v| v.replace("${configDir}", "."))
     };
-    let mut options = Map::new();
-    options.insert("outDir".into(), json!("./out"));
-    options.insert("tsBuildInfoFile".into(), json!("./tsconfig.tsbuildinfo"));
-    if flag(&loaded.options, "declaration") || flag(&loaded.options, "composite") {
-        options.insert("declarationDir".into(), json!("./out"));
+    if let Some(p) = option("tsBuildInfoFile").and_then(|p| join_inside(dir, &p)) {
+        return p;
     }
-    let composite = flag(&loaded.options, "composite");
-    if composite && !loaded.has_root_dir {
-        options.insert("rootDir".into(), json!(dir_text));
-    }
-    if config != top {
-        // A referenced project must emit (its declarations are what the others read).
-        options.insert("noEmit".into(), json!(false));
-        if composite {
-            options.insert("emitDeclarationOnly".into(), json!(true));
-        }
-    }
-    let mut obj = Map::new();
-    obj.insert("extends".into(), json!(up(config)));
-    obj.insert("compilerOptions".into(), Value::Object(options));
-    if !loaded.has_files && !loaded.has_include {
-        obj.insert("include".into(), json!([format!("{dir_text}/**/*")]));
-    }
-    if !loaded.has_exclude {
-        let mut exclude = vec![
-            format!("{dir_text}/node_modules"),
-            format!("{dir_text}/bower_components"),
-            format!("{dir_text}/jspm_packages"),
-        ];
-        exclude.extend(loaded.out_dirs.iter().map(|d| up(d)));
-        obj.insert("exclude".into(), json!(exclude));
-    }
-    let refs: Vec<Value> = loaded
-        .references
-        .iter()
-        .map(|r| json!({ "path": format!("../{}/{CONFIG}", short_hash(r)) }))
-        .collect();
-    obj.insert("references".into(), Value::Array(refs));
-    serde_json::to_string_pretty(&Value::Object(obj)).expect("serialises") + "\n"
+    let stem = config
+        .file_stem()
+        .map_or("tsconfig".into(), |s| s.to_string_lossy().into_owned());
+    let at = option("outDir")
+        .and_then(|p| join_inside(dir, &p))
+        .unwrap_or_else(|| dir.to_path_buf());
+    at.join(format!("{stem}.tsbuildinfo"))
 }
 
 /// Reads a config and its `extends` chain. `None` when the config itself cannot be read or

@@ -44,10 +44,16 @@ fn an_edit_rechecks_its_project_and_every_project_that_depends_on_it() {
     let j = jobs(&fs, &["packages/x/src/index.ts"]);
     let shown: Vec<String> = j.iter().map(argv).collect();
     assert_eq!(shown.len(), 1, "y builds x with -b: {shown:#?}");
-    assert!(shown[0].starts_with("tsc -b .ralph/tsc/b-"), "{shown:#?}");
+    assert_eq!(
+        shown[0], "tsc -b packages/y/tsconfig.json --pretty false",
+        "the project's own build, in place"
+    );
     assert_eq!(j[0].label.as_deref(), Some("packages/y/tsconfig.json"));
     assert_eq!(j[0].tools_from, PathBuf::from("packages/y"));
-    assert_eq!(j[0].setup.len(), 2, "mirrors of y and x");
+    assert!(
+        j[0].setup.is_empty() && j[0].clear.is_empty(),
+        "edit feedback reuses its build"
+    );
     for input in [
         "packages/x/src/index.ts",
         "packages/x/src/types.d.ts",
@@ -128,37 +134,36 @@ fn a_solution_config_at_the_root_builds_everything_in_one_run() {
         .map(|j| j.label.clone().unwrap_or_default())
         .collect();
     assert_eq!(labels, ["tsconfig.json"]);
-    assert_eq!(j[0].setup.len(), 3);
+    assert_eq!(argv(&j[0]), "tsc -b tsconfig.json --pretty false");
 }
 
 #[test]
-fn mirrors_keep_outputs_under_ralph_and_point_at_the_real_configs() {
-    let fs = MemFs::new(MONOREPO);
-    let j = jobs(&fs, &["packages/y/src/main.ts"]);
-    let (path, text) = &j[0].setup[1];
-    assert!(path.starts_with(".ralph/tsc"), "{path:?}");
-    let v: Value = serde_json::from_str(text).unwrap();
-    assert_eq!(v["extends"], "../../../../packages/x/tsconfig.json");
-    assert_eq!(v["compilerOptions"]["outDir"], "./out");
+fn a_fresh_build_removes_every_project_s_own_build_info_and_forces() {
+    let mut files = MONOREPO.to_vec();
+    files.retain(|(p, _)| *p != "packages/x/tsconfig.json");
+    files.push((
+        "packages/x/tsconfig.json",
+        "{\"extends\": \"../../tsconfig.base.json\", \"compilerOptions\": {\"outDir\": \"dist\"}, \"include\": [\"src\"]}",
+    ));
+    files.push((
+        "packages/w/tsconfig.json",
+        "{\"compilerOptions\": {\"composite\": true, \"tsBuildInfoFile\": \"${configDir}/node_modules/.tmp/w.tsbuildinfo\"}, \"references\": [{\"path\": \"../x\"}]}",
+    ));
+    files.push(("packages/w/src/w.ts", "export const w = 1;\n"));
+    let fs = MemFs::new(&files);
+    let c = testing::config("presets = [\"typescript\"]\n");
+    let fresh = testing::jobs_reusing(plan, &c, &fs, Some(&["packages/w/src/w.ts"]), false);
+    assert_eq!(fresh.len(), 1, "{fresh:#?}");
     assert_eq!(
-        v["compilerOptions"]["rootDir"], "../../../../packages/x",
-        "composite"
+        argv(&fresh[0]),
+        "tsc -b packages/w/tsconfig.json --pretty false --force"
     );
     assert_eq!(
-        v["compilerOptions"]["noEmit"], false,
-        "a referenced project emits"
-    );
-    assert!(v.get("include").is_none(), "x has its own include");
-    let top: Value = serde_json::from_str(&j[0].setup[0].1).unwrap();
-    assert_eq!(top["include"], json!(["../../../../packages/y/**/*"]));
-    let r = top["references"][0]["path"].as_str().unwrap();
-    assert_eq!(
-        Path::new(".ralph/tsc/x")
-            .join(r)
-            .parent()
-            .unwrap()
-            .file_name(),
-        j[0].setup[1].0.parent().unwrap().file_name()
+        fresh[0].clear,
+        [
+            PathBuf::from("packages/w/node_modules/.tmp/w.tsbuildinfo"),
+            PathBuf::from("packages/x/dist/tsconfig.tsbuildinfo"),
+        ]
     );
 }
 
@@ -234,17 +239,18 @@ fn verdicts_that_can_end_a_loop_start_from_no_build_state() {
     );
     assert_eq!(fresh.len(), 3, "{fresh:#?}");
     for j in &fresh {
+        let a = argv(j);
+        if a.starts_with("tsc -b") {
+            assert!(a.ends_with("--force") && !j.clear.is_empty(), "{a}");
+            continue;
+        }
         let private = j.private.as_ref().expect("a private folder");
         let private = private.to_string_lossy().into_owned();
-        let a = argv(j);
         assert!(
             a.contains(&private),
             "the run's build state is in its private folder: {a} / {private}"
         );
-        assert!(
-            private.starts_with(".ralph/tsc/f-") || private.ends_with("-fresh"),
-            "{private}"
-        );
+        assert!(private.ends_with("-fresh"), "{private}");
     }
     let reused = jobs(
         &fs,
@@ -254,8 +260,47 @@ fn verdicts_that_can_end_a_loop_start_from_no_build_state() {
             "scripts/loose.ts",
         ],
     );
-    assert!(reused.iter().all(|j| j.private.is_none()));
     assert!(reused
         .iter()
-        .all(|j| !argv(j).contains("fresh") && !argv(j).contains("/f-")));
+        .all(|j| j.private.is_none() && j.clear.is_empty()));
+    assert!(reused
+        .iter()
+        .all(|j| !argv(j).contains("fresh") && !argv(j).contains("--force")));
+}
+
+#[test]
+fn the_compiler_is_the_typescript_package_installed_for_the_project() {
+    let fs = MemFs::new(&[
+        (
+            "node_modules/typescript/package.json",
+            "{\"name\": \"typescript\", \"version\": \"5.9.3\", \"bin\": {\"tsc\": \"./bin/tsc\"}}",
+        ),
+        (
+            "node_modules/@tsd/typescript/package.json",
+            "{\"name\": \"@tsd/typescript\"}",
+        ),
+        (
+            "packages/a/package.json",
+            "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
+        ),
+    ]);
+    assert_eq!(
+        compiler(&fs, Path::new("packages/a")),
+        (OsString::from("node_modules/typescript/bin/tsc"), None),
+        "hoisted to the workspace root"
+    );
+    let none = MemFs::new(&[("package.json", "{\"devDependencies\": {\"tsd\": \"*\"}}")]);
+    assert_eq!(
+        compiler(&none, Path::new("")),
+        (OsString::from("tsc"), None)
+    );
+    let pinned = MemFs::new(&[(
+        "package.json",
+        "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
+    )]);
+    let (program, note) = compiler(&pinned, Path::new(""));
+    assert_eq!(program, OsString::from("node_modules/typescript/bin/tsc"));
+    assert!(note
+        .unwrap()
+        .contains("typescript 5.9.3 in package.json) is not installed"));
 }
