@@ -480,15 +480,17 @@ fn execute(
     }
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
-            Some(Ok(record)) => match observe::inputs(&record.paths, places, cx.digests, started) {
-                Ok(inputs) => {
-                    if gate.scope == crate::config::Scope::Project {
-                        cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
+            Some(Ok(record)) => {
+                match observe::inputs(&record.paths, places, cx.observed, started) {
+                    Ok(inputs) => {
+                        if gate.scope == crate::config::Scope::Project {
+                            cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
+                        }
+                        Some(inputs)
                     }
-                    Some(inputs)
+                    Err(why) => return Some(why),
                 }
-                Err(why) => return Some(why),
-            },
+            }
             // Not observed, or not allowed here: the key alone, as the model makes it.
             _ => None,
         };

@@ -158,6 +158,11 @@ pub struct RunContext<'a> {
     pub env: &'a Environment,
     pub cache: &'a Cache,
     pub digests: &'a Digests,
+    /// Digests for what a finished run was seen to read, stored with its result: remembered
+    /// stamps are used even when `digests` may not (a fresh run). No verdict rests on them:
+    /// a fresh run's result is its own, and a digest a forged stamp gives is given alike to
+    /// every later lookup, which then serves that same fresh result or misses.
+    pub observed: &'a Digests,
     pub toolbox: &'a Toolbox<'a>,
     pub context: &'a ContextFiles,
 }
@@ -174,6 +179,7 @@ pub fn with_context<T>(
     let cache = Cache::for_run(config, env, reuse != Reuse::Everything);
     let trusted = reuse != Reuse::Nothing;
     let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
+    let remembered = (!trusted).then(|| Digests::load(&config.root, Some(cache.digest_index())));
     let toolbox = Toolbox::new(
         &digests,
         env.tool_vars.clone(),
@@ -188,10 +194,14 @@ pub fn with_context<T>(
         env,
         cache: &cache,
         digests: &digests,
+        observed: remembered.as_ref().unwrap_or(&digests),
         toolbox: &toolbox,
         context: &context,
     });
     digests.save();
+    if let Some(r) = &remembered {
+        r.save();
+    }
     toolbox.save();
     cache.record_stats();
     out
