@@ -3,7 +3,7 @@
 //! text out, always under [`TEXT_CAP`]. The hooks decide; this module words it.
 
 use crate::runner::GateResult;
-use crate::text::{head_tail, plural, strip_ansi};
+use crate::text::{plural, strip_ansi};
 
 /// Claude Code stores a longer string in a file and shows the model a 2 KB preview, so every
 /// string we send stays well below its 10,000-character cap.
@@ -48,7 +48,7 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
     let output = strip_ansi(&r.output);
     let output = output.trim_end();
     if !output.is_empty() {
-        s.push_str(&head_tail(output, budget));
+        s.push_str(&super::diagnostics::within(output, budget));
         s.push('\n');
     }
     s

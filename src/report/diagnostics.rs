@@ -175,9 +175,75 @@ pub fn parse(output: &str) -> Vec<Diagnostic> {
     reader.out
 }
 
+/// A gate's output within `limit` characters. When it has to be cut, every file its
+/// diagnostics name comes first, compactly: a batch gate with findings in 81 files names all
+/// 81, where the kept head and tail show a few of them.
+pub fn within(output: &str, limit: usize) -> String {
+    if output.chars().count() <= limit {
+        return output.to_string();
+    }
+    let mut files: Vec<String> = Vec::new();
+    for d in parse(output) {
+        if !files.contains(&d.file) {
+            files.push(d.file);
+        }
+    }
+    if files.len() < 2 {
+        return crate::text::head_tail(output, limit);
+    }
+    let room = limit / 3;
+    let mut list = String::new();
+    let mut shown = 0;
+    for f in &files {
+        if list.chars().count() + f.chars().count() + 2 > room {
+            break;
+        }
+        if shown > 0 {
+            list.push_str(", ");
+        }
+        list.push_str(f);
+        shown += 1;
+    }
+    let more = files.len() - shown;
+    let line = format!(
+        "[ralph-gate: findings in {} files: {list}{}]\n",
+        files.len(),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    );
+    let rest = limit.saturating_sub(line.chars().count()).max(200);
+    format!("{line}{}", crate::text::head_tail(output, rest))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_output_names_every_file_with_findings_first() {
+        let output: String = (0..81)
+            .map(|i| {
+                format!(
+                    "lib/s{i}.sh:3:1: warning: x appears unused. [SC2034]\n{}\n",
+                    "-".repeat(60)
+                )
+            })
+            .collect();
+        let cut = within(&output, 4000);
+        assert!(cut.chars().count() <= 4100, "{}", cut.len());
+        assert!(
+            cut.starts_with("[ralph-gate: findings in 81 files: lib/s0.sh, lib/s1.sh"),
+            "{cut}"
+        );
+        assert!(
+            cut.contains("lib/s40.sh"),
+            "a file from the cut middle is named: {cut}"
+        );
+        assert_eq!(within("short", 4000), "short");
+    }
 
     fn one(text: &str) -> Diagnostic {
         let d = parse(text);

@@ -6,7 +6,7 @@
 use super::diagnostics::{self, Severity};
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus};
-use crate::text::{duration, head_tail, strip_ansi};
+use crate::text::{duration, strip_ansi};
 
 /// `%`, CR and LF in a message, as GitHub's workflow commands require.
 pub fn escape_data(s: &str) -> String {
@@ -74,7 +74,7 @@ pub fn render(results: &[GateResult], info: &RunInfo, human: &str) -> String {
                 "::group::{} ({})\n{}\n::endgroup::\n",
                 escape_data(&r.name),
                 r.status.label(),
-                head_tail(strip_ansi(&r.output).trim_end(), info.output_limit)
+                super::diagnostics::within(strip_ansi(&r.output).trim_end(), info.output_limit)
             ));
         }
         for a in annotations(r, info.ci) {

@@ -4,7 +4,7 @@
 
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, RunDetail};
-use crate::text::{duration, head_tail, plural, strip_ansi};
+use crate::text::{duration, plural, strip_ansi};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
@@ -183,7 +183,7 @@ impl<W: Write + Send> Human<W> {
             } else {
                 strip_ansi(&r.output)
             };
-            let body = head_tail(body.trim_end(), self.output_limit);
+            let body = super::diagnostics::within(body.trim_end(), self.output_limit);
             for l in body.lines() {
                 line.push_str(&format!("    {} {l}\n", paint(self.color, "2", "│")));
             }

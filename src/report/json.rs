@@ -3,7 +3,7 @@
 
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, ToolInfo};
-use crate::text::{head_tail, strip_ansi};
+use crate::text::strip_ansi;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "ralph-gate.check.v1";
@@ -60,7 +60,7 @@ impl<'a> Gate<'a> {
             exit_code: r.exit_code,
             reason: r.reason.as_deref(),
             cached: r.cached,
-            output: head_tail(&strip_ansi(&r.output), info.output_limit),
+            output: super::diagnostics::within(&strip_ansi(&r.output), info.output_limit),
             total_ms: r.total.as_millis(),
             install: r.install.as_deref(),
             tools: &r.tools,

@@ -3,7 +3,7 @@
 
 use super::{counts_as_failure, RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus};
-use crate::text::{head_tail, strip_ansi};
+use crate::text::strip_ansi;
 
 pub fn render(results: &[GateResult], info: &RunInfo) -> String {
     let s = Summary::of(results, info.ci);
@@ -42,7 +42,10 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
                 "      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
                 r.status.label(),
                 escape(&message),
-                escape(&head_tail(&strip_ansi(&r.output), info.output_limit))
+                escape(&super::diagnostics::within(
+                    &strip_ansi(&r.output),
+                    info.output_limit
+                ))
             ));
         } else if matches!(r.status, GateStatus::Skipped | GateStatus::NoFiles) {
             x.push_str(&format!(

@@ -164,3 +164,28 @@ fn the_agent_is_told_once_per_session_that_a_tool_is_missing() {
         "another session hears it: {other:?}"
     );
 }
+
+/// A batch gate with findings in many files, whose output must be cut: every file is named,
+/// not only those in the kept head and tail (in the terminal, in JSON and to the agent).
+#[test]
+fn a_cut_output_still_names_every_file_with_findings() {
+    let repo = Repo::git();
+    for i in 0..60 {
+        repo.write(format!("lib/s{i:02}.txt"), "x\n");
+    }
+    repo.config(
+        "[[gate]]\nname = \"lint\"\nglobs = [\"**/*.txt\"]\nscope = \"batch\"\nrun = 'for f in {files}; do echo \"$f:1:1: warning: unused [X1]\"; printf \"%0200d\\n\" 0; done; exit 1'\n",
+    );
+    let run = repo.run(["check", "--all"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("findings in 60 files"), "{run:?}");
+    assert!(run.stdout.contains("lib/s30.txt"), "a file from the cut middle: {run:?}");
+    let json = repo.run(["check", "--all", "--format", "json"]);
+    assert!(json.gate("lint")["output"].as_str().unwrap().contains("lib/s30.txt"));
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("lib/s00.txt"), "old_string": "x", "new_string": "x"}),
+    );
+    assert!(hook.stdout.contains("[lint]"), "{hook:?}");
+}
