@@ -89,6 +89,8 @@ impl Reader {
     }
 
     fn line(&mut self, p: &Patterns, line: &str) {
+        // go vet names itself before a type error's location.
+        let line = line.strip_prefix("vet: ").unwrap_or(line);
         if let Some(c) = p.tsc.captures(line).or_else(|| p.tsc_pretty.captures(line)) {
             return self.push(Diagnostic {
                 file: c["f"].trim().to_string(),
@@ -221,6 +223,15 @@ pub fn within(output: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_vet_s_own_prefix_is_not_a_file() {
+        let d = one("vet: app/main.go:10:24: undefined: x");
+        assert_eq!(
+            (d.file.as_str(), d.line, d.col),
+            ("app/main.go", 10, Some(24))
+        );
+    }
 
     #[test]
     fn a_cut_output_names_every_file_with_findings_first() {

@@ -474,10 +474,7 @@ fn execute(
         // Observed only when there is a result to store.
         observe: key.is_some() && cx.config.settings.observe_inputs,
     });
-    let mut output = finished.output.text();
-    if !job.dir.as_os_str().is_empty() {
-        output = paths::relative_to_root(&output, &cx.config.root, &job.dir);
-    }
+    let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
             Some(Ok(record)) => {

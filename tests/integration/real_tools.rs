@@ -250,8 +250,35 @@ fn node_check_reports_a_javascript_syntax_error() {
     let gate = run.gate("node-check");
     assert_eq!(gate["files"], 2);
     assert_eq!(gate["runs"], 2, "scope = file: one run per file");
+    let output = gate["output"].as_str().unwrap();
+    assert!(output.contains("SyntaxError"), "{gate:#}");
+    // node prints the absolute path: shown from the root, like every other tool's.
+    assert!(output.contains("app.js:1"), "{output}");
     assert!(
-        gate["output"].as_str().unwrap().contains("SyntaxError"),
-        "{gate:#}"
+        !output.contains(&repo.path().display().to_string()),
+        "{output}"
+    );
+}
+
+/// go vet in a module's folder prints `./main.go` and, for type errors, `vet: ./main.go`:
+/// both come out from the root (`app/main.go`), and the annotation parser reads them.
+#[test]
+fn go_vet_in_a_module_folder_reports_paths_from_the_root() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("app/go.mod", "module example.com/app\n\ngo 1.19\n");
+    repo.write(
+        "app/main.go",
+        "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Printf(\"%d\\n\", \"x\")\n\tvar n int = \"s\"\n\t_ = n\n}\n",
+    );
+    let run = repo.run_env(["check", "--format", "json"], &[("GOPROXY", "off")]);
+    let output = run.gate("go-vet")["output"].as_str().unwrap().to_string();
+    assert_eq!(run.gate("go-vet")["status"], "fail", "{run:?}");
+    assert!(output.contains("app/main.go:"), "{output}");
+    assert!(
+        !output.contains("./main.go") && !output.contains("app/./"),
+        "{output}"
     );
 }

@@ -179,9 +179,15 @@ fn a_cut_output_still_names_every_file_with_findings() {
     let run = repo.run(["check", "--all"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("findings in 60 files"), "{run:?}");
-    assert!(run.stdout.contains("lib/s30.txt"), "a file from the cut middle: {run:?}");
+    assert!(
+        run.stdout.contains("lib/s30.txt"),
+        "a file from the cut middle: {run:?}"
+    );
     let json = repo.run(["check", "--all", "--format", "json"]);
-    assert!(json.gate("lint")["output"].as_str().unwrap().contains("lib/s30.txt"));
+    assert!(json.gate("lint")["output"]
+        .as_str()
+        .unwrap()
+        .contains("lib/s30.txt"));
     let hook = crate::hooks::post_tool_use(
         &repo,
         "Edit",
