@@ -129,6 +129,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             jobs: cfg.settings.jobs,
             deadline: None,
             cargo_target: None,
+            untracked: None,
         };
         crate::results::run_recorded(
             cfg,

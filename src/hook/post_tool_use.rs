@@ -99,6 +99,7 @@ fn edit_gates(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
         cargo_target: None,
+        untracked: None,
     };
     let results = crate::results::run_recorded(
         config,

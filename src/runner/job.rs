@@ -351,10 +351,14 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
     let cache = cx.cache;
     let places = places(cx, job, limits);
     let stored = |k: &str| fresh_hit(cx, &places, k);
+    let served = |hit: cache::Entry| {
+        let read = untracked_read(hit.observed.as_deref(), limits);
+        outside_commit(shape.cached(hit), read)
+    };
     let _claim = match key {
         Some(k) if cache.read => {
             if let Some(hit) = stored(k) {
-                return shape.cached(hit);
+                return served(hit);
             }
             // While an identical run is under way (another hook, another session), wait for
             // its result instead of starting a second tsc or cargo.
@@ -362,7 +366,7 @@ pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outc
                 return shape.stopped_by_budget();
             };
             if let Some(hit) = stored(k) {
-                return shape.cached(hit);
+                return served(hit);
             }
             Some(lock)
         }
@@ -475,6 +479,7 @@ fn execute(
         observe: key.is_some() && cx.config.settings.observe_inputs,
     });
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
+    let mut read_untracked = None;
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
             Some(Ok(record)) => {
@@ -483,6 +488,7 @@ fn execute(
                         if gate.scope == crate::config::Scope::Project {
                             cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
                         }
+                        read_untracked = untracked_read(Some(&inputs), limits);
                         Some(inputs)
                     }
                     Err(why) => return Some(why),
@@ -494,12 +500,41 @@ fn execute(
         store(cx.cache, k, &finished, &output, cut_by_budget, observed);
         None
     });
-    Outcome {
+    let outcome = Outcome {
         cut_by_budget,
         duration: finished.duration,
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().cloned()),
         ..shape.outcome(Some(finished.exit), output)
+    };
+    outside_commit(outcome, read_untracked)
+}
+
+/// The first file git does not track that a run was seen to read, when the caller checks a
+/// commit (`check --staged`).
+fn untracked_read(inputs: Option<&[observe::Input]>, limits: &Limits) -> Option<String> {
+    let untracked = limits.untracked.as_ref()?;
+    inputs?
+        .iter()
+        .filter_map(|i| i.path.strip_prefix("./"))
+        .find(|p| untracked.contains(Path::new(p)))
+        .map(str::to_string)
+}
+
+/// A run that read a file the commit will not contain fails, saying which: its verdict is
+/// the working tree's, not the commit's.
+fn outside_commit(mut outcome: Outcome, read: Option<String>) -> Outcome {
+    let Some(path) = read else {
+        return outcome;
+    };
+    if outcome.status() == GateStatus::Pass {
+        outcome.exit = Some(Exit::Code(1));
     }
+    outcome.output = format!(
+        "ralph-gate: this run read {path}, which git does not track: the commit will not contain it. Add it (git add {}) or stop using it.\n{}",
+        template::shell_quote(&path),
+        outcome.output
+    );
+    outcome
 }
 
 /// Removes what the job must start without and writes the files it needs (TypeScript's

@@ -30,6 +30,9 @@ pub struct Limits {
     /// Cargo builds here instead of the project's `target/`: at a loop's stops, ralph-gate's
     /// own folder outside the project, so no test binary the agent overwrote is run.
     pub cargo_target: Option<std::path::PathBuf>,
+    /// `check --staged`: the files git does not track (and does not ignore), relative to the
+    /// root. The commit will not contain them, so a run seen to read one fails, saying so.
+    pub untracked: Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]

@@ -248,3 +248,62 @@ fn libc_sigterm() -> i32 {
 fn libc_sigint() -> i32 {
     2
 }
+
+/// A staged file that reads a file never added: the commit will not contain it, so the check
+/// of the commit fails and names it (the bare tool on the index fails too), uncached and
+/// cached; the untracked file itself is left where it was.
+#[test]
+fn a_staged_file_that_reads_an_untracked_one_fails_and_names_it() {
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"inc\"\nglobs = [\"*.txt\"]\nrun = 'for f in {files}; do for i in $(sed -n \"s/^include //p\" \"$f\"); do cat \"$i\" >/dev/null || exit 1; done; done'\n",
+    );
+    repo.write("a.txt", "x\n");
+    repo.commit_all();
+    repo.write("a.txt", "include b.txt\n");
+    repo.write("b.txt", "helper\n");
+    repo.git_cmd(&["add", "a.txt"]);
+    for round in ["uncached", "cached"] {
+        let run = repo.run(["check", "--staged", "--format", "json"]);
+        let gate = run.gate("inc");
+        assert_eq!(gate["status"], "fail", "{round}: {run:?}");
+        let output = gate["output"].as_str().unwrap();
+        assert!(
+            output.contains("read b.txt, which git does not track"),
+            "{round}: {output}"
+        );
+    }
+    assert!(repo.exists("b.txt"), "the untracked file is left in place");
+    repo.git_cmd(&["add", "b.txt"]);
+    let run = repo.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(run.gate("inc")["status"], "pass", "once added: {run:?}");
+}
+
+#[test]
+fn a_staged_typescript_import_of_an_untracked_file_fails() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "files": ["src/index.ts"] }"#,
+    );
+    repo.write("src/index.ts", "export const a = 1;\n");
+    repo.commit_all();
+    repo.write(
+        "src/index.ts",
+        "import { b } from './util';\nexport const a: number = b;\n",
+    );
+    repo.write("src/util.ts", "export const b = 2;\n");
+    repo.git_cmd(&["add", "src/index.ts"]);
+    let run = repo.run(["check", "--staged", "--format", "json"]);
+    let tsc = run.gate("tsc");
+    assert_eq!(tsc["status"], "fail", "{run:?}");
+    assert!(
+        tsc["output"]
+            .as_str()
+            .unwrap()
+            .contains("src/util.ts, which git does not track"),
+        "{run:?}"
+    );
+}

@@ -178,6 +178,9 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         jobs: s.jobs,
         deadline: None,
         cargo_target: None,
+        untracked: (s.selection == Selection::Staged)
+            .then(|| untracked(project.root()))
+            .flatten(),
     };
     let mut results =
         crate::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
@@ -204,6 +207,16 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// The files git does not track and does not ignore (`check --staged`: what a commit leaves
+/// out); `None` outside git.
+fn untracked(
+    root: &std::path::Path,
+) -> Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>> {
+    crate::git::paths(root, &["ls-files", "-z", "--others", "--exclude-standard"])
+        .ok()
+        .map(|p| std::sync::Arc::new(p.into_iter().collect()))
 }
 
 mod integrity;

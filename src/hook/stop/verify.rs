@@ -25,6 +25,7 @@ pub fn stop_gates(
         jobs: config.settings.jobs,
         deadline: Some(deadline),
         cargo_target: Some(crate::state::cargo_target(env, project.root())),
+        untracked: None,
     };
     Ok(crate::results::run_recorded(
         config,
