@@ -186,6 +186,16 @@ impl<'a> Toolbox<'a> {
             if package.is_none() {
                 *package = package_version(&manifest);
             }
+        } else if let Some((metadata, shown)) = python_distribution(real) {
+            // A console script of a Python environment stays the same bytes when its package
+            // is upgraded: the distribution's metadata is what changes.
+            if let Ok(c) = self.digests.of(&metadata) {
+                h.add(b"distribution");
+                h.add(c.as_str().as_bytes());
+            }
+            if package.is_none() {
+                *package = Some(shown);
+            }
         }
         if depth >= MAX_DEPTH {
             return Ok(real.to_path_buf());
@@ -368,6 +378,51 @@ fn relative_or_absolute(root: &Path, p: &Path) -> PathBuf {
 
 /// The package folder holding `real` when it lies in a `node_modules` tree
 /// (`.../node_modules/typescript` or `.../node_modules/@scope/name`).
+/// The installed distribution whose console script `real` is (`<env>/bin/mypy` of a venv or
+/// any Python prefix): its `METADATA` file and `name version`, from the `.dist-info` whose
+/// `entry_points.txt` names the script.
+fn python_distribution(real: &Path) -> Option<(PathBuf, String)> {
+    let script = real.file_name()?.to_str()?;
+    // The interpreter itself is no distribution's script.
+    if script.starts_with("python") || script.starts_with("pip") {
+        return None;
+    }
+    let prefix = real.parent().filter(|b| b.ends_with("bin"))?.parent()?;
+    let lib = prefix.join("lib");
+    for py in std::fs::read_dir(&lib).ok()?.flatten() {
+        if !py.file_name().to_string_lossy().starts_with("python") {
+            continue;
+        }
+        let Ok(dists) = std::fs::read_dir(py.path().join("site-packages")) else {
+            continue;
+        };
+        for d in dists.flatten() {
+            if !d.file_name().to_string_lossy().ends_with(".dist-info") {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_to_string(d.path().join("entry_points.txt")) else {
+                continue;
+            };
+            let names_it = entries
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .any(|(name, _)| name.trim() == script);
+            if !names_it {
+                continue;
+            }
+            let metadata = d.path().join("METADATA");
+            let text = std::fs::read_to_string(&metadata).ok()?;
+            let field = |k: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim().to_string())
+            };
+            return Some((metadata.clone(), format!("{} {}", field("Name:")?, field("Version:")?)));
+        }
+    }
+    None
+}
+
 fn node_package(real: &Path) -> Option<PathBuf> {
     let comps: Vec<Component<'_>> = real.components().collect();
     let at = comps

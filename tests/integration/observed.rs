@@ -382,7 +382,7 @@ fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     let repo = Repo::git();
     repo.write(".gitignore", ".venv/\n.mypy_cache/\n");
     repo.write("app.py", "def double(x):\n    return x * 2\n");
-    repo.config("[[gate]]\nname = \"mypy\"\nglobs = [\"*.py\"]\nrun = \"mypy {files}\"\npath = [\".venv/bin\"]\nscope = \"batch\"\ntimeout = \"5m\"\n");
+    repo.config("[[gate]]\nname = \"mypy\"\nglobs = [\"*.py\"]\nrun = \"mypy {files}\"\npath = [\".venv/bin\"]\nrequires = [\"mypy\"]\nscope = \"batch\"\ntimeout = \"5m\"\n");
     let made = Command::new("python3")
         .args(["-m", "venv", ".venv"])
         .current_dir(repo.path())
@@ -401,6 +401,11 @@ fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
         "the console script is the same bytes after the upgrade"
     );
     assert!(agrees(&repo, "mypy", mypy, &[], "mypy upgraded in place"));
+    let run = check(&repo, &[]);
+    assert_eq!(
+        run.gate("mypy")["tools"][0]["version"], "mypy 1.11.2",
+        "the tools line names the venv's distribution: {run:?}"
+    );
     // A config file the checker looks for, which no model of it listed.
     repo.write("mypy.ini", "[mypy]\ndisallow_untyped_defs = True\n");
     assert!(!agrees(&repo, "mypy", mypy, &[], "a new mypy.ini"));
