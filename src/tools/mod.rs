@@ -417,7 +417,10 @@ fn python_distribution(real: &Path) -> Option<(PathBuf, String)> {
                     .find_map(|l| l.strip_prefix(k))
                     .map(|v| v.trim().to_string())
             };
-            return Some((metadata.clone(), format!("{} {}", field("Name:")?, field("Version:")?)));
+            return Some((
+                metadata.clone(),
+                format!("{} {}", field("Name:")?, field("Version:")?),
+            ));
         }
     }
     None

@@ -212,6 +212,7 @@ pub fn install_hint(tool: &str) -> &'static str {
         "cargo" => "rustup (https://rustup.rs)",
         "go" => "apt-get install golang-go",
         "pnpm" => "npm install -g pnpm@10",
+        "pnpm-store" => "pnpm store add typescript@5.9.3 (scripts/test does)",
         "mypy-wheels" => {
             "pip download -d target/test-tools/wheels mypy==1.10.0 mypy==1.11.2 (scripts/test does)"
         }

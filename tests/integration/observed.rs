@@ -403,7 +403,8 @@ fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     assert!(agrees(&repo, "mypy", mypy, &[], "mypy upgraded in place"));
     let run = check(&repo, &[]);
     assert_eq!(
-        run.gate("mypy")["tools"][0]["version"], "mypy 1.11.2",
+        run.gate("mypy")["tools"][0]["version"],
+        "mypy 1.11.2",
         "the tools line names the venv's distribution: {run:?}"
     );
     // A config file the checker looks for, which no model of it listed.

@@ -270,3 +270,82 @@ fn a_pinned_typescript_that_is_not_installed_is_said_so() {
     assert!(hook.stdout.contains("not installed"), "{hook:?}");
     let _ = Path::new("");
 }
+
+/// A pnpm workspace installed by pnpm itself (offline, from the store `scripts/test` fills):
+/// `node_modules/.bin/tsc` is pnpm's shell wrapper, packages link each other through
+/// `workspace:*`, and types point at `dist/`.
+#[test]
+fn a_pnpm_workspace() {
+    if !crate::common::require_tool("pnpm") || !crate::common::require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\ndist/\n*.tsbuildinfo\n");
+    repo.write(
+        "package.json",
+        r#"{ "name": "ws", "private": true, "devDependencies": { "typescript": "5.9.3" } }"#,
+    );
+    repo.write("pnpm-workspace.yaml", "packages:\n  - \"packages/*\"\n");
+    let composite = r#"{ "compilerOptions": { "strict": true, "composite": true, "rootDir": "src", "outDir": "dist", "module": "nodenext" }, "include": ["src"] REFS }"#;
+    repo.write(
+        "packages/core/package.json",
+        r#"{ "name": "@ws/core", "version": "1.0.0", "types": "dist/index.d.ts", "main": "dist/index.js" }"#,
+    );
+    repo.write(
+        "packages/core/tsconfig.json",
+        &composite.replace(" REFS", ""),
+    );
+    repo.write(
+        "packages/core/src/index.ts",
+        "export function double(x: number): number { return x * 2; }\n",
+    );
+    repo.write(
+        "packages/app/package.json",
+        r#"{ "name": "@ws/app", "version": "1.0.0", "dependencies": { "@ws/core": "workspace:*" } }"#,
+    );
+    repo.write(
+        "packages/app/tsconfig.json",
+        &composite.replace(" REFS", r#", "references": [{ "path": "../core" }]"#),
+    );
+    repo.write(
+        "packages/app/src/main.ts",
+        "import { double } from '@ws/core';\nexport const four: number = double(2);\n",
+    );
+    repo.write(
+        "tsconfig.json",
+        r#"{ "files": [], "references": [{ "path": "packages/core" }, { "path": "packages/app" }] }"#,
+    );
+    let installed = Command::new("pnpm")
+        .args(["install", "--offline", "--silent"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    if !installed.success() {
+        crate::common::missing(
+            "pnpm-store",
+            "pnpm cannot install typescript@5.9.3 offline (scripts/test runs `pnpm store add typescript@5.9.3`)",
+        );
+        return;
+    }
+    repo.commit_all();
+    assert!(agrees(
+        &repo,
+        "node_modules/.bin/tsc -b",
+        "installed by pnpm"
+    ));
+    let run = check(&repo);
+    assert_eq!(
+        run.gate("tsc")["tools"][0]["version"],
+        "typescript 5.9.3",
+        "the version, not pnpm's wrapper script: {run:?}"
+    );
+    repo.write(
+        "packages/core/src/index.ts",
+        "export function double(x: string): string { return x + x; }\n",
+    );
+    assert!(!agrees(
+        &repo,
+        "node_modules/.bin/tsc -b",
+        "a breaking change in core"
+    ));
+}
