@@ -49,6 +49,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
     match Project::open(cwd, config) {
         Ok(mut project) => {
             stop_timeout(&settings, &project, &mut problems, &mut fine);
+            edit_budget(&project, &mut problems);
             for r in super::first_runs(&mut project, env, Phase::Stop) {
                 if let Some(tool) = r.missing {
                     problems.push(format!(
@@ -233,6 +234,32 @@ fn stop_timeout(
                 ));
             }
         }
+    }
+}
+
+/// An edit gate whose last run took most of the edit budget: the next edit that makes it a
+/// little slower gets no feedback at all. Its last uncached run says so: one after an edit,
+/// or any run of a gate that checks a whole project (it does the same work either way).
+fn edit_budget(project: &Project, problems: &mut Vec<String>) {
+    let config = &project.config;
+    let budget = config.settings.hooks.edit_budget;
+    for r in crate::results::load(project.root()) {
+        let Some(gate) = config.gates.iter().find(|g| g.name == r.gate) else {
+            continue;
+        };
+        let like_an_edit =
+            r.phase == Phase::Edit.as_str() || gate.scope == crate::config::Scope::Project;
+        let took = std::time::Duration::from_millis(r.duration_ms);
+        if r.cached || !like_an_edit || !gate.runs_in(Phase::Edit) || took < budget * 3 / 5 {
+            continue;
+        }
+        problems.push(format!(
+            "edit gate `{}` took {} s on its last {} run, against the {} s edit budget (hooks.edit_budget): an edit that makes it slower gets no feedback. Run it at stops only (phases = [\"stop\", \"check\"] in its [[gate]]), narrow its globs or files, or raise hooks.edit_budget",
+            gate.name,
+            took.as_secs(),
+            r.phase,
+            budget.as_secs()
+        ));
     }
 }
 

@@ -228,3 +228,27 @@ fn doctor_checks_the_config_it_is_given() {
         "{run:?}"
     );
 }
+
+/// An edit gate whose last run took most of the edit budget is a problem, with the ways out.
+#[test]
+fn an_edit_gate_close_to_the_edit_budget_is_reported() {
+    let repo = Repo::git();
+    repo.write("a.sh", "true\n");
+    repo.config(
+        "[hooks]\nedit_budget = \"3s\"\n\n[[gate]]\nname = \"slow\"\nglobs = [\"*.sh\"]\nrun = 'sleep 2'\n",
+    );
+    let quiet = repo.run(["doctor"]);
+    assert!(
+        !quiet.stdout.contains("edit gate `slow`"),
+        "no run yet: {quiet:?}"
+    );
+    let run = repo.run(["check", "--phase", "edit", "--all"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doctor = repo.run(["doctor"]);
+    assert!(
+        doctor.stdout.contains(
+            "edit gate `slow` took 2 s on its last edit run, against the 3 s edit budget"
+        ) && doctor.stdout.contains("phases = [\"stop\", \"check\"]"),
+        "{doctor:?}"
+    );
+}
