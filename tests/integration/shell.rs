@@ -160,3 +160,57 @@ fn a_project_of_extensionless_scripts_gets_the_shell_preset() {
         "{run:?}"
     );
 }
+
+/// A library sets variables for the scripts that source it: ShellCheck on the library alone
+/// says they "appear unused" (SC2034), which fails nothing here; a real bug in it still fails,
+/// and an unused variable in a script nobody sources still fails.
+#[test]
+fn a_library_s_variables_for_its_sourcing_scripts_are_not_unused() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "lib/defaults.sh",
+        "# shellcheck shell=bash\nDEFAULT_NAME=world\nDEFAULT_GREETING=hello\n",
+    );
+    repo.write(
+        "bin/greet",
+        "#!/bin/bash\n# shellcheck source=lib/defaults.sh\nsource \"$(dirname \"$0\")/../lib/defaults.sh\"\necho \"$DEFAULT_GREETING $DEFAULT_NAME\"\n",
+    );
+    let alone = std::process::Command::new("shellcheck")
+        .args(["--severity=warning", "lib/defaults.sh"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&alone.stdout).contains("SC2034"),
+        "the library alone says unused"
+    );
+    let run = check(&repo);
+    assert_eq!(run.gate("shellcheck")["status"], "pass", "{run:?}");
+    repo.write(
+        "lib/defaults.sh",
+        "# shellcheck shell=bash\nDEFAULT_NAME=world\nDEFAULT_GREETING=hello\ncd /tmp\nrm -rf \"$DEFAULT_DIR\"/*\n",
+    );
+    let run = check(&repo);
+    assert_eq!(
+        run.gate("shellcheck")["status"],
+        "fail",
+        "a real bug still fails: {run:?}"
+    );
+    repo.write("bin/lonely", "#!/bin/bash\nUNUSED=1\necho hi\n");
+    repo.write(
+        "lib/defaults.sh",
+        "# shellcheck shell=bash\nDEFAULT_NAME=world\nDEFAULT_GREETING=hello\n",
+    );
+    let run = check(&repo);
+    let out = run.gate("shellcheck")["output"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        out.contains("bin/lonely") && out.contains("SC2034"),
+        "{run:?}"
+    );
+}

@@ -5,6 +5,8 @@
 //! - a library without a `#!` line or `# shellcheck shell=` directive is checked in the
 //!   dialect of the scripts that source it (`--shell=bash`), else as bash, instead of failing
 //!   on SC2148 (no shebang);
+//! - a library some script of the project sources is not failed for variables it sets for
+//!   that script ("appears unused", SC2034);
 //! - scripts in a dialect ShellCheck cannot read (zsh, fish) are left alone;
 //! - when sources are followed (`external-sources=true` in a `.shellcheckrc`, or the
 //!   directive), each script's inputs include what it sources, so the per-file cache stays
@@ -59,14 +61,19 @@ pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
             format!("--severity={}", severity.as_str()).into(),
             "--exclude=SC1091".into(),
         ];
+        let index = sourced_as.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if !declared {
-            let index = sourced_as.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
-            let name = f
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
             let dialect = index.get(&name).copied().unwrap_or("bash");
             argv.push(format!("--shell={dialect}").into());
+        }
+        if index.contains_key(&name) {
+            // A library's variables are set for the scripts that source it: "appears unused"
+            // (SC2034) is true of the library alone and false of the program.
+            argv.push("--exclude=SC2034".into());
         }
         let mut inputs = vec![f.clone()];
         if follows_sources(f, &text, cx.fs) {

@@ -36,16 +36,16 @@ fn libraries_get_the_dialect_of_their_sourcing_scripts() {
     let sev = "shellcheck --format=gcc --severity=warning --exclude=SC1091";
     assert!(shown.contains(&format!("{sev} bin/run")), "{shown:#?}");
     assert!(
-        shown.contains(&format!("{sev} --shell=bash lib/util.sh")),
+        shown.contains(&format!("{sev} --shell=bash --exclude=SC2034 lib/util.sh")),
         "{shown:#?}"
     );
     assert!(
-        shown.contains(&format!("{sev} --shell=sh lib/posix.sh")),
+        shown.contains(&format!("{sev} --shell=sh --exclude=SC2034 lib/posix.sh")),
         "{shown:#?}"
     );
     assert!(
         shown.contains(&format!("{sev} lib/declared.sh")),
-        "{shown:#?}"
+        "sourced by no script: every warning counts: {shown:#?}"
     );
     assert!(shown.contains(&format!("{sev} tests/t1")), "{shown:#?}");
 }
