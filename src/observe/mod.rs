@@ -105,8 +105,9 @@ pub fn inputs(
             ));
         };
         let seen = fingerprint(path, *access == Access::Read, digests, &written);
-        // A folder's own time moves with every file made in it (by this run too); its
-        // listing leaves the run's outputs out instead.
+        // Read after the digest, not with it: a write between the two would otherwise
+        // store content the run never read. A folder's own time moves with every file made
+        // in it (by this run too); its listing leaves the run's outputs out instead.
         if let Some(time) = changed_at(path).filter(|_| seen.starts_with("f:")) {
             if time >= started {
                 return Err(format!("{} changed while the gate ran", path.display()));
