@@ -65,15 +65,14 @@ impl Places {
 }
 
 /// Folder names tools keep their caches in, when they do not tag them with `CACHEDIR.TAG`.
+/// Only caches of what was read: `.tox` and `.nox` hold environments whose packages a run
+/// reads, and `.hypothesis` the examples a test replays, so they are inputs.
 const CACHE_NAMES: &[&str] = &[
     ".git",
     "__pycache__",
     ".mypy_cache",
     ".pytest_cache",
     ".ruff_cache",
-    ".hypothesis",
-    ".tox",
-    ".nox",
 ];
 const SYSTEM: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 
