@@ -178,6 +178,7 @@ impl<'a> Toolbox<'a> {
         if content == Content::Absent {
             return Err(format!("{} vanished", real.display()));
         }
+        let interpreter = shebang_interpreter(real);
         if let Some(pkg) = node_package(real) {
             let manifest = pkg.join("package.json");
             if let Ok(c) = self.digests.of(&manifest) {
@@ -186,7 +187,11 @@ impl<'a> Toolbox<'a> {
             if package.is_none() {
                 *package = package_version(&manifest);
             }
-        } else if let Some((metadata, shown)) = python_distribution(real) {
+        } else if let Some((metadata, shown)) = interpreter
+            .as_deref()
+            .filter(|i| i.contains("python"))
+            .and_then(|_| python_distribution(real))
+        {
             // A console script of a Python environment stays the same bytes when its package
             // is upgraded: the distribution's metadata is what changes.
             if let Ok(c) = self.digests.of(&metadata) {
@@ -216,7 +221,7 @@ impl<'a> Toolbox<'a> {
                 (package, bypass),
             );
         }
-        if let Some(interpreter) = shebang_interpreter(real) {
+        if let Some(interpreter) = interpreter {
             let resolved = if interpreter.contains('/') {
                 Some(PathBuf::from(&interpreter))
             } else {
@@ -378,15 +383,11 @@ fn relative_or_absolute(root: &Path, p: &Path) -> PathBuf {
 
 /// The package folder holding `real` when it lies in a `node_modules` tree
 /// (`.../node_modules/typescript` or `.../node_modules/@scope/name`).
-/// The installed distribution whose console script `real` is (`<env>/bin/mypy` of a venv or
-/// any Python prefix): its `METADATA` file and `name version`, from the `.dist-info` whose
-/// `entry_points.txt` names the script.
+/// The installed distribution whose console script `real` (a Python script) is
+/// (`<env>/bin/mypy` of a venv or any Python prefix): its `METADATA` file and `name version`,
+/// from the `.dist-info` whose `entry_points.txt` lists the script among its scripts.
 fn python_distribution(real: &Path) -> Option<(PathBuf, String)> {
     let script = real.file_name()?.to_str()?;
-    // The interpreter itself is no distribution's script.
-    if script.starts_with("python") || script.starts_with("pip") {
-        return None;
-    }
     let prefix = real.parent().filter(|b| b.ends_with("bin"))?.parent()?;
     let lib = prefix.join("lib");
     for py in std::fs::read_dir(&lib).ok()?.flatten() {
@@ -403,10 +404,7 @@ fn python_distribution(real: &Path) -> Option<(PathBuf, String)> {
             let Ok(entries) = std::fs::read_to_string(d.path().join("entry_points.txt")) else {
                 continue;
             };
-            let names_it = entries
-                .lines()
-                .filter_map(|l| l.split_once('='))
-                .any(|(name, _)| name.trim() == script);
+            let names_it = entry_point_scripts(&entries).any(|name| name == script);
             if !names_it {
                 continue;
             }
@@ -424,6 +422,21 @@ fn python_distribution(real: &Path) -> Option<(PathBuf, String)> {
         }
     }
     None
+}
+
+/// The script names an `entry_points.txt` installs (its `console_scripts` and `gui_scripts`
+/// sections; plugin sections name no program).
+fn entry_point_scripts(text: &str) -> impl Iterator<Item = &str> {
+    let mut scripts = false;
+    text.lines().filter_map(move |l| {
+        let l = l.trim();
+        if l.starts_with('[') {
+            scripts = l == "[console_scripts]" || l == "[gui_scripts]";
+            return None;
+        }
+        let (name, _) = l.split_once('=')?;
+        scripts.then(|| name.trim())
+    })
 }
 
 fn node_package(real: &Path) -> Option<PathBuf> {

@@ -189,3 +189,11 @@ fn a_shebang_whose_interpreter_cannot_be_told_is_said_so() {
         assert!(!undeterminable_shebang(good.as_bytes()), "{good:?}");
     }
 }
+
+#[test]
+fn only_script_sections_of_entry_points_name_programs() {
+    let text = "[console_scripts]\nmypy = mypy.__main__:console_entry\n\n[pytest11]\nplug = x.plugin\n[gui_scripts]\nview = a:b\n";
+    let names: Vec<&str> = entry_point_scripts(text).collect();
+    assert_eq!(names, ["mypy", "view"]);
+    assert_eq!(entry_point_scripts("[pytest11]\nmypy = x\n").count(), 0);
+}
