@@ -220,10 +220,7 @@ fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
             ))
         }
     };
-    files.extend(git::paths(
-        root,
-        &["ls-files", "-z", "--others", "--exclude-standard"],
-    )?);
+    files.extend(git::untracked(root)?);
     Ok(files)
 }
 

@@ -53,6 +53,11 @@ pub fn paths(dir: &Path, args: &[&str]) -> Result<Vec<PathBuf>, GitError> {
     Ok(split_nul(&run(dir, args)?))
 }
 
+/// The files git neither tracks nor ignores, relative to `dir`.
+pub fn untracked(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
+    paths(dir, &["ls-files", "-z", "--others", "--exclude-standard"])
+}
+
 /// NUL-separated paths, as `-z` prints them.
 pub fn split_nul(out: &[u8]) -> Vec<PathBuf> {
     out.split(|b| *b == 0)

@@ -214,7 +214,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
 fn untracked(
     root: &std::path::Path,
 ) -> Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>> {
-    crate::git::paths(root, &["ls-files", "-z", "--others", "--exclude-standard"])
+    crate::git::untracked(root)
         .ok()
         .map(|p| std::sync::Arc::new(p.into_iter().collect()))
 }
