@@ -29,7 +29,10 @@ pub fn record(root: &Path, gate: &str, dir: &Path, inputs: &[Input]) {
         text.push_str(p);
         text.push('\n');
     }
-    let _ = crate::atomic::write(&path, text.as_bytes());
+    // Most runs read what the last one did: no write then.
+    if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+        let _ = crate::atomic::write(&path, text.as_bytes());
+    }
 }
 
 /// The folders whose last run of `gate` read one of `rels`.
