@@ -196,8 +196,9 @@ pub fn cargo_target(env: &Environment, root: &Path) -> PathBuf {
     base.join("ralph-gate/cargo-target").join(&key[..16])
 }
 
-/// Where TypeScript mirror configs, outputs and build-info files go, relative to the project
-/// root (tsc is run from there with relative paths).
+/// Where `tsc -p` runs keep their build-info files, and the configs naming files a tsconfig
+/// does not include, relative to the project root (tsc is run from there with relative
+/// paths).
 pub fn tsc_work() -> PathBuf {
     Path::new(DIR).join("tsc")
 }

@@ -93,7 +93,7 @@ pub fn compose(
             h.add(a.as_bytes());
         }
     }
-    // What a driver writes before the run (a mirror tsconfig naming the files to check)
+    // What a driver writes before the run (a tsconfig naming the files to check)
     // decides the result as much as the command does.
     for (path, text) in &job.setup {
         h.add(b"setup");

@@ -537,8 +537,9 @@ fn outside_commit(mut outcome: Outcome, read: Option<String>) -> Outcome {
     outcome
 }
 
-/// Removes what the job must start without and writes the files it needs (TypeScript's
-/// mirror configs). A tool must not read the state it was meant to start without.
+/// Removes what the job must start without (build state: a `tsc -b` project's build-info
+/// files) and writes the files it needs (the tsconfig naming the files a project does not
+/// include). A tool must not read the state it was meant to start without.
 fn prepare(root: &Path, job: &Job) -> Result<(), String> {
     if let Some(p) = &job.private {
         // Made here, and only here: a folder that already exists was not made for this run.
