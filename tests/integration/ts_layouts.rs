@@ -4,7 +4,6 @@
 
 use crate::common::{typescript7, typescript7_repo, typescript_repo, Repo, Run};
 use serde_json::json;
-use std::path::Path;
 use std::process::Command;
 
 fn check(repo: &Repo) -> Run {
@@ -103,13 +102,14 @@ fn config_dir_in_a_shared_base_config() {
     both(config_dir);
 }
 
-/// A workspace whose packages' `types` point at their `dist/`, built with references.
-fn dist_types(repo: &Repo) {
+/// Two packages whose `types` point at their `dist/`, `app` depending on `core` by the
+/// version spec `dep` and referencing it, and a solution config over both.
+fn core_and_app(repo: &Repo, dep: &str) {
     repo.write(".gitignore", "node_modules/\ndist/\n*.tsbuildinfo\n");
     let composite = r#"{ "compilerOptions": { "strict": true, "composite": true, "rootDir": "src", "outDir": "dist", "module": "nodenext" }, "include": ["src"] REFS }"#;
     repo.write(
         "packages/core/package.json",
-        r#"{ "name": "@ws/core", "types": "dist/index.d.ts", "main": "dist/index.js" }"#,
+        r#"{ "name": "@ws/core", "version": "1.0.0", "types": "dist/index.d.ts", "main": "dist/index.js" }"#,
     );
     repo.write(
         "packages/core/tsconfig.json",
@@ -121,7 +121,9 @@ fn dist_types(repo: &Repo) {
     );
     repo.write(
         "packages/app/package.json",
-        r#"{ "name": "@ws/app", "dependencies": { "@ws/core": "*" } }"#,
+        &format!(
+            r#"{{ "name": "@ws/app", "version": "1.0.0", "dependencies": {{ "@ws/core": "{dep}" }} }}"#
+        ),
     );
     repo.write(
         "packages/app/tsconfig.json",
@@ -135,15 +137,13 @@ fn dist_types(repo: &Repo) {
         "tsconfig.json",
         r#"{ "files": [], "references": [{ "path": "packages/core" }, { "path": "packages/app" }] }"#,
     );
-    std::fs::create_dir_all(repo.path().join("node_modules/@ws")).unwrap();
-    std::os::unix::fs::symlink(
-        "../../packages/core",
-        repo.path().join("node_modules/@ws/core"),
-    )
-    .unwrap();
+}
+
+/// `core_and_app`, installed, committed: `tsc -b`'s verdict on it, then on a breaking change
+/// in core.
+fn core_breaks_app(repo: &Repo, when: &str) {
     repo.commit_all();
-    // A clean checkout: no dist/ yet.
-    assert!(agrees(repo, "node_modules/.bin/tsc -b", "a clean checkout"));
+    assert!(agrees(repo, "node_modules/.bin/tsc -b", when));
     repo.write(
         "packages/core/src/index.ts",
         "export function double(x: string): string { return x + x; }\n",
@@ -153,6 +153,19 @@ fn dist_types(repo: &Repo) {
         "node_modules/.bin/tsc -b",
         "a breaking change in core"
     ));
+}
+
+/// A workspace whose packages' `types` point at their `dist/`, built with references.
+fn dist_types(repo: &Repo) {
+    core_and_app(repo, "*");
+    std::fs::create_dir_all(repo.path().join("node_modules/@ws")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../packages/core",
+        repo.path().join("node_modules/@ws/core"),
+    )
+    .unwrap();
+    // A clean checkout: no dist/ yet.
+    core_breaks_app(repo, "a clean checkout");
 }
 
 #[test]
@@ -268,7 +281,6 @@ fn a_pinned_typescript_that_is_not_installed_is_said_so() {
         json!({"file_path": repo.path().join("src/a.ts"), "content": ""}),
     );
     assert!(hook.stdout.contains("not installed"), "{hook:?}");
-    let _ = Path::new("");
 }
 
 /// A pnpm workspace installed by pnpm itself (offline, from the store `scripts/test` fills):
@@ -280,41 +292,12 @@ fn a_pnpm_workspace() {
         return;
     }
     let repo = Repo::git();
-    repo.write(".gitignore", "node_modules/\ndist/\n*.tsbuildinfo\n");
+    core_and_app(&repo, "workspace:*");
     repo.write(
         "package.json",
         r#"{ "name": "ws", "private": true, "devDependencies": { "typescript": "5.9.3" } }"#,
     );
     repo.write("pnpm-workspace.yaml", "packages:\n  - \"packages/*\"\n");
-    let composite = r#"{ "compilerOptions": { "strict": true, "composite": true, "rootDir": "src", "outDir": "dist", "module": "nodenext" }, "include": ["src"] REFS }"#;
-    repo.write(
-        "packages/core/package.json",
-        r#"{ "name": "@ws/core", "version": "1.0.0", "types": "dist/index.d.ts", "main": "dist/index.js" }"#,
-    );
-    repo.write(
-        "packages/core/tsconfig.json",
-        &composite.replace(" REFS", ""),
-    );
-    repo.write(
-        "packages/core/src/index.ts",
-        "export function double(x: number): number { return x * 2; }\n",
-    );
-    repo.write(
-        "packages/app/package.json",
-        r#"{ "name": "@ws/app", "version": "1.0.0", "dependencies": { "@ws/core": "workspace:*" } }"#,
-    );
-    repo.write(
-        "packages/app/tsconfig.json",
-        &composite.replace(" REFS", r#", "references": [{ "path": "../core" }]"#),
-    );
-    repo.write(
-        "packages/app/src/main.ts",
-        "import { double } from '@ws/core';\nexport const four: number = double(2);\n",
-    );
-    repo.write(
-        "tsconfig.json",
-        r#"{ "files": [], "references": [{ "path": "packages/core" }, { "path": "packages/app" }] }"#,
-    );
     let installed = Command::new("pnpm")
         .args(["install", "--offline", "--silent"])
         .current_dir(repo.path())
@@ -327,25 +310,11 @@ fn a_pnpm_workspace() {
         );
         return;
     }
-    repo.commit_all();
-    assert!(agrees(
-        &repo,
-        "node_modules/.bin/tsc -b",
-        "installed by pnpm"
-    ));
     let run = check(&repo);
     assert_eq!(
         run.gate("tsc")["tools"][0]["version"],
         "typescript 5.9.3",
         "the version, not pnpm's wrapper script: {run:?}"
     );
-    repo.write(
-        "packages/core/src/index.ts",
-        "export function double(x: string): string { return x + x; }\n",
-    );
-    assert!(!agrees(
-        &repo,
-        "node_modules/.bin/tsc -b",
-        "a breaking change in core"
-    ));
+    core_breaks_app(&repo, "installed by pnpm");
 }
