@@ -90,6 +90,18 @@ fn config_dir(repo: &Repo) {
     );
     repo.commit_all();
     assert!(agrees(repo, "node_modules/.bin/tsc -b", "as written"));
+    // The project includes its src: no run of its own for files it "does not include" (a
+    // `${configDir}` read as the base config's folder found none, and that run, not the
+    // build, was what failed).
+    let run = check(repo);
+    let tsc = run.gate("tsc");
+    let labels: Vec<&str> = tsc["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["tsconfig.json"], "{run:?}");
     repo.write(
         "packages/a/src/index.ts",
         "export const a: number = 'one';\n",

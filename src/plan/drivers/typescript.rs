@@ -152,6 +152,9 @@ struct Loaded {
     has_root_dir: bool,
     /// Root-relative `outDir` and `declarationDir` where set.
     out_dirs: Vec<PathBuf>,
+    /// Root-relative `outDir` and `tsBuildInfoFile`, as the nearest layer sets them.
+    out_dir: Option<PathBuf>,
+    build_info: Option<PathBuf>,
     references: Vec<PathBuf>,
     no_cache: Option<String>,
     /// `files`, `include` and `exclude` as tsc applies them (the nearest layer's, whole).
@@ -797,29 +800,20 @@ fn build_info(name: &str, reuse: bool) -> (PathBuf, Option<PathBuf>) {
 /// Where a project's own `tsc -b` keeps its build-info file: `tsBuildInfoFile`, else beside
 /// its outputs (`outDir`), else beside the config, named after it.
 fn own_build_info(config: &Path, loaded: &Loaded) -> PathBuf {
-    let dir = config.parent().unwrap_or(Path::new(""));
-    // `${configDir}` (TypeScript 5.5) is the folder of the config that is built.
-    let option = |k: &str| {
-        loaded
-            .options
-            .get(k)
-            .and_then(Value::as_str)
-            .map(|v| v.replace("${configDir}", "."))
-    };
-    if let Some(p) = option("tsBuildInfoFile").and_then(|p| join_inside(dir, &p)) {
-        return p;
+    if let Some(p) = &loaded.build_info {
+        return p.clone();
     }
     let stem = config
         .file_stem()
         .map_or("tsconfig".into(), |s| s.to_string_lossy().into_owned());
-    let at = option("outDir")
-        .and_then(|p| join_inside(dir, &p))
-        .unwrap_or_else(|| dir.to_path_buf());
-    at.join(format!("{stem}.tsbuildinfo"))
+    let dir = config.parent().unwrap_or(Path::new(""));
+    loaded
+        .out_dir
+        .as_deref()
+        .unwrap_or(dir)
+        .join(format!("{stem}.tsbuildinfo"))
 }
 
-/// Reads a config and its `extends` chain. `None` when the config itself cannot be read or
-/// parsed (tsc will say why when it runs).
 /// One layer's `compilerOptions`: options (later layers win), the folders module resolution
 /// reads (`baseUrl`, `paths`, `typeRoots`, `rootDirs`) and the output folders.
 fn compiler_options(out: &mut Loaded, opts: &Map<String, Value>, dir: &Path) {
@@ -850,12 +844,24 @@ fn compiler_options(out: &mut Loaded, opts: &Map<String, Value>, dir: &Path) {
     }
     for key in ["outDir", "declarationDir"] {
         if let Some(d) = opts.get(key).and_then(Value::as_str).and_then(at) {
+            if key == "outDir" {
+                out.out_dir = Some(d.clone());
+            }
             out.out_dirs.push(d);
         }
+    }
+    if let Some(p) = opts
+        .get("tsBuildInfoFile")
+        .and_then(Value::as_str)
+        .and_then(at)
+    {
+        out.build_info = Some(p);
     }
     out.has_root_dir |= opts.contains_key("rootDir");
 }
 
+/// Reads a config and its `extends` chain. `None` when the config itself cannot be read or
+/// parsed (tsc will say why when it runs).
 fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     let mut out = Loaded::default();
     // From the most basic config to the project's own: later layers win, and of an
@@ -870,6 +876,7 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     out.dirs.push(config_dir.clone());
     for (path, obj) in &layers {
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let obj = &with_config_dir(obj, &dir, &config_dir);
         let at = |p: &str| join_inside(&dir, p);
         if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
             compiler_options(&mut out, opts, &dir);
@@ -938,6 +945,39 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     out.dirs
         .retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
     Some(out)
+}
+
+/// `layer` (a config of folder `dir`) with `${configDir}` (TypeScript 5.5), which names the
+/// folder of the config being built whichever layer says it, written as a path from `dir`
+/// to `config_dir`: a shared base config's `"include": ["${configDir}/src"]` is the project's
+/// own `src`.
+fn with_config_dir(
+    layer: &Map<String, Value>,
+    dir: &Path,
+    config_dir: &Path,
+) -> Map<String, Value> {
+    const VAR: &str = "${configDir}";
+    let mut to = "../".repeat(dir.components().count());
+    to.push_str(&config_dir.to_string_lossy());
+    if to.is_empty() {
+        to.push('.');
+    }
+    let to = to.trim_end_matches('/').to_string();
+    fn expand(v: &mut Value, to: &str) {
+        match v {
+            Value::String(s) if s.starts_with(VAR) => *s = format!("{to}{}", &s[VAR.len()..]),
+            Value::Array(list) => list.iter_mut().for_each(|v| expand(v, to)),
+            Value::Object(map) => map.values_mut().for_each(|v| expand(v, to)),
+            _ => {}
+        }
+    }
+    let mut out = layer.clone();
+    for key in ["compilerOptions", "include", "exclude", "files"] {
+        if let Some(v) = out.get_mut(key) {
+            expand(v, &to);
+        }
+    }
+    out
 }
 
 /// Appends the layers `path` extends (most basic first), then `path`'s own.

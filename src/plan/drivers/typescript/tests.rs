@@ -304,3 +304,34 @@ fn the_compiler_is_the_typescript_package_installed_for_the_project() {
         .unwrap()
         .contains("typescript 5.9.3 in package.json) is not installed"));
 }
+
+#[test]
+fn config_dir_in_a_shared_base_names_the_project_s_own_folder() {
+    let fs = MemFs::new(&[
+        (
+            "configs/base.json",
+            "{\"compilerOptions\": {\"strict\": true, \"composite\": true, \"outDir\": \"${configDir}/dist\", \"tsBuildInfoFile\": \"${configDir}/dist/.tsbuildinfo\"}, \"include\": [\"${configDir}/src\"]}",
+        ),
+        ("packages/a/tsconfig.json", "{\"extends\": \"../../configs/base.json\"}"),
+        ("packages/a/src/index.ts", "export const a = 1;\n"),
+        ("packages/b/tsconfig.json", "{\"files\": [], \"references\": [{\"path\": \"../a\"}]}"),
+    ]);
+    let c = testing::config("presets = [\"typescript\"]\n");
+    let fresh = testing::jobs_reusing(plan, &c, &fs, Some(&["packages/a/src/index.ts"]), false);
+    let labels: Vec<String> = fresh.iter().filter_map(|j| j.label.clone()).collect();
+    assert_eq!(
+        labels,
+        ["packages/b/tsconfig.json"],
+        "a's own include covers its src: {fresh:#?}"
+    );
+    assert!(fresh[0]
+        .inputs
+        .contains(&PathBuf::from("packages/a/src/index.ts")));
+    assert!(
+        fresh[0]
+            .clear
+            .contains(&PathBuf::from("packages/a/dist/.tsbuildinfo")),
+        "{:?}",
+        fresh[0].clear
+    );
+}
