@@ -94,7 +94,7 @@ pub fn inputs(
     let mut tags = Tags::default();
     let mut out = Vec::new();
     for (path, access) in paths {
-        if *access == Access::Write || skipped(path, places) || tags.in_cache(path) {
+        if *access == Access::Write || skipped(path, places) || tags.in_cache(path, &places.root) {
             continue;
         }
         let Some(stored) = stored_form(path, places) else {
@@ -201,7 +201,7 @@ fn list(dir: &Path, written: &HashSet<&Path>) -> String {
 fn skipped(path: &Path, places: &Places) -> bool {
     if SYSTEM.iter().any(|s| path.starts_with(s))
         || places.skip.iter().any(|s| path.starts_with(s))
-        || (!path.starts_with(&places.root) && places.temp.iter().any(|t| path.starts_with(t)))
+        || places.temp.iter().any(|t| in_temp(path, t, &places.root))
     {
         return true;
     }
@@ -223,6 +223,23 @@ fn skipped(path: &Path, places: &Places) -> bool {
         .is_some_and(|e| e == "tsbuildinfo" || e == "pyc")
 }
 
+/// Whether `path` is scratch in the temporary folder `temp`: under it, and not under the
+/// folder of it that holds the project. A project checked out in `/tmp/work/app` keeps its
+/// own files and its neighbours (`/tmp/work/.cargo/config.toml`); `/tmp/go-build1234` is
+/// still scratch.
+fn in_temp(path: &Path, temp: &Path, root: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix(temp) else {
+        return false;
+    };
+    let project_side = root
+        .strip_prefix(temp)
+        .ok()
+        .and_then(|r| r.components().next())
+        .zip(rest.components().next())
+        .is_some_and(|(r, p)| r == p);
+    !project_side
+}
+
 /// Which folders are caches by the Cache Directory Tagging convention (Cargo's `target/`,
 /// `.mypy_cache`, `.pytest_cache`, `.ruff_cache` carry `CACHEDIR.TAG`) or, for Go's build
 /// cache, by its README; remembered per run.
@@ -230,8 +247,13 @@ fn skipped(path: &Path, places: &Places) -> bool {
 struct Tags(HashMap<PathBuf, bool>);
 
 impl Tags {
-    fn in_cache(&mut self, path: &Path) -> bool {
-        path.ancestors().skip(1).any(|dir| self.tagged(dir))
+    /// A tagged folder that holds the project is not a cache of it: a project made inside
+    /// Cargo's `target/` (a test's scratch project) keeps its files.
+    fn in_cache(&mut self, path: &Path, root: &Path) -> bool {
+        path.ancestors()
+            .skip(1)
+            .filter(|dir| !root.starts_with(dir))
+            .any(|dir| self.tagged(dir))
     }
 
     fn tagged(&mut self, dir: &Path) -> bool {

@@ -113,6 +113,39 @@ fn outputs_caches_and_system_folders_are_not_inputs() {
         "a project in /tmp keeps its files"
     );
     assert!(skipped(Path::new("/tmp/other"), &in_tmp));
+    let deeper = places(Path::new("/tmp/work/app"));
+    assert!(
+        !skipped(Path::new("/tmp/work/.cargo/config.toml"), &deeper),
+        "a project's neighbours in the temporary folder that holds it are inputs"
+    );
+    assert!(skipped(Path::new("/tmp/go-build1234/b001/x"), &deeper));
+}
+
+#[test]
+fn a_project_inside_a_tagged_cache_folder_keeps_its_files() {
+    // Cargo's target/ carries CACHEDIR.TAG; tests make their projects in target/tmp.
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().canonicalize().unwrap();
+    std::fs::write(
+        target.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    let root = target.join("tmp/proj");
+    std::fs::create_dir_all(root.join("gen")).unwrap();
+    std::fs::create_dir_all(target.join("tmp/.cargo")).unwrap();
+    std::fs::write(root.join("gen/a.rs"), "one").unwrap();
+    let seen = HashMap::from([
+        (root.join("gen/a.rs"), Access::Read),
+        (target.join("tmp/.cargo/config.toml"), Access::Probe),
+        (target.join("debug/x.rmeta"), Access::Read),
+    ]);
+    let after = coarse_now() + 1_000_000_000_000;
+    let got = inputs(&seen, &places(&root), &Digests::load(&root, None), after).unwrap();
+    let names: Vec<&str> = got.iter().map(|i| i.path.as_str()).collect();
+    let above = format!("{}/tmp/.cargo/config.toml", target.display());
+    assert!(names.contains(&"./gen/a.rs"), "{names:?}");
+    assert!(names.contains(&above.as_str()), "{names:?}");
 }
 
 #[test]
