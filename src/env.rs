@@ -52,6 +52,9 @@ pub struct Environment {
     pub cargo_home: Option<PathBuf>,
     /// `CLAUDE_CONFIG_DIR`: Claude Code's user folder (else `~/.claude`).
     pub claude_config_dir: Option<PathBuf>,
+    /// `CODEX_HOME`: Codex's folder, goals database included (else found from the rollout's
+    /// path, else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
     /// `CLAUDE_PLUGIN_ROOT`: the plugin's folder when a plugin's hook runs us.
     pub claude_plugin_root: Option<PathBuf>,
     /// `GEMINI_SESSION_ID`: the session a Gemini CLI shell command belongs to.
@@ -113,6 +116,7 @@ impl Environment {
             cargo_home: path("CARGO_HOME"),
             claude_config_dir: path("CLAUDE_CONFIG_DIR"),
             claude_plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from),
+            codex_home: path("CODEX_HOME"),
             gemini_session_id: text("GEMINI_SESSION_ID"),
             columns: std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()),
             aws: Aws {

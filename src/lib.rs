@@ -33,6 +33,7 @@ mod tools;
 mod agent;
 mod agents;
 mod claude_settings;
+mod goals;
 mod guard;
 mod hook;
 mod journal;

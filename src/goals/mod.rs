@@ -1,0 +1,93 @@
+//! The agents' own loops: Claude Code's `/goal` and Codex goals. Neither runs a check: a
+//! model judges the goal from the transcript (Claude Code) or the model marks it complete
+//! itself (Codex). ralph-gate holds a goal like a loop of its own (`hook::stop`): while the
+//! goal is active, or was met in the turn now ending, a stop is let through only when every
+//! stop gate passes.
+//!
+//! This module only reads what the agent recorded: [`claude`] the transcript's
+//! `goal_status` lines, [`codex`] the goals database and the rollout. native-loops.md.
+
+pub mod claude;
+pub mod codex;
+
+use std::path::PathBuf;
+
+/// Where a stop's goal is recorded, as the agent's payload says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Claude Code's transcript, and the id of the prompt whose turn is ending (constant
+    /// across the continuations of refused stops).
+    Claude {
+        transcript: PathBuf,
+        prompt_id: Option<String>,
+        /// The payload's `last_assistant_message`: the transcript is read once it holds it.
+        last_message: Option<String>,
+    },
+    /// Codex's goals database (in its home, see [`codex::home`]), the thread (the payload's
+    /// `session_id`), the turn now ending and the rollout that records when it began.
+    Codex {
+        thread: String,
+        turn: Option<String>,
+        rollout: Option<PathBuf>,
+    },
+}
+
+/// A session's goal, as last recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Goal {
+    pub condition: String,
+    pub status: Status,
+    /// The evaluator's last reason, when the agent has one (Claude Code).
+    pub verdict: Option<String>,
+}
+
+/// Where a goal stands for the stop now being judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Set and not yet met: every stop is held to the gates.
+    Active,
+    /// Met (judged so, or marked complete) in the turn now ending: the stop is the goal's
+    /// claim of done, held to the gates.
+    MetThisTurn,
+    /// Holds nothing: cleared or paused by the user, judged impossible, out of budget, or met
+    /// in an earlier turn. The words say which.
+    Over(&'static str),
+}
+
+impl Goal {
+    /// Whether this stop is held to the gates.
+    pub fn held(&self) -> bool {
+        matches!(self.status, Status::Active | Status::MetThisTurn)
+    }
+}
+
+/// The goal of the session a stop belongs to; `None` when it has none, or when what records
+/// it cannot be read (said in `Err`, for the journal).
+pub fn read(source: &Source, env: &crate::env::Environment) -> Result<Option<Goal>, String> {
+    match source {
+        Source::Claude {
+            transcript,
+            prompt_id,
+            last_message,
+        } => {
+            let bytes = claude::read_settled(transcript, last_message.as_deref())
+                .map_err(|e| format!("{}: {e}", transcript.display()))?;
+            Ok(bytes.and_then(|b| claude::goal(&b, prompt_id.as_deref())))
+        }
+        Source::Codex {
+            thread,
+            turn,
+            rollout,
+        } => {
+            let home = codex::home(
+                env.codex_home.as_deref(),
+                rollout.as_deref(),
+                env.home.as_deref(),
+            );
+            match home {
+                Some(home) => codex::read(&home, thread, turn.as_deref(), rollout.as_deref()),
+                None => Ok(None),
+            }
+        }
+    }
+}
