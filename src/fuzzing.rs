@@ -139,6 +139,7 @@ pub fn stop_decision(bytes: &[u8]) {
         promise_misplaced: flags & 4 == 4,
         blocks_in_a_row: u32::from(*unchanged),
         block_cap: 8,
+        goal: None,
     };
     let d = decide(&facts);
 
@@ -163,6 +164,7 @@ pub fn stop_decision(bytes: &[u8]) {
             "refused a promise not made, or with nothing failing"
         ),
         Outcome::Continue => assert!(!promised, "the promise was made and not answered"),
+        Outcome::GoalRefused | Outcome::GoalGoesOn => panic!("a goal's outcome without a goal"),
     }
     check_state_change(&d, &state);
 }

@@ -37,6 +37,9 @@ pub enum Entry {
     Refused(LoopEvent),
     /// A shell command of the agent changed what decides the loop's end; it was put back.
     Restored(LoopEvent),
+    /// The session's goal was cleared, paused, judged impossible or met in an earlier turn:
+    /// ralph-gate's loop for it ended.
+    GoalOver(LoopEvent),
 }
 
 impl Entry {
@@ -51,6 +54,7 @@ impl Entry {
             Entry::StateUnreadable(_) => "state_unreadable",
             Entry::Refused(_) => "refused",
             Entry::Restored(_) => "restored",
+            Entry::GoalOver(_) => "goal_over",
         }
     }
 
@@ -64,7 +68,8 @@ impl Entry {
             | Entry::StateDeleted(e)
             | Entry::StateUnreadable(e)
             | Entry::Refused(e)
-            | Entry::Restored(e) => &e.loop_file,
+            | Entry::Restored(e)
+            | Entry::GoalOver(e) => &e.loop_file,
         }
     }
 }
@@ -107,6 +112,11 @@ pub enum Outcome {
     PromiseRefused,
     /// No promise yet: the loop goes on.
     Continue,
+    /// The session's own goal (`/goal`) claimed done while stop gates fail: refused.
+    GoalRefused,
+    /// The session's goal is still active and every stop gate passes: let through, and the
+    /// goal is still held (its own judge decides whether the session goes on).
+    GoalGoesOn,
 }
 
 /// Whether a stop was let through.

@@ -199,7 +199,8 @@ fn stop_view(l: &Line) -> StopView {
         | Entry::StateDeleted(e)
         | Entry::StateUnreadable(e)
         | Entry::Refused(e)
-        | Entry::Restored(e) => (
+        | Entry::Restored(e)
+        | Entry::GoalOver(e) => (
             e.who.clone(),
             e.session.clone(),
             0,

@@ -23,6 +23,11 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             );
             ask.final_text = t;
             ask.text_source = source;
+            ask.goal = transcript.map(|transcript| crate::goals::Source::Claude {
+                transcript,
+                prompt_id: text(v, "prompt_id"),
+                last_message: text(v, "last_assistant_message"),
+            });
         }
         Event::Guard => ask.call = call(v),
         Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Claude)),

@@ -32,6 +32,11 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 promise::TextSource::None
             };
             ask.final_text = message;
+            ask.goal = Some(crate::goals::Source::Codex {
+                thread: ask.session.clone(),
+                turn: text(v, "turn_id"),
+                rollout: text(v, "transcript_path").map(Into::into),
+            });
         }
         Event::Guard | Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Codex)),
     }

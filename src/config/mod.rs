@@ -186,6 +186,8 @@ pub struct HookSettings {
     pub stop_budget: Duration,
     pub gate_every_stop: bool,
     pub stuck_after: u32,
+    /// `[hooks] goals`: a session's own goal is held to the stop gates like a loop.
+    pub goals: bool,
 }
 
 /// Why a preset is in use.
@@ -346,6 +348,7 @@ fn settings(file: Option<&ConfigFile>) -> Settings {
                 .map_or(DEFAULT_STOP_BUDGET, |d| d.0),
             gate_every_stop: h.and_then(|h| h.gate_every_stop).unwrap_or(false),
             stuck_after: h.and_then(|h| h.stuck_after).unwrap_or(DEFAULT_STUCK_AFTER),
+            goals: h.and_then(|h| h.goals).unwrap_or(true),
         },
     }
 }

@@ -78,6 +78,8 @@ pub struct RawHooks {
     /// End a loop after this many stops in a row with no change to the working tree and
     /// the same gate failures. 0 = never.
     pub stuck_after: Option<u32>,
+    /// Hold the agents' own goals (Claude Code's and Codex's `/goal`) to the stop gates.
+    pub goals: Option<bool>,
 }
 
 /// A file in `gates/`: a stack's gates plus what says a project uses that stack.

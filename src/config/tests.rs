@@ -174,6 +174,7 @@ fn example_config_in_the_repo_is_valid() {
         "stop_budget",
         "gate_every_stop",
         "stuck_after",
+        "goals",
         "name",
         "globs",
         "exclude",

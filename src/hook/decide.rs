@@ -31,6 +31,9 @@ pub struct StopFacts<'a> {
     /// them (0 = none): near the cap the reason says plainly what work is needed.
     pub blocks_in_a_row: u32,
     pub block_cap: u32,
+    /// The loop holds the session's own goal, and where that goal stands: every stop of a
+    /// held goal is its claim of done, and no promise is needed.
+    pub goal: Option<&'a crate::goals::Goal>,
 }
 
 /// Stop gates that verified nothing: they matched no file, or their tool is missing. Such a
@@ -97,7 +100,8 @@ pub fn judge<'a>(f: &'a StopFacts<'a>) -> Judgement<'a> {
         .completion_promise
         .as_deref()
         .map(super::promise::normalize);
-    let promised = matches!((&expected, f.promise_seen), (Some(e), Some(seen)) if e == seen);
+    let promised = f.goal.is_some()
+        || matches!((&expected, f.promise_seen), (Some(e), Some(seen)) if e == seen);
     let unverified = unverified(f.results, f.ci);
     if promised && failing.is_empty() && unverified.is_empty() && f.hold.is_none() {
         return Judgement::Complete;
@@ -123,17 +127,38 @@ pub fn judge<'a>(f: &'a StopFacts<'a>) -> Judgement<'a> {
         misplaced: f.promise_misplaced,
         blocks_in_a_row: f.blocks_in_a_row,
         block_cap: f.block_cap,
+        goal: f.goal.map(|g| g.condition.as_str()),
     })
 }
 
 /// The stop's judgement, worded for the agent, the user and the journal.
 pub fn decide(f: &StopFacts<'_>) -> StopDecision {
+    let decision = judged(f);
+    // A goal still active goes on by its own judge: ralph-gate lets a stop through when the
+    // gates pass but keeps holding the goal, so its pin is never taken again from a config
+    // changed since. Its loop ends only when the goal is met (or over, in `hook::stop`).
+    match (f.goal.map(|g| &g.status), decision.output.blocks()) {
+        (Some(crate::goals::Status::Active), false) => StopDecision {
+            outcome: Outcome::GoalGoesOn,
+            state: StateChange::SetIteration(f.state.iteration.saturating_add(1)),
+            why: format!("goal active; {}", decision.why),
+            output: decision.output,
+        },
+        _ => decision,
+    }
+}
+
+fn judged(f: &StopFacts<'_>) -> StopDecision {
     use crate::report::agent::stop as words;
     match judge(f) {
         Judgement::Complete => allow(
             Outcome::Completed,
             None,
-            "promise made and every stop gate passes".into(),
+            if f.goal.is_some() {
+                "goal: every stop gate passes".into()
+            } else {
+                "promise made and every stop gate passes".into()
+            },
         ),
         Judgement::Limit { failing } => {
             let msg = words::limit(f.state.max_iterations, &failing);
@@ -146,7 +171,9 @@ pub fn decide(f: &StopFacts<'_>) -> StopDecision {
         Judgement::Refuse(r) => {
             let text = words::refusal(&r, f.state.prompt());
             StopDecision {
-                outcome: if r.promised {
+                outcome: if r.goal.is_some() {
+                    Outcome::GoalRefused
+                } else if r.promised {
                     Outcome::PromiseRefused
                 } else {
                     Outcome::Continue

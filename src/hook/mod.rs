@@ -38,6 +38,8 @@ pub struct Ask {
     pub call_id: Option<String>,
     /// The shell command's timeout in milliseconds, when the agent gave one.
     pub call_timeout_ms: Option<u64>,
+    /// At a stop: where the agent records the session's own goal (`/goal`), if it has them.
+    pub goal: Option<crate::goals::Source>,
 }
 
 /// What ralph-gate answers, whatever agent asked.

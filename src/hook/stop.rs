@@ -1,6 +1,7 @@
 //! `ralph-gate hook stop`: gathers the facts (loop, promise, pin, gate results, progress),
 //! asks `decide`, and carries the decision out: state file, pin, journal, output.
 
+mod goal_loop;
 mod pins;
 mod verify;
 
@@ -71,7 +72,16 @@ pub fn run(
             system: None,
         });
     }
-    let (loop_path, state, _loop_guard) = match loops::claim(layout, &ask.session, ask.agent)? {
+    let claimed = match loops::claim(layout, &ask.session, ask.agent)? {
+        Claimed::None { unreadable } if goal_loop::start(ask, env, layout, base, config)? => {
+            match loops::claim(layout, &ask.session, ask.agent)? {
+                Claimed::None { .. } => Claimed::None { unreadable },
+                c => c,
+            }
+        }
+        c => c,
+    };
+    let (loop_path, state, _loop_guard) = match claimed {
         Claimed::Loop { path, state, guard } => (path, *state, guard),
         Claimed::Gone => return Ok(Verdict::Silent),
         Claimed::None { unreadable } => {
@@ -91,6 +101,11 @@ pub fn run(
     // The loop's project, whatever folder the agent stops in: the root its gates were pinned
     // in, else (a loop nobody pinned yet) the workspace the loop lives in.
     let loop_file = loops::key(&loop_path);
+    let goal = match goal_loop::now(ask, env, &state) {
+        goal_loop::Now::Over(why) => return goal_loop::end(layout, ask, &loop_path, &why),
+        goal_loop::Now::Held(g) => Some(g),
+        goal_loop::Now::NotAGoal => None,
+    };
     let the_loop = pins::Read::of(layout, &loop_file, &state);
     let root = the_loop
         .pinned_root()
@@ -106,8 +121,17 @@ pub fn run(
             });
         }
     };
-    let mut seen = Seen::gather(ask, env, layout, the_loop, &mut project, started)?;
-    let decision = decide::decide(&seen.facts(&state, project.config.settings.hooks.stuck_after));
+    let mut seen = Seen::gather(
+        ask,
+        env,
+        layout,
+        the_loop,
+        &mut project,
+        started,
+        goal.is_some(),
+    )?;
+    let stuck_after = project.config.settings.hooks.stuck_after;
+    let decision = decide::decide(&seen.facts(&state, stuck_after, goal.as_ref()));
     seen.note_cap(&decision);
     let change = match decision.state {
         StateChange::Remove => Change::End,
@@ -149,6 +173,7 @@ impl Seen {
         the_loop: pins::Read<'_>,
         project: &mut Project,
         started: Instant,
+        goal: bool,
     ) -> Result<Self, StopError> {
         let (loop_file, state) = (the_loop.loop_file.to_string(), the_loop.state);
         let mut notes = Vec::new();
@@ -168,7 +193,8 @@ impl Seen {
         };
         let mut pinning = pins::Pinning::judge(layout, the_loop, &project.config, &mut notes);
         let expected = state.completion_promise.as_deref().map(promise::normalize);
-        let promised = expected.is_some() && expected == promise;
+        // A goal's every stop is its claim of done.
+        let promised = goal || (expected.is_some() && expected == promise);
         let weakened = pinning
             .surface(project, env, promised, &mut notes)
             .map_err(files_error)?;
@@ -202,7 +228,12 @@ impl Seen {
         })
     }
 
-    fn facts<'a>(&'a self, state: &'a loops::LoopState, stuck_after: u32) -> StopFacts<'a> {
+    fn facts<'a>(
+        &'a self,
+        state: &'a loops::LoopState,
+        stuck_after: u32,
+        goal: Option<&'a crate::goals::Goal>,
+    ) -> StopFacts<'a> {
         StopFacts {
             state,
             promise_seen: self.promise.as_deref(),
@@ -214,6 +245,7 @@ impl Seen {
             promise_misplaced: self.misplaced,
             blocks_in_a_row: self.progress.blocks_in_a_row,
             block_cap: self.block_cap,
+            goal,
         }
     }
 

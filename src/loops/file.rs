@@ -57,6 +57,9 @@ pub struct LoopState {
     pub gates_pin: Option<String>,
     /// The agent whose stops this loop holds (`None`: Claude Code, as the plugin writes it).
     pub agent: Option<String>,
+    /// The loop holds the session's own goal (`/goal`) to the gates; the prompt is the
+    /// goal's condition, and no promise is needed ([`crate::goals`]).
+    pub goal: bool,
     /// The file's front matter ends its lines with CRLF: updates keep it so.
     crlf: bool,
 }
@@ -146,6 +149,7 @@ impl LoopState {
             loop_id: field("loop_id").map(unquote),
             gates_pin: field("gates_pin").map(unquote).filter(|v| !v.is_empty()),
             agent: field("agent").map(unquote).filter(|v| !v.is_empty()),
+            goal: field("goal").is_some_and(|v| v == "true"),
             crlf,
             lines,
             body,
@@ -178,6 +182,12 @@ impl LoopState {
     pub fn claim(&mut self, session: &str) {
         self.session_id = session_key(session);
         self.set_line("session_id", &self.session_id.clone());
+    }
+
+    /// Makes this a goal's loop (see [`LoopState::goal`]).
+    pub fn mark_goal(&mut self) {
+        self.goal = true;
+        self.set_line("goal", "true");
     }
 
     pub fn set_pin(&mut self, digest: &str) {

@@ -60,6 +60,8 @@ pub struct Spec<'a> {
     pub surface: Option<&'a Surface>,
     /// Who starts it, for the journal.
     pub who: String,
+    /// It holds the session's own goal, whose condition is the prompt.
+    pub goal: bool,
 }
 
 /// Starts a loop: its state file (the main one, or a further one with an id), its pin (in
@@ -67,7 +69,9 @@ pub struct Spec<'a> {
 pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     let dir = layout.loop_dir(spec.agent);
     let main = dir.join(MAIN_FILE);
-    let (path, id) = if main.exists() {
+    // A goal's loop never takes the main file, which the official plugin's own stop hook
+    // also reads and would feed back as a prompt.
+    let (path, id) = if main.exists() || spec.goal {
         let id = new_id();
         (dir.join(format!("ralph-loop-{id}.local.md")), Some(id))
     } else {
@@ -82,6 +86,9 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
         &journal::now(),
         spec.agent,
     );
+    if spec.goal {
+        state.mark_goal();
+    }
     let loop_file = key(&path);
     // A progress record left by an earlier loop of this file name must not count here.
     let _ = std::fs::remove_file(layout.progress(&loop_file));

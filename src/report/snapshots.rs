@@ -186,6 +186,7 @@ fn agent_refusals() {
         promise_misplaced: false,
         blocks_in_a_row: 3,
         block_cap: 8,
+        goal: None,
     };
     let d = decide(&facts);
     let failing: Vec<&GateResult> = r.iter().filter(|g| g.failed()).collect();

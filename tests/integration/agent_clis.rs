@@ -599,3 +599,100 @@ fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
         "def g():\n    return 1\n"
     );
 }
+
+/// Codex's own goal: the model sets it (`create_goal`), breaks a file and marks the goal
+/// complete (`update_goal`) while the gate fails. ralph-gate holds the stop, the error reaches
+/// the model in the same turn, and once fixed the session ends.
+#[test]
+fn a_codex_goal_completed_while_a_gate_fails_is_held_until_fixed() {
+    if !require_tool("codex") || !require_tool("python3") {
+        return;
+    }
+    let home = Home::new();
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/ok.py", "x = 1\n");
+    repo.commit_all();
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let out = home
+        .command(&me, repo.path(), &[])
+        .args(["init", "--agent", "codex"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let server = ModelServer::start_wire(Wire::Responses, |req| {
+        let all = req["input"].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py.")
+        } else if all.contains("holds your goal") {
+            patch("call_fix", true)
+        } else if all.contains("call_complete") {
+            Reply::text("Goal complete.")
+        } else if all.contains("call_break") {
+            Reply::tool(
+                "call_complete",
+                "update_goal",
+                serde_json::json!({"status": "complete"}),
+            )
+        } else if all.contains("call_goal") {
+            patch("call_break", false)
+        } else {
+            Reply::tool(
+                "call_goal",
+                "create_goal",
+                serde_json::json!({"objective": "pkg/bad.py compiles"}),
+            )
+        }
+    });
+    let mut env = codex_setup(&home, &repo, &server);
+    // As users run it: CODEX_HOME unset, so the hook finds the goals from the rollout's path.
+    let codex_home = home.path().join(".codex");
+    std::fs::rename(home.path().join("codex"), &codex_home).unwrap();
+    env.retain(|(k, _)| *k != "CODEX_HOME");
+    let out = home
+        .command(&which("codex").unwrap(), repo.path(), &env)
+        .args([
+            "exec",
+            "--json",
+            "--dangerously-bypass-hook-trust",
+            "-s",
+            "danger-full-access",
+            "Add pkg/bad.py; use a goal.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen = conversation(&server, "input");
+    assert!(
+        seen.iter()
+            .any(|c| c.contains("holds your goal") && c.contains("SyntaxError")),
+        "the refusal with the gate's error reached the model: {seen:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+    let outcomes: Vec<String> = stops(&repo)
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["goal_refused", "completed"],
+        "{:#?}",
+        stops(&repo)
+    );
+    assert!(
+        !std::fs::read_dir(repo.path().join(".codex"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ralph-loop")),
+        "the goal's loop ended"
+    );
+}

@@ -56,6 +56,7 @@ fn facts<'a>(
         promise_misplaced: false,
         blocks_in_a_row: 0,
         block_cap: 8,
+        goal: None,
     }
 }
 
@@ -341,4 +342,61 @@ fn a_refusal_at_the_largest_iteration_neither_panics_nor_wraps_to_zero() {
     let d = decide(&facts(&s, Some("DONE"), &results, 1));
     assert!(d.blocks());
     assert_eq!(d.state, StateChange::SetIteration(u64::MAX));
+}
+
+fn goal(status: crate::goals::Status) -> crate::goals::Goal {
+    crate::goals::Goal {
+        condition: "a.py compiles".into(),
+        status,
+        verdict: None,
+    }
+}
+
+#[test]
+fn a_goal_needs_no_promise_and_is_held_while_a_gate_fails() {
+    use crate::goals::Status;
+    let s = state(1, 0, None);
+    let failing = [gate("tests", GateStatus::Fail)];
+    for status in [Status::Active, Status::MetThisTurn] {
+        let g = goal(status);
+        let d = decide(&StopFacts {
+            goal: Some(&g),
+            ..facts(&s, None, &failing, 1)
+        });
+        assert!(d.blocks(), "{d:?}");
+        assert_eq!(d.outcome, Outcome::GoalRefused);
+        let reason = d.output.reason().unwrap();
+        assert!(
+            reason.contains("holds your goal")
+                && reason.contains("E1")
+                && reason.contains(s.prompt()),
+            "{reason}"
+        );
+        assert!(!reason.contains("<promise>"), "{reason}");
+        assert_eq!(d.state, StateChange::SetIteration(2));
+    }
+}
+
+#[test]
+fn passing_gates_let_a_goal_stop_through_and_only_a_met_goal_ends_its_loop() {
+    use crate::goals::Status;
+    let s = state(3, 0, None);
+    let passing = [gate("tests", GateStatus::Pass)];
+    let active = goal(Status::Active);
+    let d = decide(&StopFacts {
+        goal: Some(&active),
+        ..facts(&s, None, &passing, 1)
+    });
+    assert!(!d.blocks(), "{d:?}");
+    assert_eq!(d.outcome, Outcome::GoalGoesOn);
+    assert_eq!(d.state, StateChange::SetIteration(4), "still held");
+    let met = goal(Status::MetThisTurn);
+    let d = decide(&StopFacts {
+        goal: Some(&met),
+        ..facts(&s, None, &passing, 1)
+    });
+    assert_eq!(
+        (d.outcome, d.state),
+        (Outcome::Completed, StateChange::Remove)
+    );
 }

@@ -21,6 +21,8 @@ pub struct Refusal<'a> {
     pub misplaced: bool,
     pub blocks_in_a_row: u32,
     pub block_cap: u32,
+    /// The session's own goal's condition, when the loop holds a goal (no promise then).
+    pub goal: Option<&'a str>,
 }
 
 /// A refused stop, worded.
@@ -71,6 +73,7 @@ pub fn refusal(r: &Refusal<'_>, prompt: &str) -> Refused {
         plural(r.failing.len(), "gate", "gates")
     );
     let finish = match &r.expected {
+        _ if r.goal.is_some() => "To finish: make every stop gate pass; ralph-gate checks them again at your next stop, and the goal is not done before they pass.".into(),
         Some(p) => format!("To finish: make every gate pass, then output <promise>{p}</promise> (only when it is true)."),
         None => "This loop has no completion promise; it ends at its iteration limit or when cancelled.".into(),
     };
@@ -91,6 +94,7 @@ pub fn refusal(r: &Refusal<'_>, prompt: &str) -> Refused {
         format!("{prompt}\n{gates}\n{finish}")
     };
     let why = match (r.promised, blockers.is_empty()) {
+        _ if r.goal.is_some() => format!("goal held: {}", blockers.join("; ")),
         (true, _) => format!("promise refused: {}", blockers.join("; ")),
         (false, true) => "no promise".to_string(),
         (false, false) => format!("no promise; {}", blockers.join("; ")),
@@ -156,7 +160,12 @@ fn head(r: &Refusal<'_>, blockers: &[String]) -> String {
     if r.misplaced {
         head.push_str("ralph-gate: your final message contains a <promise> tag, but the tag must END the final message; nothing may follow it.\n");
     }
-    if r.promised {
+    if r.goal.is_some() {
+        head.push_str(&format!(
+            "ralph-gate holds your goal to the project's stop gates: {}. Keep working; the session may stop once every stop gate passes.\n",
+            blockers.join("; ")
+        ));
+    } else if r.promised {
         head.push_str(&format!(
             "ralph-gate refused your promise <promise>{}</promise>: {}. The loop goes on.\n",
             r.expected.as_deref().unwrap_or_default(),
