@@ -6,6 +6,7 @@
 //! `promptId` of its turn, which the Stop payload names (`prompt_id`): a `met` line after
 //! that turn's first entry was met in this turn.
 
+use super::{line_at, Goal, Status};
 use memchr::memmem;
 use serde_json::Value;
 
@@ -31,8 +32,6 @@ pub fn goal(transcript: &[u8], prompt_id: Option<&str>) -> Option<Goal> {
         verdict: text(&last, "reason"),
     })
 }
-
-use super::{Goal, Status};
 
 /// How long a stop waits for Claude Code to write the turn's last message to the transcript.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -108,13 +107,6 @@ fn met_this_turn(transcript: &[u8], at: usize, prompt_id: Option<&str>) -> bool 
         }
     }
     true
-}
-
-/// The line around byte `i`: its start offset and its bytes.
-fn line_at(bytes: &[u8], i: usize) -> (usize, &[u8]) {
-    let start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
-    let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
-    (start, &bytes[start..end])
 }
 
 fn text(v: &Value, key: &str) -> Option<String> {

@@ -4,7 +4,7 @@
 //! completed at or after the start of the turn now ending (its `task_started` line in the
 //! rollout) was completed in this turn.
 
-use super::{Goal, Status};
+use super::{line_at, Goal, Status};
 use memchr::memmem;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
@@ -98,9 +98,7 @@ fn turn_started_ms(rollout: &Path, turn: &str) -> Option<i64> {
     let bytes = std::fs::read(rollout).ok()?;
     let needle = serde_json::to_string(turn).ok()?;
     memmem::find_iter(&bytes, needle.as_bytes()).find_map(|hit| {
-        let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |n| n + 1);
-        let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |n| hit + n);
-        let v: Value = serde_json::from_slice(&bytes[start..end]).ok()?;
+        let v: Value = serde_json::from_slice(line_at(&bytes, hit).1).ok()?;
         let p = &v["payload"];
         (p["type"] == "task_started" && p["turn_id"].as_str() == Some(turn))
             .then(|| p["started_at"].as_i64())

@@ -61,6 +61,13 @@ impl Goal {
     }
 }
 
+/// The line of a JSONL file around byte `i`: its start offset and its bytes.
+fn line_at(bytes: &[u8], i: usize) -> (usize, &[u8]) {
+    let start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+    let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+    (start, &bytes[start..end])
+}
+
 /// The goal of the session a stop belongs to; `None` when it has none, or when what records
 /// it cannot be read (said in `Err`, for the journal).
 pub fn read(source: &Source, env: &crate::env::Environment) -> Result<Option<Goal>, String> {
