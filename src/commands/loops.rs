@@ -121,7 +121,7 @@ fn start(
             pin: pin.as_ref(),
             surface: held.as_ref().map(|h| &h.1),
             who: journal::who(env),
-            goal: false,
+            goal: None,
         },
     )?;
     let mut out = format!("ralph-gate: loop started in {}\n", path.display());

@@ -3,6 +3,12 @@
 //! budget_limited|complete`. The model completes a goal itself (`update_goal`); a goal
 //! completed at or after the start of the turn now ending (its `task_started` line in the
 //! rollout) was completed in this turn.
+//!
+//! The database is a file the agent can write, so a status that would end the hold (paused,
+//! blocked, out of budget, completed in an earlier turn) is honoured only when it was set
+//! after ralph-gate last held the goal and before the turn now ending began: between turns,
+//! where the user's own `/goal pause` lands. One set during the agent's turn holds the stop
+//! to the gates (see [`super::held`]).
 
 use super::{line_at, Goal, Status};
 use memchr::memmem;
@@ -27,26 +33,40 @@ pub fn home(env: Option<&Path>, rollout: Option<&Path>, user: Option<&Path>) -> 
     from_rollout.or_else(|| user.map(|h| h.join(".codex")))
 }
 
-/// The goal of `thread`, judged for `turn`.
-pub fn read(
-    home: &Path,
-    thread: &str,
-    turn: Option<&str>,
-    rollout: Option<&Path>,
-) -> Result<Option<Goal>, String> {
+/// A stop's turn: the thread (the payload's `session_id`), the turn now ending and the
+/// rollout that records when it began.
+pub struct Turn<'a> {
+    pub thread: &'a str,
+    pub turn: Option<&'a str>,
+    pub rollout: Option<&'a Path>,
+}
+
+/// The goal of the stop's thread, judged for its turn, where `seen` is when ralph-gate last
+/// held it (milliseconds; 0: never).
+pub fn read(home: &Path, at: &Turn<'_>, seen: u64) -> Result<Option<Goal>, String> {
     let db = home.join(DATABASE);
-    if !db.exists() || thread.is_empty() {
+    if !db.exists() || at.thread.is_empty() {
         return Ok(None);
     }
-    let Some(row) = row(&db, thread).map_err(|e| format!("{}: {e}", db.display()))? else {
+    let Some(row) = row(&db, at.thread).map_err(|e| format!("{}: {e}", db.display()))? else {
         return Ok(None);
     };
-    let started = turn.zip(rollout).and_then(|(t, r)| turn_started_ms(r, t));
+    let started = at
+        .turn
+        .zip(at.rollout)
+        .and_then(|(t, r)| turn_started_ms(r, t));
+    let (status, trusted) = status(&row.status, row.updated_at_ms, started, seen as i64);
     Ok(Some(Goal {
-        status: status(&row.status, row.updated_at_ms, started),
         condition: row.objective,
-        verdict: None,
+        mark: now_ms(),
+        ..super::held(status, trusted)
     }))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 struct Row {
@@ -77,9 +97,16 @@ fn row(db: &Path, thread: &str) -> rusqlite::Result<Option<Row>> {
 }
 
 /// Pure: where a goal of `status`, last changed at `updated_ms`, stands for a turn that
-/// began at `turn_started_ms` (unknown: a completed goal is held, as its turn cannot be told).
-pub fn status(status: &str, updated_ms: i64, turn_started_ms: Option<i64>) -> Status {
-    match status {
+/// began at `turn_started_ms` (unknown: a completed goal is held, as its turn cannot be
+/// told), and whether a status that ends the hold was set between `seen_ms` and that start.
+pub fn status(
+    status: &str,
+    updated_ms: i64,
+    turn_started_ms: Option<i64>,
+    seen_ms: i64,
+) -> (Status, bool) {
+    let between_turns = turn_started_ms.is_some_and(|t| seen_ms <= updated_ms && updated_ms < t);
+    let s = match status {
         "active" => Status::Active,
         "complete" if turn_started_ms.is_none_or(|t| updated_ms >= t) => Status::MetThisTurn,
         "complete" => Status::Over("completed in an earlier turn"),
@@ -88,7 +115,8 @@ pub fn status(status: &str, updated_ms: i64, turn_started_ms: Option<i64>) -> St
         "usage_limited" => Status::Over("out of usage"),
         "budget_limited" => Status::Over("out of budget"),
         _ => Status::Over("in a state this version does not know"),
-    }
+    };
+    (s, between_turns)
 }
 
 /// When `turn` began, in milliseconds: its `task_started` line in the rollout (`started_at`
@@ -113,15 +141,14 @@ mod tests {
 
     #[test]
     fn only_active_and_complete_in_this_turn_hold() {
-        assert_eq!(status("active", 0, None), Status::Active);
-        assert_eq!(status("complete", 5_000, Some(4_000)), Status::MetThisTurn);
-        assert_eq!(status("complete", 5_000, None), Status::MetThisTurn);
-        assert!(!Goal {
-            condition: String::new(),
-            status: status("complete", 3_000, Some(4_000)),
-            verdict: None
-        }
-        .held());
+        assert_eq!(status("active", 0, None, 0).0, Status::Active);
+        assert_eq!(
+            status("complete", 5_000, Some(4_000), 0).0,
+            Status::MetThisTurn
+        );
+        assert_eq!(status("complete", 5_000, None, 0).0, Status::MetThisTurn);
+        let (s, trusted) = status("complete", 3_000, Some(4_000), 0);
+        assert!(!super::super::held(s, trusted).held());
         for s in [
             "paused",
             "blocked",
@@ -129,8 +156,28 @@ mod tests {
             "budget_limited",
             "new",
         ] {
-            assert!(matches!(status(s, 0, None), Status::Over(_)), "{s}");
+            let (status, trusted) = status(s, 3_000, Some(4_000), 1_000);
+            assert!(matches!(status, Status::Over(_)), "{s}");
+            assert!(trusted, "{s}: set between turns");
         }
+    }
+
+    #[test]
+    fn a_status_the_agent_could_have_set_in_its_turn_holds_the_stop() {
+        // Paused during the turn now ending, or with a time from before ralph-gate last
+        // held the goal: the agent's own write, held to the gates.
+        for (updated, seen) in [(4_500, 0), (2_000, 3_000)] {
+            let (s, trusted) = status("paused", updated, Some(4_000), seen);
+            assert!(!trusted, "{updated} {seen}");
+            let g = super::super::held(s, trusted);
+            assert_eq!(g.status, Status::MetThisTurn);
+            assert_eq!(g.ignored, Some("paused"));
+        }
+        // Completed in an earlier turn, before ralph-gate last held it: a backdated write.
+        let (s, trusted) = status("complete", 2_000, Some(4_000), 3_000);
+        assert_eq!(super::super::held(s, trusted).status, Status::MetThisTurn);
+        // With no turn start nothing is between turns.
+        assert!(!status("paused", 2_000, None, 0).1);
     }
 
     #[test]
@@ -163,17 +210,27 @@ mod tests {
             "{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_started\",\"turn_id\":\"u1\",\"started_at\":5}}\n{\"type\":\"event_msg\",\"payload\":{\"type\":\"task_started\",\"turn_id\":\"u2\",\"started_at\":9}}\n",
         )
         .unwrap();
-        let g = read(dir.path(), "t1", Some("u1"), Some(&rollout))
+        let turn = |thread, turn| Turn {
+            thread,
+            turn,
+            rollout: Some(&rollout),
+        };
+        let g = read(dir.path(), &turn("t1", Some("u1")), 0)
             .unwrap()
             .unwrap();
         assert_eq!(g.condition, "a.py compiles");
         assert_eq!(g.status, Status::MetThisTurn);
-        let g = read(dir.path(), "t1", Some("u2"), Some(&rollout))
+        let g = read(dir.path(), &turn("t1", Some("u2")), 0)
             .unwrap()
             .unwrap();
         assert_eq!(g.status, Status::Over("completed in an earlier turn"));
-        assert_eq!(read(dir.path(), "other", None, None).unwrap(), None);
+        // Held at a stop after it was completed: the completion is not honoured again.
+        let g = read(dir.path(), &turn("t1", Some("u2")), 6_000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(g.status, Status::MetThisTurn);
+        assert_eq!(read(dir.path(), &turn("other", None), 0).unwrap(), None);
         std::fs::write(dir.path().join(DATABASE), "not a database").unwrap();
-        assert!(read(dir.path(), "t1", None, None).is_err());
+        assert!(read(dir.path(), &turn("t1", None), 0).is_err());
     }
 }

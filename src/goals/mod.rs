@@ -39,6 +39,12 @@ pub struct Goal {
     pub status: Status,
     /// The evaluator's last reason, when the agent has one (Claude Code).
     pub verdict: Option<String>,
+    /// How far the record was read (Claude Code: transcript bytes; Codex: the time, in
+    /// milliseconds): kept with the goal's loop as the `seen` of its next stop.
+    pub mark: u64,
+    /// Why the record says the goal is over, when that was not honoured (written during the
+    /// agent's turn, or already seen at a held stop).
+    pub ignored: Option<&'static str>,
 }
 
 /// Where a goal stands for the stop now being judged.
@@ -52,6 +58,24 @@ pub enum Status {
     /// Holds nothing: cleared or paused by the user, judged impossible, out of budget, or met
     /// in an earlier turn. The words say which.
     Over(&'static str),
+}
+
+/// A goal of `status` as recorded, where `trusted` says whether a record that ends it was
+/// written where only the agent's CLI or the user could have (see [`claude`], [`codex`]).
+/// One that was not is the agent's own claim of done: held to the gates like a goal met in
+/// this turn, so the goal's loop still ends once they pass, and never before.
+fn held(status: Status, trusted: bool) -> Goal {
+    let (status, ignored) = match status {
+        Status::Over(why) if !trusted => (Status::MetThisTurn, Some(why)),
+        s => (s, None),
+    };
+    Goal {
+        condition: String::new(),
+        status,
+        verdict: None,
+        mark: 0,
+        ignored,
+    }
 }
 
 impl Goal {
@@ -70,7 +94,12 @@ fn line_at(bytes: &[u8], i: usize) -> (usize, &[u8]) {
 
 /// The goal of the session a stop belongs to; `None` when it has none, or when what records
 /// it cannot be read (said in `Err`, for the journal).
-pub fn read(source: &Source, env: &crate::env::Environment) -> Result<Option<Goal>, String> {
+/// `seen` is the goal's mark at its last held stop (0: never held).
+pub fn read(
+    source: &Source,
+    env: &crate::env::Environment,
+    seen: u64,
+) -> Result<Option<Goal>, String> {
     match source {
         Source::Claude {
             transcript,
@@ -79,7 +108,7 @@ pub fn read(source: &Source, env: &crate::env::Environment) -> Result<Option<Goa
         } => {
             let bytes = claude::read_settled(transcript, last_message.as_deref())
                 .map_err(|e| format!("{}: {e}", transcript.display()))?;
-            Ok(bytes.and_then(|b| claude::goal(&b, prompt_id.as_deref())))
+            Ok(bytes.and_then(|b| claude::goal(&b, prompt_id.as_deref(), seen)))
         }
         Source::Codex {
             thread,
@@ -92,7 +121,15 @@ pub fn read(source: &Source, env: &crate::env::Environment) -> Result<Option<Goa
                 env.home.as_deref(),
             );
             match home {
-                Some(home) => codex::read(&home, thread, turn.as_deref(), rollout.as_deref()),
+                Some(home) => codex::read(
+                    &home,
+                    &codex::Turn {
+                        thread,
+                        turn: turn.as_deref(),
+                        rollout: rollout.as_deref(),
+                    },
+                    seen,
+                ),
                 None => Ok(None),
             }
         }

@@ -23,6 +23,8 @@ pub struct Places<'a> {
     pub home: Option<&'a Path>,
     /// The Claude Code config folder (`CLAUDE_CONFIG_DIR`, else `~/.claude`).
     pub claude_home: Option<&'a Path>,
+    /// Codex's home (`CODEX_HOME`, else `~/.codex`): its goals and its rollouts.
+    pub codex_home: Option<&'a Path>,
     pub config: Option<&'a Path>,
     pub git_dir: Option<&'a Path>,
     /// The repository's common git folder (differs from `git_dir` in a linked worktree): it
@@ -59,7 +61,14 @@ impl Protected {
         if let Some(ch) = p.claude_home {
             let ch = physical(ch);
             under.push(ch.join("plugins"));
+            // The transcripts, which record a `/goal` and its end (`crate::goals`).
+            under.push(ch.join("projects"));
             pattern(ch, "settings*.json");
+        }
+        if let Some(codex) = p.codex_home {
+            let codex = physical(codex);
+            under.push(codex.join("sessions"));
+            pattern(codex, "goals_*.sqlite*");
         }
         Self {
             ws,

@@ -34,6 +34,7 @@ fn world() -> World {
         cwd: &ws.join("src"),
         home: Some(&home),
         claude_home: Some(&home.join(".claude")),
+        codex_home: Some(&home.join(".codex")),
         config: Some(&ws.join("ralph.toml")),
         git_dir: Some(&ws.join(".git")),
         git_common_dir: Some(&ws.join(".git")),
@@ -103,6 +104,12 @@ const DENIED: &[&str] = &[
     "dd if=/dev/null of=../ralph.toml",
     "find ../.ralph -delete",
     "rm ~/.claude/settings.json",
+    // Issue 24: the records of the agents' own goals.
+    "echo '{}' >> ~/.claude/projects/-proj/s.jsonl",
+    "sed -i s/met/x/ ~/.claude/projects/-proj/s.jsonl",
+    "rm ~/.codex/goals_1.sqlite-wal",
+    "cp /tmp/x ~/.codex/goals_1.sqlite",
+    "echo x >> ~/.codex/sessions/2026/11/24/rollout-1.jsonl",
     "echo {} > ~/.claude/plugins/ralph-gate/hooks/hooks.json",
     "cat > ../ralph.toml <<EOF\n[[gate]]\nEOF",
     // Issue 22: compound commands, `cd`, quoting, expansion, nesting, wrappers, other tools.
@@ -157,6 +164,8 @@ const DENIED: &[&str] = &[
 ];
 
 const ALLOWED: &[&str] = &[
+    // Reading an agent's records is not changing them.
+    "tail -5 ~/.claude/projects/-proj/s.jsonl",
     "ls -la",
     "cat ../ralph.toml",
     "grep -r gate ../ralph.toml",

@@ -128,6 +128,7 @@ pub fn judge<'a>(f: &'a StopFacts<'a>) -> Judgement<'a> {
         blocks_in_a_row: f.blocks_in_a_row,
         block_cap: f.block_cap,
         goal: f.goal.map(|g| g.condition.as_str()),
+        goal_ignored: f.goal.and_then(|g| g.ignored),
     })
 }
 

@@ -20,6 +20,10 @@ pub fn run(ask: &Ask, env: &Environment, layout: &Layout, base: &Path) -> Verdic
     }
     let ws = layout.root();
     let claude_home = env.claude_home();
+    let codex_home = env
+        .codex_home
+        .clone()
+        .or_else(|| env.home.as_ref().map(|h| h.join(".codex")));
     let config = crate::config::find(base);
     let git_dir = crate::git::git_dir(ws);
     let protected = Protected::new(&Places {
@@ -27,6 +31,7 @@ pub fn run(ask: &Ask, env: &Environment, layout: &Layout, base: &Path) -> Verdic
         cwd: base,
         home: env.home.as_deref(),
         claude_home: claude_home.as_deref(),
+        codex_home: codex_home.as_deref(),
         config: config.as_deref(),
         git_dir: git_dir.as_deref(),
         git_common_dir: crate::git::common_dir(ws).as_deref(),

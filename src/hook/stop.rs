@@ -139,6 +139,7 @@ pub fn run(
             to,
             progress: &seen.progress,
             repin: seen.pinning.repin(),
+            goal_seen: goal.as_ref().map(|g| g.mark),
         },
     };
     if !loops::settle(layout, &loop_path, change)? {

@@ -60,6 +60,9 @@ pub struct LoopState {
     /// The loop holds the session's own goal (`/goal`) to the gates; the prompt is the
     /// goal's condition, and no promise is needed ([`crate::goals`]).
     pub goal: bool,
+    /// How far a goal's record was read at its last held stop ([`crate::goals::Goal::mark`]):
+    /// a record of its end from before then is not honoured.
+    pub goal_seen: u64,
     /// The file's front matter ends its lines with CRLF: updates keep it so.
     crlf: bool,
 }
@@ -150,6 +153,7 @@ impl LoopState {
             gates_pin: field("gates_pin").map(unquote).filter(|v| !v.is_empty()),
             agent: field("agent").map(unquote).filter(|v| !v.is_empty()),
             goal: field("goal").is_some_and(|v| v == "true"),
+            goal_seen: number("goal_seen", 0)?,
             crlf,
             lines,
             body,
@@ -188,6 +192,11 @@ impl LoopState {
     pub fn mark_goal(&mut self) {
         self.goal = true;
         self.set_line("goal", "true");
+    }
+
+    pub fn set_goal_seen(&mut self, mark: u64) {
+        self.goal_seen = mark;
+        self.set_line("goal_seen", &mark.to_string());
     }
 
     pub fn set_pin(&mut self, digest: &str) {

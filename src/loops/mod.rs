@@ -60,8 +60,9 @@ pub struct Spec<'a> {
     pub surface: Option<&'a Surface>,
     /// Who starts it, for the journal.
     pub who: String,
-    /// It holds the session's own goal, whose condition is the prompt.
-    pub goal: bool,
+    /// It holds the session's own goal, whose condition is the prompt, read this far
+    /// ([`crate::goals::Goal::mark`]).
+    pub goal: Option<u64>,
 }
 
 /// Starts a loop: its state file (the main one, or a further one with an id), its pin (in
@@ -71,7 +72,7 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     let main = dir.join(MAIN_FILE);
     // A goal's loop never takes the main file, which the official plugin's own stop hook
     // also reads and would feed back as a prompt.
-    let (path, id) = if main.exists() || spec.goal {
+    let (path, id) = if main.exists() || spec.goal.is_some() {
         let id = new_id();
         (dir.join(format!("ralph-loop-{id}.local.md")), Some(id))
     } else {
@@ -86,8 +87,9 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
         &journal::now(),
         spec.agent,
     );
-    if spec.goal {
+    if let Some(mark) = spec.goal {
         state.mark_goal();
+        state.set_goal_seen(mark);
     }
     let loop_file = key(&path);
     // A progress record left by an earlier loop of this file name must not count here.
@@ -254,6 +256,8 @@ pub enum Change<'a> {
         to: u64,
         progress: &'a progress::Progress,
         repin: Option<(&'a Pin, Option<&'a Surface>)>,
+        /// A held goal's mark at this stop.
+        goal_seen: Option<u64>,
     },
 }
 
@@ -271,10 +275,14 @@ pub fn settle(layout: &Layout, path: &Path, change: Change<'_>) -> Result<bool, 
                 to,
                 progress,
                 repin,
+                goal_seen,
             },
             Ok(mut fresh),
         ) => {
             fresh.set_iteration(to.max(fresh.iteration.saturating_add(1)));
+            if let Some(mark) = goal_seen {
+                fresh.set_goal_seen(mark);
+            }
             if let Some((pin, surface)) = repin {
                 pin_to(layout, &loop_file, &mut fresh, pin, surface)?;
             }

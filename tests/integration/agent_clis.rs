@@ -605,6 +605,67 @@ fn opencode_with_the_plugin_gets_feedback_and_ends_a_loop_only_when_honest() {
 /// the model in the same turn, and once fixed the session ends.
 #[test]
 fn a_codex_goal_completed_while_a_gate_fails_is_held_until_fixed() {
+    codex_goal_held(|all| {
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py.")
+        } else if all.contains("holds your goal") {
+            patch("call_fix", true)
+        } else if all.contains("call_complete") {
+            Reply::text("Goal complete.")
+        } else if all.contains("call_break") {
+            complete("call_complete")
+        } else if all.contains("call_goal") {
+            patch("call_break", false)
+        } else {
+            create_goal()
+        }
+    });
+}
+
+/// A motivated agent pauses its own goal in Codex's database with a shell command: the
+/// pause, set during its turn, does not end the hold.
+#[test]
+fn a_codex_goal_the_agent_pauses_in_the_database_is_still_held() {
+    let pause = "python3 -c \"import os, sqlite3; c = sqlite3.connect(os.path.expanduser('~/.codex/goals_1.sqlite')); c.execute(\\\"update thread_goals set status = 'paused'\\\"); c.commit()\"";
+    codex_goal_held(move |all| {
+        if all.contains("call_complete") {
+            Reply::text("Goal complete.")
+        } else if all.contains("call_fix") {
+            complete("call_complete")
+        } else if all.contains("holds your goal") {
+            patch("call_fix", true)
+        } else if all.contains("call_pause") {
+            Reply::text("The goal is paused.")
+        } else if all.contains("call_break") {
+            Reply::tool(
+                "call_pause",
+                "exec_command",
+                serde_json::json!({"cmd": pause}),
+            )
+        } else if all.contains("call_goal") {
+            patch("call_break", false)
+        } else {
+            create_goal()
+        }
+    });
+}
+
+fn create_goal() -> Reply {
+    Reply::tool(
+        "call_goal",
+        "create_goal",
+        serde_json::json!({"objective": "pkg/bad.py compiles"}),
+    )
+}
+
+fn complete(id: &str) -> Reply {
+    Reply::tool(id, "update_goal", serde_json::json!({"status": "complete"}))
+}
+
+/// Codex (as users run it, `CODEX_HOME` unset) with a goal whose model answers by `script`
+/// (given the conversation): the gate's error reaches the model, the fix lands, and the
+/// stops are one refusal, then the goal's completion.
+fn codex_goal_held(script: impl Fn(&str) -> Reply + Send + Sync + 'static) {
     if !require_tool("codex") || !require_tool("python3") {
         return;
     }
@@ -620,32 +681,11 @@ fn a_codex_goal_completed_while_a_gate_fails_is_held_until_fixed() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let server = ModelServer::start_wire(Wire::Responses, |req| {
-        let all = req["input"].to_string();
-        if all.contains("call_fix") {
-            Reply::text("Fixed pkg/bad.py.")
-        } else if all.contains("holds your goal") {
-            patch("call_fix", true)
-        } else if all.contains("call_complete") {
-            Reply::text("Goal complete.")
-        } else if all.contains("call_break") {
-            Reply::tool(
-                "call_complete",
-                "update_goal",
-                serde_json::json!({"status": "complete"}),
-            )
-        } else if all.contains("call_goal") {
-            patch("call_break", false)
-        } else {
-            Reply::tool(
-                "call_goal",
-                "create_goal",
-                serde_json::json!({"objective": "pkg/bad.py compiles"}),
-            )
-        }
+    let server = ModelServer::start_wire(Wire::Responses, move |req| {
+        script(&req["input"].to_string())
     });
     let mut env = codex_setup(&home, &repo, &server);
-    // As users run it: CODEX_HOME unset, so the hook finds the goals from the rollout's path.
+    // CODEX_HOME unset: the hook finds the goals from the rollout's path.
     let codex_home = home.path().join(".codex");
     std::fs::rename(home.path().join("codex"), &codex_home).unwrap();
     env.retain(|(k, _)| *k != "CODEX_HOME");

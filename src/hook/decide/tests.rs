@@ -349,6 +349,8 @@ fn goal(status: crate::goals::Status) -> crate::goals::Goal {
         condition: "a.py compiles".into(),
         status,
         verdict: None,
+        mark: 0,
+        ignored: None,
     }
 }
 

@@ -28,7 +28,7 @@ pub fn start(
     if ask.session.is_empty() {
         return Ok(false);
     }
-    let goal = match goals::read(source, env) {
+    let goal = match goals::read(source, env, 0) {
         Ok(Some(g)) if g.held() => g,
         _ => return Ok(false),
     };
@@ -59,7 +59,7 @@ pub fn start(
             pin: held.as_ref().map(|h| &h.0),
             surface: held.as_ref().and_then(|h| h.1.as_ref()),
             who: format!("{} goal", ask.agent),
-            goal: true,
+            goal: Some(goal.mark),
         },
     )?;
     Ok(true)
@@ -104,7 +104,10 @@ pub fn now(ask: &Ask, env: &Environment, state: &LoopState) -> Now {
     if !state.goal {
         return Now::NotAGoal;
     }
-    let read = ask.goal.as_ref().map(|s| goals::read(s, env));
+    let read = ask
+        .goal
+        .as_ref()
+        .map(|s| goals::read(s, env, state.goal_seen));
     let mut goal = match read {
         Some(Ok(Some(g))) => match g.status {
             Status::Over(why) => return Now::Over(why.to_string()),
@@ -116,6 +119,8 @@ pub fn now(ask: &Ask, env: &Environment, state: &LoopState) -> Now {
             condition: String::new(),
             status: Status::Active,
             verdict: None,
+            mark: state.goal_seen,
+            ignored: None,
         },
     };
     if goal.condition.trim().is_empty() {

@@ -23,6 +23,8 @@ pub struct Refusal<'a> {
     pub block_cap: u32,
     /// The session's own goal's condition, when the loop holds a goal (no promise then).
     pub goal: Option<&'a str>,
+    /// What the goal's record says that was not honoured (see [`crate::goals::Goal::ignored`]).
+    pub goal_ignored: Option<&'static str>,
 }
 
 /// A refused stop, worded.
@@ -165,6 +167,9 @@ fn head(r: &Refusal<'_>, blockers: &[String]) -> String {
             "ralph-gate holds your goal to the project's stop gates: {}. Keep working; the session may stop once every stop gate passes.\n",
             blockers.join("; ")
         ));
+        if let Some(why) = r.goal_ignored {
+            head.push_str(&format!("The goal's record says it was {why}, but that was written during this turn or already seen, so only passing gates end the hold.\n"));
+        }
     } else if r.promised {
         head.push_str(&format!(
             "ralph-gate refused your promise <promise>{}</promise>: {}. The loop goes on.\n",
