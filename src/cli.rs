@@ -166,9 +166,11 @@ pub struct LoopStartArgs {
     pub prompt_file: Option<PathBuf>,
 
     /// The agent whose stops the loop holds; its state file goes in that agent's folder
-    /// (`.claude/`, `.codex/`, `.gemini/`, ...).
-    #[arg(long, value_enum, default_value = "claude")]
-    pub agent: Agent,
+    /// (`.claude/`, `.codex/`, `.gemini/`, ...). Default: the agent the project is set up
+    /// for (`init --agent`); among several, the one whose session runs this, else Claude
+    /// Code, else the first (and the others are named).
+    #[arg(long, value_enum)]
+    pub agent: Option<Agent>,
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).

@@ -2,6 +2,7 @@
 //! how it starts and ends is [`crate::loops`]; this module reads the command line and words
 //! the answer.
 
+use crate::agent::Agent;
 use crate::commands::AppError;
 use crate::env::Environment;
 use crate::exit;
@@ -30,7 +31,8 @@ pub struct StartOptions {
     pub max_iterations: u64,
     pub promise: Option<String>,
     pub prompt_file: Option<std::path::PathBuf>,
-    pub agent: crate::agent::Agent,
+    /// `None`: the agent the project is set up for (see [`choose_agent`]).
+    pub agent: Option<Agent>,
     pub session: Option<String>,
     pub any_session: bool,
     /// The prompt's words.
@@ -96,12 +98,22 @@ fn start(
             ));
         }
     }
+    let (agent, agent_note) = match args.agent {
+        Some(a) => (a, None),
+        None => {
+            let (a, why) = choose_agent(
+                &super::init::agents::set_up(env, layout.root()),
+                in_session(env),
+            );
+            (a, Some(why))
+        }
+    };
     let session = if args.any_session {
         loops::ANY_SESSION.to_string()
     } else {
         args.session
             .clone()
-            .or_else(|| args.agent.session_from_env(env))
+            .or_else(|| agent.session_from_env(env))
             .unwrap_or_default()
     };
     // The loop still starts when the config does not load: its first stop pins the gates.
@@ -117,7 +129,7 @@ fn start(
             max_iterations: args.max_iterations,
             promise: promise.as_deref(),
             session: &session,
-            agent: args.agent,
+            agent,
             pin: pin.as_ref(),
             surface: held.as_ref().map(|h| &h.1),
             who: journal::who(env),
@@ -125,6 +137,9 @@ fn start(
         },
     )?;
     let mut out = format!("ralph-gate: loop started in {}\n", path.display());
+    if let Some(note) = agent_note {
+        out.push_str(&format!("  agent: {note}\n"));
+    }
     for c in super::doctor::conflicts(env, layout.root()) {
         out.push_str(&format!("  warning: {c}\n"));
     }
@@ -134,6 +149,50 @@ fn start(
         promise.as_deref(),
     ));
     Ok(out)
+}
+
+/// The agent whose session runs `loop start`, as its shell shows it.
+fn in_session(env: &Environment) -> Option<Agent> {
+    Agent::ALL
+        .into_iter()
+        .find(|a| a.session_from_env(env).is_some())
+}
+
+/// Pure: the agent a loop started without `--agent` is for, given the agents the project is
+/// set up for and the one whose session runs the command, and why, said so that the person
+/// knows how to choose another.
+pub fn choose_agent(set_up: &[Agent], in_session: Option<Agent>) -> (Agent, String) {
+    let chosen = match set_up {
+        [] => return (
+            Agent::Claude,
+            "claude: no agent's stop hook is set up here yet (`ralph-gate init`); another: --agent"
+                .into(),
+        ),
+        [one] => {
+            return (
+                *one,
+                format!("{one}, the agent this project is set up for; another: --agent"),
+            )
+        }
+        several => in_session
+            .filter(|a| several.contains(a))
+            .or_else(|| several.contains(&Agent::Claude).then_some(Agent::Claude))
+            .unwrap_or(several[0]),
+    };
+    let names: Vec<&str> = set_up.iter().map(|a| a.name()).collect();
+    let others: Vec<String> = set_up
+        .iter()
+        .filter(|a| **a != chosen)
+        .map(|a| format!("--agent {a}"))
+        .collect();
+    (
+        chosen,
+        format!(
+            "{chosen}; this project is set up for {}: for another, start the loop with {}",
+            names.join(", "),
+            others.join(" or ")
+        ),
+    )
 }
 
 /// What `loop start` tells the person about the loop they started.
@@ -292,4 +351,24 @@ fn approve(
         f.path.display(),
         now.source
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_is_the_one_set_up_else_the_sessions_else_claude() {
+        assert_eq!(choose_agent(&[], None).0, Agent::Claude);
+        assert_eq!(choose_agent(&[Agent::Codex], None).0, Agent::Codex);
+        let both = [Agent::Claude, Agent::Gemini];
+        let (a, why) = choose_agent(&both, None);
+        assert_eq!(a, Agent::Claude);
+        assert!(why.contains("--agent gemini"), "{why}");
+        assert_eq!(choose_agent(&both, Some(Agent::Gemini)).0, Agent::Gemini);
+        assert_eq!(
+            choose_agent(&[Agent::Qwen, Agent::Droid], Some(Agent::Claude)).0,
+            Agent::Qwen
+        );
+    }
 }

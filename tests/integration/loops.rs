@@ -148,3 +148,29 @@ fn bad_loop_arguments_are_usage_errors() {
     );
     assert_eq!(repo.run(["loop", "cancel"]).code, 2, "nothing to cancel");
 }
+
+/// `loop start` without `--agent` makes the loop of the agent `init` set the project up for,
+/// where that agent's stop hook finds it, and says so; among several it names the others.
+#[test]
+fn start_without_an_agent_follows_the_agent_the_project_is_set_up_for() {
+    let repo = python_repo();
+    let run = repo.run(["init", "--agent", "codex"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = repo.run(["loop", "start", "Fix", "it"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo.exists(".codex/ralph-loop.local.md"), "{run:?}");
+    assert!(!repo.exists(".claude/ralph-loop.local.md"), "{run:?}");
+    assert!(run.stdout.contains("agent: codex"), "{run:?}");
+    let run = repo.run(["loop", "cancel"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    let run = repo.run(["init", "--agent", "claude"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = repo.run(["loop", "start", "Fix", "it"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(repo.exists(".claude/ralph-loop.local.md"), "{run:?}");
+    assert!(
+        run.stdout.contains("set up for claude, codex") && run.stdout.contains("--agent codex"),
+        "{run:?}"
+    );
+}

@@ -215,6 +215,35 @@ pub fn detected(ws: &Path) -> Vec<Agent> {
         .collect()
 }
 
+/// The agents whose stops ralph-gate holds in this project: their hook file registers
+/// `hook stop` (OpenCode: holds ralph-gate's plugin), or, for Claude Code, any settings file
+/// it reads does, or the ralph-gate plugin is enabled.
+pub fn set_up(env: &crate::env::Environment, ws: &Path) -> Vec<Agent> {
+    Agent::ALL
+        .into_iter()
+        .filter(|&agent| {
+            let spec = spec(agent, "ralph-gate");
+            let text = std::fs::read_to_string(path(ws, &spec)).unwrap_or_default();
+            let here = if spec.is_plugin() {
+                text.contains("ralph-gate")
+            } else {
+                text.contains("hook stop")
+            };
+            here || (agent == Agent::Claude && claude_holds_stops(env, ws))
+        })
+        .collect()
+}
+
+fn claude_holds_stops(env: &crate::env::Environment, ws: &Path) -> bool {
+    let (settings, _) = crate::claude_settings::load(env, ws);
+    crate::claude_settings::plugin_enabled(&settings, "ralph-gate").is_some()
+        || settings.iter().any(|s| {
+            crate::claude_settings::hooks(&s.value, "Stop")
+                .iter()
+                .any(|(c, _)| crate::claude_settings::is_ralph_gate_hook(c, "hook stop"))
+        })
+}
+
 /// The line `.gitignore` needs for this agent's loop files (Claude's live where Claude Code
 /// keeps its own local files).
 pub fn ignore_line(agent: Agent) -> Option<String> {

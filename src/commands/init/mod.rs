@@ -5,7 +5,7 @@
 //! over a foreign one without --force), ignores `.ralph/`, and says when the `ralph-gate`
 //! the hooks will call is not on PATH. Running it twice changes nothing.
 
-mod agents;
+pub(crate) mod agents;
 mod frameworks;
 
 use crate::atomic;
