@@ -150,6 +150,9 @@ pub struct Stop {
     pub why: String,
     /// Tampering and other things a person should know about this stop.
     pub notes: Vec<String>,
+    /// A goal's loop: the agent's judge's last reason, as recorded (Claude Code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_verdict: Option<String>,
 }
 
 impl Stop {
@@ -243,6 +246,7 @@ mod tests {
             outcome: Outcome::Continue,
             why: "w".into(),
             notes: vec!["n".into()],
+            goal_verdict: None,
         }
     }
 

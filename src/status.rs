@@ -39,12 +39,23 @@ pub struct LoopView {
     /// The refusals in a row that agent allows before it ends its turn anyway (last seen at a
     /// stop; `None` before the first stop or when no cap is known).
     pub block_cap: Option<u64>,
+    /// The session's own goal (`/goal`), when the loop holds one.
+    pub goal: Option<GoalView>,
     /// Set when the state file cannot be read.
     pub error: Option<String>,
     /// What the gates check, against the surface recorded when the loop started: each
     /// weakening (empty: none). `None` when it was not compared (no surface recorded, or
     /// none described for this view).
     pub weakened: Option<Vec<String>>,
+}
+
+/// A goal's loop: the condition (its prompt), the stops ralph-gate judged, and the agent's
+/// judge's last reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalView {
+    pub condition: String,
+    pub stops: u64,
+    pub verdict: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -103,6 +114,9 @@ pub fn gather(
             .map(|f| {
                 let mut v = loop_view(f);
                 v.block_cap = last_cap(&journal, &loops::key(&f.path));
+                if let Some(g) = &mut v.goal {
+                    g.verdict = last_verdict(&journal, &loops::key(&f.path));
+                }
                 v.weakened = surface.and_then(|now| weakened(layout, f, now));
                 v
             })
@@ -143,6 +157,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
             prompt_first_line: None,
             agent: None,
             block_cap: None,
+            goal: None,
             error: Some(e.to_string()),
             weakened: None,
         },
@@ -157,6 +172,11 @@ fn loop_view(f: &LoopFile) -> LoopView {
             prompt_first_line: s.prompt().lines().next().map(String::from),
             agent: s.agent().map(|a| a.name().to_string()),
             block_cap: None,
+            goal: s.goal.then(|| GoalView {
+                condition: s.prompt().to_string(),
+                stops: s.iteration.saturating_sub(1),
+                verdict: None,
+            }),
             error: None,
             weakened: None,
         },
@@ -167,6 +187,14 @@ fn loop_view(f: &LoopFile) -> LoopView {
 fn last_cap(journal: &[Line], key: &str) -> Option<u64> {
     journal.iter().rev().find_map(|l| match &l.entry {
         Entry::Stop(s) if s.loop_file == key => Some(u64::from(s.block_cap)).filter(|c| *c > 0),
+        _ => None,
+    })
+}
+
+/// The agent's judge's last reason the journal recorded for the goal loop `key`.
+fn last_verdict(journal: &[Line], key: &str) -> Option<String> {
+    journal.iter().rev().find_map(|l| match &l.entry {
+        Entry::Stop(s) if s.loop_file == key => s.goal_verdict.clone(),
         _ => None,
     })
 }
@@ -255,6 +283,25 @@ pub fn status_tag(status: GateStatus) -> &'static str {
     }
 }
 
+/// A goal's loop, as plain text: the condition, the stops judged, the judge's last word.
+fn goal_text(l: &LoopView, g: &GoalView, agent: &str) -> String {
+    let mut out = format!(
+        "  {}  goal held to the stop gates  {} stops judged  session {}  started {}{agent}\n    goal: {}\n",
+        l.id.as_deref().unwrap_or("(main)"),
+        g.stops,
+        l.session.as_deref().unwrap_or("(unclaimed)"),
+        l.started_at.as_deref().unwrap_or("?"),
+        crate::text::shorten(&g.condition.replace('\n', " "), 200),
+    );
+    if let Some(v) = &g.verdict {
+        out.push_str(&format!(
+            "    its judge last said: {}\n",
+            crate::text::shorten(&v.replace('\n', " "), 200)
+        ));
+    }
+    out
+}
+
 /// The status as plain text, for people without a terminal UI and for scripts that grep.
 pub fn render_text(st: &Status, now_ms: u64) -> String {
     let mut out = format!("ralph-gate status: {}\n{}\n\nLoops\n", st.root, st.config);
@@ -277,15 +324,18 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
             (Some(a), None) => format!("  agent {a}"),
             (None, _) => String::new(),
         };
-        out.push_str(&format!(
-            "  {}  iteration {}/{of}  promise {}  session {}  started {}{agent}\n    {}\n",
-            l.id.as_deref().unwrap_or("(main)"),
-            l.iteration.unwrap_or(0),
-            l.promise.as_deref().unwrap_or("(none)"),
-            l.session.as_deref().unwrap_or("(unclaimed)"),
-            l.started_at.as_deref().unwrap_or("?"),
-            l.prompt_first_line.as_deref().unwrap_or(""),
-        ));
+        match &l.goal {
+            Some(g) => out.push_str(&goal_text(l, g, &agent)),
+            None => out.push_str(&format!(
+                "  {}  iteration {}/{of}  promise {}  session {}  started {}{agent}\n    {}\n",
+                l.id.as_deref().unwrap_or("(main)"),
+                l.iteration.unwrap_or(0),
+                l.promise.as_deref().unwrap_or("(none)"),
+                l.session.as_deref().unwrap_or("(unclaimed)"),
+                l.started_at.as_deref().unwrap_or("?"),
+                l.prompt_first_line.as_deref().unwrap_or(""),
+            )),
+        }
         match &l.weakened {
             Some(w) if w.is_empty() => {
                 out.push_str("    surface: nothing checks less than at the start\n")
@@ -396,6 +446,7 @@ mod tests {
                 outcome: crate::hook::decide::Outcome::Continue,
                 why: "w".into(),
                 notes: Vec::new(),
+                goal_verdict: None,
             };
             journal::append(&layout, Entry::Stop(Box::new(stop))).unwrap();
             if i == 1 {

@@ -279,6 +279,13 @@ fn loops(layout: &Layout, project: &Project, problems: &mut Vec<String>, fine: &
                 continue;
             }
         };
+        if state.goal {
+            fine.push(format!(
+                "loop {name}: holds the {} session's own goal to the stop gates: {}",
+                state.agent().unwrap_or_default(),
+                crate::text::shorten(state.prompt().lines().next().unwrap_or_default(), 120)
+            ));
+        }
         let copy = store
             .read(&name)
             .ok()

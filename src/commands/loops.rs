@@ -248,9 +248,11 @@ fn describe(f: &LoopFile) -> Vec<(String, String)> {
             ),
             (
                 "promise".into(),
-                s.completion_promise
-                    .clone()
-                    .unwrap_or_else(|| "(none)".into()),
+                match (&s.completion_promise, s.goal) {
+                    (_, true) => "(goal)".into(),
+                    (Some(p), false) => p.clone(),
+                    (None, false) => "(none)".into(),
+                },
             ),
             (
                 "session".into(),
@@ -262,7 +264,7 @@ fn describe(f: &LoopFile) -> Vec<(String, String)> {
             ),
             ("started".into(), s.started_at.clone().unwrap_or_default()),
             (
-                "prompt".into(),
+                if s.goal { "goal" } else { "prompt" }.into(),
                 s.prompt().lines().next().unwrap_or_default().to_string(),
             ),
         ],
@@ -284,6 +286,10 @@ fn status(files: &[LoopFile], gone: &[loops::Orphan]) -> String {
         out.push_str(&format!("{}\n", f.path.display()));
         for (k, v) in describe(f) {
             out.push_str(&format!("  {k:<10} {v}\n"));
+        }
+        if let Ok(s) = &f.state {
+            let agent = s.agent().unwrap_or_default();
+            out.push_str(&format!("  {:<10} {agent}\n", "agent"));
         }
     }
     out

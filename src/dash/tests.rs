@@ -41,6 +41,7 @@ fn status() -> Status {
             prompt_first_line: Some("Build the parser".into()),
             agent: Some("claude".into()),
             block_cap: Some(8),
+            goal: None,
             error: None,
             weakened: None,
         }],
@@ -98,6 +99,33 @@ fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
         .collect::<Vec<_>>()
         .join("\n");
     (text, buf)
+}
+
+#[test]
+fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
+    let mut st = status();
+    st.loops[0].goal = Some(crate::status::GoalView {
+        condition: "calc.py compiles".into(),
+        stops: 3,
+        verdict: Some("the agent says it compiles".into()),
+    });
+    let app = App::new(st.clone(), true, NOW);
+    let (text, _) = screen(&app, 100, 30);
+    assert!(
+        text.contains("goal (3 stops judged): calc.py compiles"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(its judge: the agent says it compiles)"),
+        "{text}"
+    );
+    let plain = crate::status::render_text(&st, NOW);
+    assert!(
+        plain.contains("goal held to the stop gates  3 stops judged")
+            && plain.contains("goal: calc.py compiles")
+            && plain.contains("its judge last said: the agent says it compiles"),
+        "{plain}"
+    );
 }
 
 #[test]

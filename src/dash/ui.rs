@@ -111,10 +111,21 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                 }
             )),
         ]));
-        lines.push(Line::from(format!(
-            "  {}",
-            l.prompt_first_line.as_deref().unwrap_or("")
-        )));
+        match &l.goal {
+            Some(g) => lines.push(Line::from(format!(
+                "  goal ({} stops judged): {}{}",
+                g.stops,
+                g.condition.lines().next().unwrap_or_default(),
+                g.verdict
+                    .as_deref()
+                    .map(|v| format!("  (its judge: {v})"))
+                    .unwrap_or_default()
+            ))),
+            None => lines.push(Line::from(format!(
+                "  {}",
+                l.prompt_first_line.as_deref().unwrap_or("")
+            ))),
+        }
         if let Some(w) = l.weakened.as_ref().filter(|w| !w.is_empty()) {
             lines.push(Line::from(Span::styled(
                 format!(

@@ -146,7 +146,8 @@ pub fn run(
         return Ok(Verdict::Silent);
     }
     seen.note_strengthened();
-    record(layout, seen.entry(ask, &state, &decision))?;
+    let verdict = goal.and_then(|g| g.verdict);
+    record(layout, seen.entry(ask, &state, &decision, verdict))?;
     Ok(decision.output)
 }
 
@@ -279,6 +280,7 @@ impl Seen {
         ask: &Ask,
         state: &loops::LoopState,
         decision: &decide::StopDecision,
+        goal_verdict: Option<String>,
     ) -> journal::Stop {
         journal::Stop {
             agent: ask.agent,
@@ -302,6 +304,7 @@ impl Seen {
             outcome: decision.outcome,
             why: decision.why.clone(),
             notes: self.notes,
+            goal_verdict,
         }
     }
 }
@@ -389,6 +392,7 @@ fn gate_plain_stop(
             }
             .into(),
             notes: Vec::new(),
+            goal_verdict: None,
         },
     )?;
     Ok(output)

@@ -174,3 +174,63 @@ fn start_without_an_agent_follows_the_agent_the_project_is_set_up_for() {
         "{run:?}"
     );
 }
+
+/// A `/goal` ralph-gate holds shows as a goal in `loop list`, `loop status`, `status` and
+/// `doctor`: its condition, its agent and its judge's last word.
+#[test]
+fn a_held_goal_is_listed_as_a_goal_with_its_judges_last_word() {
+    let repo = python_repo();
+    repo.config("[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n");
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.commit_all();
+    let line = |v: serde_json::Value| v.to_string() + "\n";
+    let transcript = line(
+        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "sentinel": true, "condition": "pkg/bad.py compiles"}}),
+    ) + &line(
+        serde_json::json!({"type": "user", "promptId": "p1", "message": {"role": "user", "content": "/goal pkg/bad.py compiles"}}),
+    ) + &line(
+        serde_json::json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Working on pkg/bad.py now."}]}}),
+    ) + &line(
+        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "condition": "pkg/bad.py compiles", "reason": "bad.py still has a syntax error"}}),
+    );
+    repo.write("t.jsonl", &transcript);
+    let payload = serde_json::json!({
+        "session_id": "sess-G",
+        "transcript_path": repo.path().join("t.jsonl"),
+        "cwd": repo.path(),
+        "prompt_id": "p1",
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Working on pkg/bad.py now."
+    });
+    let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("holds your goal"), "{run:?}");
+
+    let list = repo.run(["loop", "list"]);
+    assert!(
+        list.stdout.contains("(goal)") && list.stdout.contains("pkg/bad.py compiles"),
+        "{list:?}"
+    );
+    let status = repo.run(["loop", "status"]);
+    assert!(
+        status.stdout.contains("goal       pkg/bad.py compiles")
+            && status.stdout.contains("agent      claude"),
+        "{status:?}"
+    );
+    let status = repo.run(["status"]);
+    assert!(
+        status.stdout.contains("goal: pkg/bad.py compiles")
+            && status
+                .stdout
+                .contains("its judge last said: bad.py still has a syntax error"),
+        "{status:?}"
+    );
+    let doctor = repo.run(["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("holds the claude session's own goal to the stop gates: pkg/bad.py compiles"),
+        "{doctor:?}"
+    );
+}
