@@ -116,6 +116,7 @@ impl From<HookCommand> for crate::agents::Event {
             HookCommand::PostToolUse => Event::Edit,
             HookCommand::Stop => Event::Stop,
             HookCommand::AgentResponse => Event::Response,
+            HookCommand::UserPromptSubmit => Event::Prompt,
         }
     }
 }

@@ -126,6 +126,9 @@ pub enum HookCommand {
     /// The agent's reply, kept for its next stop (Cursor's afterAgentResponse: its stop
     /// payload carries no final message).
     AgentResponse,
+    /// When the user submits a prompt: tells the agent what its last turn left undone (a
+    /// held goal whose turn ended on the agent's cap on refusals while gates failed).
+    UserPromptSubmit,
 }
 
 #[derive(Debug, Subcommand)]

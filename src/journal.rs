@@ -40,6 +40,9 @@ pub enum Entry {
     /// The session's goal was cleared, paused, judged impossible or met in an earlier turn:
     /// ralph-gate's loop for it ended.
     GoalOver(LoopEvent),
+    /// A held goal's turn ended on the agent's cap on refusals with stop gates failing; the
+    /// session's next prompt is told (`hook user-prompt-submit`).
+    GoalCapped(LoopEvent),
 }
 
 impl Entry {
@@ -55,6 +58,7 @@ impl Entry {
             Entry::Refused(_) => "refused",
             Entry::Restored(_) => "restored",
             Entry::GoalOver(_) => "goal_over",
+            Entry::GoalCapped(_) => "goal_capped",
         }
     }
 
@@ -69,7 +73,8 @@ impl Entry {
             | Entry::StateUnreadable(e)
             | Entry::Refused(e)
             | Entry::Restored(e)
-            | Entry::GoalOver(e) => &e.loop_file,
+            | Entry::GoalOver(e)
+            | Entry::GoalCapped(e) => &e.loop_file,
         }
     }
 }

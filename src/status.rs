@@ -228,7 +228,8 @@ fn stop_view(l: &Line) -> StopView {
         | Entry::StateUnreadable(e)
         | Entry::Refused(e)
         | Entry::Restored(e)
-        | Entry::GoalOver(e) => (
+        | Entry::GoalOver(e)
+        | Entry::GoalCapped(e) => (
             e.who.clone(),
             e.session.clone(),
             0,

@@ -30,6 +30,7 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             });
         }
         Event::Guard => ask.call = call(v),
+        Event::Prompt => ask.transcript = text(v, "transcript_path").map(std::path::PathBuf::from),
         Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Claude)),
     }
     Ok(ask)
@@ -67,6 +68,7 @@ pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
     let mut out = Map::new();
     let event_name = match (agent, event) {
         (_, Event::Guard) => "PreToolUse",
+        (_, Event::Prompt) => "UserPromptSubmit",
         _ => "PostToolUse",
     };
     match verdict {

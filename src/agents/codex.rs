@@ -38,7 +38,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 rollout: text(v, "transcript_path").map(Into::into),
             });
         }
-        Event::Guard | Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Codex)),
+        Event::Guard | Event::Response | Event::Prompt => {
+            return Err(PayloadError::NoSuchEvent(Agent::Codex))
+        }
     }
     Ok(ask)
 }

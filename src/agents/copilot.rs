@@ -52,7 +52,9 @@ pub fn ask(event: Event, v: &Value, home: Option<&Path>) -> Result<Ask, PayloadE
                 TextSource::None
             };
         }
-        Event::Guard | Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Copilot)),
+        Event::Guard | Event::Response | Event::Prompt => {
+            return Err(PayloadError::NoSuchEvent(Agent::Copilot))
+        }
     }
     Ok(ask)
 }

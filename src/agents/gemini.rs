@@ -26,7 +26,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 TextSource::None
             };
         }
-        Event::Guard | Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Gemini)),
+        Event::Guard | Event::Response | Event::Prompt => {
+            return Err(PayloadError::NoSuchEvent(Agent::Gemini))
+        }
     }
     Ok(ask)
 }

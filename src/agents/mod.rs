@@ -31,6 +31,8 @@ pub enum Event {
     Guard,
     /// The agent's reply, for agents whose stop payload lacks it (Cursor).
     Response,
+    /// The user submitted a prompt (Claude Code's UserPromptSubmit).
+    Prompt,
 }
 
 /// What goes back to the agent: stdout (JSON) and the exit code.

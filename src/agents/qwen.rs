@@ -24,6 +24,8 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             }
             Ok(ask)
         }
-        Event::Guard | Event::Response => Err(PayloadError::NoSuchEvent(Agent::Qwen)),
+        Event::Guard | Event::Response | Event::Prompt => {
+            Err(PayloadError::NoSuchEvent(Agent::Qwen))
+        }
     }
 }

@@ -57,6 +57,7 @@ pub fn run(
         }
         Event::Edit => post_tool_use::run(&ask, env, &base, config),
         Event::Response => record_reply(&ask, &layout),
+        Event::Prompt => crate::hook::prompt::run(&ask, &layout),
         Event::Stop => {
             recall_reply(&mut ask, &layout);
             match stop::run(&ask, env, &layout, &base, config) {
@@ -116,6 +117,7 @@ fn settings_act(event: Event, env: &Environment, layout: &Layout) -> bool {
         Event::Guard => ("PreToolUse", "hook pre-tool-use"),
         Event::Edit => ("PostToolUse", "hook post-tool-use"),
         Event::Stop => ("Stop", "hook stop"),
+        Event::Prompt => ("UserPromptSubmit", "hook user-prompt-submit"),
         Event::Response => return false,
     };
     let (settings, _) = claude_settings::load(env, layout.root());

@@ -8,6 +8,7 @@ pub mod notices;
 pub mod post_tool_use;
 pub mod pre_tool_use;
 pub mod promise;
+pub mod prompt;
 pub mod protocol;
 pub mod shell_effect;
 pub mod stop;
@@ -40,6 +41,8 @@ pub struct Ask {
     pub call_timeout_ms: Option<u64>,
     /// At a stop: where the agent records the session's own goal (`/goal`), if it has them.
     pub goal: Option<crate::goals::Source>,
+    /// At a prompt: the session's transcript, when the payload names it.
+    pub transcript: Option<PathBuf>,
 }
 
 /// What ralph-gate answers, whatever agent asked.

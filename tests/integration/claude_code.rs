@@ -620,3 +620,58 @@ fn a_goal_release_the_agent_writes_into_its_transcript_holds_nothing() {
         journal(&repo)
     );
 }
+
+/// A goal whose turn Claude Code ends on its cap on refused stops (here 1) while the gate
+/// still fails: the next prompt of the session (`--resume`) carries ralph-gate's word on it
+/// to the model, and the journal records the held end once.
+#[test]
+fn a_goal_turn_ended_on_the_cap_is_told_to_the_next_prompt() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    let server = goal_server(|_, _| Reply::text("Done; pkg/mod.py compiles."));
+    let s = Session::new(&server, claude_bin);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let (code, out, err) = s.run(&me, &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let settings = repo.path().join(".claude/settings.local.json");
+    std::fs::write(
+        &settings,
+        r#"{"env": {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1"}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = s.claude(&print_mode("/goal pkg/mod.py compiles"), repo.path());
+    assert_eq!(code, 0, "claude -p: {err}\n{out}");
+    assert_eq!(
+        goal_stops(&repo),
+        ["goal_refused", "goal_refused"],
+        "{:#?}",
+        journal(&repo)
+    );
+    let session = result(&out)["session_id"].as_str().unwrap().to_string();
+    let before = server.agent_requests().len();
+    let (code, out, err) = s.claude(
+        &[
+            "--resume",
+            &session,
+            "-p",
+            "Go on.",
+            "--output-format",
+            "json",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "{err}\n{out}");
+    let asked = server.agent_requests();
+    let next = asked[before]["messages"].to_string();
+    assert!(
+        next.contains("your last turn ended on the agent's cap on refused stops")
+            && next.contains("failing stop gates: python"),
+        "{next}"
+    );
+    let capped = journal(&repo)
+        .iter()
+        .filter(|e| e["event"] == "goal_capped")
+        .count();
+    assert_eq!(capped, 1, "{:#?}", journal(&repo));
+}

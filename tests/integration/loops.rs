@@ -180,29 +180,7 @@ fn start_without_an_agent_follows_the_agent_the_project_is_set_up_for() {
 #[test]
 fn a_held_goal_is_listed_as_a_goal_with_its_judges_last_word() {
     let repo = python_repo();
-    repo.config("[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n");
-    repo.write("pkg/bad.py", "def f(:\n");
-    repo.commit_all();
-    let line = |v: serde_json::Value| v.to_string() + "\n";
-    let transcript = line(
-        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "sentinel": true, "condition": "pkg/bad.py compiles"}}),
-    ) + &line(
-        serde_json::json!({"type": "user", "promptId": "p1", "message": {"role": "user", "content": "/goal pkg/bad.py compiles"}}),
-    ) + &line(
-        serde_json::json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Working on pkg/bad.py now."}]}}),
-    ) + &line(
-        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "condition": "pkg/bad.py compiles", "reason": "bad.py still has a syntax error"}}),
-    );
-    repo.write("t.jsonl", &transcript);
-    let payload = serde_json::json!({
-        "session_id": "sess-G",
-        "transcript_path": repo.path().join("t.jsonl"),
-        "cwd": repo.path(),
-        "prompt_id": "p1",
-        "hook_event_name": "Stop",
-        "stop_hook_active": false,
-        "last_assistant_message": "Working on pkg/bad.py now."
-    });
+    let payload = goal_session(&repo);
     let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &[]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("holds your goal"), "{run:?}");
@@ -232,5 +210,93 @@ fn a_held_goal_is_listed_as_a_goal_with_its_judges_last_word() {
             .stdout
             .contains("holds the claude session's own goal to the stop gates: pkg/bad.py compiles"),
         "{doctor:?}"
+    );
+}
+
+/// A repository whose Python gate fails, a Claude Code transcript with a `/goal` on it, and
+/// the Stop payload of that session's turn.
+fn goal_session(repo: &crate::common::Repo) -> serde_json::Value {
+    repo.config("[[gate]]\nname = \"python\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -S -m py_compile {files}\"\n");
+    repo.write("pkg/bad.py", "def f(:\n");
+    repo.commit_all();
+    let line = |v: serde_json::Value| v.to_string() + "\n";
+    let transcript = line(
+        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "sentinel": true, "condition": "pkg/bad.py compiles"}}),
+    ) + &line(
+        serde_json::json!({"type": "user", "promptId": "p1", "message": {"role": "user", "content": "/goal pkg/bad.py compiles"}}),
+    ) + &line(
+        serde_json::json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Working on pkg/bad.py now."}]}}),
+    ) + &line(
+        serde_json::json!({"type": "attachment", "attachment": {"type": "goal_status", "met": false, "condition": "pkg/bad.py compiles", "reason": "bad.py still has a syntax error"}}),
+    );
+    repo.write("t.jsonl", &transcript);
+    serde_json::json!({
+        "session_id": "sess-G",
+        "transcript_path": repo.path().join("t.jsonl"),
+        "cwd": repo.path(),
+        "prompt_id": "p1",
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Working on pkg/bad.py now."
+    })
+}
+
+/// A held goal's turn that ends while ralph-gate still refuses its stop (here: Claude Code
+/// overriding the hook at its cap) is journaled, and the session's next prompt, and only the
+/// next, is told what is left.
+#[test]
+fn a_goal_turn_ended_on_the_cap_is_journaled_and_told_to_the_next_prompt() {
+    let repo = python_repo();
+    let mut payload = goal_session(&repo);
+    for continuing in [false, true] {
+        payload["stop_hook_active"] = continuing.into();
+        let run = repo.run_stdin(&["hook", "stop"], payload.to_string().as_bytes(), &[]);
+        assert!(run.stdout.contains("holds your goal"), "{run:?}");
+    }
+    let journal = || std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl")).unwrap();
+    assert!(!journal().contains("goal_capped"), "{}", journal());
+    // As Claude Code records its override of a hook that refused 8 stops in a row.
+    let mut transcript = std::fs::read_to_string(repo.path().join("t.jsonl")).unwrap();
+    transcript.push_str(&(serde_json::json!({"type": "system", "subtype": "informational", "content": "A hook blocked the turn from ending 9 consecutive times\u{2014}overriding and ending turn. For Stop/SubagentStop hooks, check stop_hook_active."}).to_string() + "\n"));
+    repo.write("t.jsonl", &transcript);
+    let prompt = serde_json::json!({
+        "session_id": "sess-G",
+        "transcript_path": repo.path().join("t.jsonl"),
+        "cwd": repo.path(),
+        "prompt_id": "p2",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on"
+    });
+    let run = repo.run_stdin(
+        &["hook", "user-prompt-submit"],
+        prompt.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    let told = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        told.contains("cap on refused stops") && told.contains("failing stop gates: python"),
+        "{told}"
+    );
+    let capped: Vec<String> = journal()
+        .lines()
+        .filter(|l| l.contains("\"goal_capped\""))
+        .map(String::from)
+        .collect();
+    assert_eq!(capped.len(), 1, "{}", journal());
+    assert!(capped[0].contains("python"), "{}", capped[0]);
+    let again = repo.run_stdin(
+        &["hook", "user-prompt-submit"],
+        prompt.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(
+        (again.code, again.stdout.trim()),
+        (0, ""),
+        "said once: {again:?}"
     );
 }

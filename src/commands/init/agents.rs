@@ -73,6 +73,8 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
                 // A shell command that fails is reported only here; its effect is checked too.
                 hook("PostToolUseFailure", "post-tool-use", grouped(Some("Bash"), "post-tool-use", GUARD_S)),
                 hook("Stop", "stop", grouped(None, "stop", STOP_S)),
+                // Tells the next prompt what a turn ended on the refusal cap left undone.
+                hook("UserPromptSubmit", "user-prompt-submit", grouped(None, "user-prompt-submit", GUARD_S)),
             ],
             note: None,
         },

@@ -381,7 +381,13 @@ mod tests {
         .unwrap();
         assert_eq!(
             added,
-            ["PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
+            [
+                "PreToolUse",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "Stop",
+                "UserPromptSubmit"
+            ]
         );
         assert_eq!(
             v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
@@ -404,7 +410,7 @@ mod tests {
             &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
-        assert_eq!(added.len(), 4);
+        assert_eq!(added.len(), 5);
         assert_eq!(once["model"], "opus");
         assert_eq!(
             once["hooks"]["PreToolUse"][0], existing["hooks"]["PreToolUse"][0],
