@@ -117,6 +117,7 @@ impl From<HookCommand> for crate::agents::Event {
             HookCommand::Stop => Event::Stop,
             HookCommand::AgentResponse => Event::Response,
             HookCommand::UserPromptSubmit => Event::Prompt,
+            HookCommand::PostToolBatch => Event::Batch,
         }
     }
 }

@@ -129,6 +129,10 @@ pub enum HookCommand {
     /// When the user submits a prompt: tells the agent what its last turn left undone (a
     /// held goal whose turn ended on the agent's cap on refusals while gates failed).
     UserPromptSubmit,
+    /// After every tool call of a batch resolved (Claude Code's PostToolBatch): the edit gates,
+    /// once for all the files the batch wrote. Once a session has sent one, its PostToolUse
+    /// hooks of edit tools stand down, so a batch of parallel edits makes one run.
+    PostToolBatch,
 }
 
 #[derive(Debug, Subcommand)]

@@ -110,6 +110,11 @@ impl Layout {
     }
 
     /// What the session `session` has been told once (missing tools).
+    /// Marks a session whose agent sends PostToolBatch ([`crate::hook::batches`]).
+    pub fn batched(&self, session: &str) -> PathBuf {
+        self.dir().join("batched").join(session_key(session))
+    }
+
     pub fn notices(&self, session: &str) -> PathBuf {
         self.dir()
             .join("notices")

@@ -30,6 +30,16 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             });
         }
         Event::Guard => ask.call = call(v),
+        // The files every edit tool of the batch wrote.
+        Event::Batch => {
+            ask.edited = v
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(edited)
+                .collect();
+        }
         Event::Prompt => ask.transcript = text(v, "transcript_path").map(std::path::PathBuf::from),
         Event::Response => return Err(PayloadError::NoSuchEvent(Agent::Claude)),
     }
@@ -69,6 +79,7 @@ pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
     let event_name = match (agent, event) {
         (_, Event::Guard) => "PreToolUse",
         (_, Event::Prompt) => "UserPromptSubmit",
+        (_, Event::Batch) => "PostToolBatch",
         _ => "PostToolUse",
     };
     match verdict {

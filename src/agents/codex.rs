@@ -38,7 +38,7 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 rollout: text(v, "transcript_path").map(Into::into),
             });
         }
-        Event::Guard | Event::Response | Event::Prompt => {
+        Event::Guard | Event::Response | Event::Prompt | Event::Batch => {
             return Err(PayloadError::NoSuchEvent(Agent::Codex))
         }
     }

@@ -52,7 +52,7 @@ pub fn ask(event: Event, v: &Value, home: Option<&Path>) -> Result<Ask, PayloadE
                 TextSource::None
             };
         }
-        Event::Guard | Event::Response | Event::Prompt => {
+        Event::Guard | Event::Response | Event::Prompt | Event::Batch => {
             return Err(PayloadError::NoSuchEvent(Agent::Copilot))
         }
     }

@@ -41,7 +41,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             ask.final_text = text(v, "text");
             ask.text_source = TextSource::Recorded;
         }
-        Event::Guard | Event::Prompt => return Err(PayloadError::NoSuchEvent(Agent::Cursor)),
+        Event::Guard | Event::Prompt | Event::Batch => {
+            return Err(PayloadError::NoSuchEvent(Agent::Cursor))
+        }
     }
     Ok(ask)
 }

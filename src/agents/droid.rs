@@ -41,7 +41,9 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             }
         }
         Event::Guard => return claude::ask(Event::Guard, v),
-        Event::Response | Event::Prompt => return Err(PayloadError::NoSuchEvent(Agent::Droid)),
+        Event::Response | Event::Prompt | Event::Batch => {
+            return Err(PayloadError::NoSuchEvent(Agent::Droid))
+        }
     }
     Ok(ask)
 }

@@ -26,7 +26,7 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
                 TextSource::None
             };
         }
-        Event::Guard | Event::Response | Event::Prompt => {
+        Event::Guard | Event::Response | Event::Prompt | Event::Batch => {
             return Err(PayloadError::NoSuchEvent(Agent::Gemini))
         }
     }

@@ -33,6 +33,8 @@ pub enum Event {
     Response,
     /// The user submitted a prompt (Claude Code's UserPromptSubmit).
     Prompt,
+    /// Every tool call of a batch has resolved (Claude Code's PostToolBatch).
+    Batch,
 }
 
 /// What goes back to the agent: stdout (JSON) and the exit code.

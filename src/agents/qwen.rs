@@ -24,7 +24,7 @@ pub fn ask(event: Event, v: &Value) -> Result<Ask, PayloadError> {
             }
             Ok(ask)
         }
-        Event::Guard | Event::Response | Event::Prompt => {
+        Event::Guard | Event::Response | Event::Prompt | Event::Batch => {
             Err(PayloadError::NoSuchEvent(Agent::Qwen))
         }
     }

@@ -55,7 +55,13 @@ pub fn run(
         Event::Edit if matches!(ask.call, Some(crate::guard::Call::Bash(_))) => {
             shell_effect::after(&ask, &layout)
         }
+        Event::Edit if crate::hook::batches::seen(&layout, &ask.session) => Verdict::Silent,
         Event::Edit => post_tool_use::run(&ask, env, &base, config),
+        // The session's first batch was checked by its PostToolUse hooks, which stand down
+        // from now on.
+        Event::Batch if !crate::hook::batches::note(&layout, &ask.session) => Verdict::Silent,
+        Event::Batch if ask.edited.is_empty() => Verdict::Silent,
+        Event::Batch => post_tool_use::run(&ask, env, &base, config),
         Event::Response => record_reply(&ask, &layout),
         Event::Prompt => crate::hook::prompt::run(&ask, &layout),
         Event::Stop => {
@@ -118,6 +124,7 @@ fn settings_act(event: Event, env: &Environment, layout: &Layout) -> bool {
         Event::Edit => ("PostToolUse", "hook post-tool-use"),
         Event::Stop => ("Stop", "hook stop"),
         Event::Prompt => ("UserPromptSubmit", "hook user-prompt-submit"),
+        Event::Batch => ("PostToolBatch", "hook post-tool-batch"),
         Event::Response => return false,
     };
     let (settings, _) = claude_settings::load(env, layout.root());

@@ -3,6 +3,7 @@
 //! the `agents` module parsed from that agent's payload, and what ralph-gate decides goes out as
 //! a [`Verdict`] that the same adapter renders in the agent's own format.
 
+pub mod batches;
 pub mod decide;
 pub mod notices;
 pub mod post_tool_use;

@@ -5,7 +5,7 @@
 //! and an honest promise ends the session.
 
 use crate::common::{missing, require_tool, which, Repo};
-use crate::model_server::{ModelServer, Reply};
+use crate::model_server::{Block, ModelServer, Reply};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -674,4 +674,55 @@ fn a_goal_turn_ended_on_the_cap_is_told_to_the_next_prompt() {
         .filter(|e| e["event"] == "goal_capped")
         .count();
     assert_eq!(capped, 1, "{:#?}", journal(&repo));
+}
+
+/// Two writes in one reply: Claude Code sends each to PostToolUse and then the batch to
+/// PostToolBatch. The session's first batch is checked by the PostToolUse hooks, every later
+/// one by the batch hook alone: each batch's errors reach the model once.
+#[test]
+fn a_batch_of_edits_gets_its_gate_errors_once() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    repo.write("pkg/mod.py", "def f():\n    return 1\n");
+    repo.commit_all();
+    let dir = repo.path().join("pkg");
+    let write = |id: &str, file: &str, text: &str| Block::Tool {
+        id: id.into(),
+        name: "Write".into(),
+        input: json!({"file_path": dir.join(file), "content": text}),
+    };
+    let (good, bad) = ("x = 1\n", "def g(:\n");
+    let batches = [
+        vec![
+            write("toolu_a1", "a.py", good),
+            write("toolu_b1", "b.py", bad),
+        ],
+        vec![
+            write("toolu_b2", "b.py", good),
+            write("toolu_c2", "c.py", bad),
+        ],
+    ];
+    let script = std::sync::Mutex::new(batches.into_iter());
+    let server = goal_server(move |_, _| match script.lock().unwrap().next() {
+        Some(blocks) => Reply { blocks },
+        None => Reply::text("Both files written."),
+    });
+    let s = Session::new(&server, claude_bin);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let (code, out, err) = s.run(&me, &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = s.claude(&print_mode("Write the files."), repo.path());
+    assert_eq!(code, 0, "claude -p: {err}\n{out}");
+    let asked: Vec<String> = server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:#?}");
+    let errors = |m: &str| m.matches("SyntaxError").count();
+    let (first, second) = (errors(&asked[1]), errors(&asked[2]) - errors(&asked[1]));
+    assert!(first > 0 && asked[1].contains("b.py"), "{}", asked[1]);
+    assert!(asked[2].contains("c.py"), "{}", asked[2]);
+    assert_eq!(first, second, "each batch's errors once: {}", asked[2]);
 }

@@ -47,7 +47,7 @@ fn init_sets_up_everything_once_and_keeps_existing_settings() {
     );
     assert!(
         run.stdout
-            .contains("added the PreToolUse, PostToolUse, PostToolUseFailure, Stop and UserPromptSubmit hooks"),
+            .contains("added the PreToolUse, PostToolUse, PostToolUseFailure, Stop, UserPromptSubmit and PostToolBatch hooks"),
         "{run:?}"
     );
 

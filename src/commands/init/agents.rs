@@ -75,6 +75,8 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
                 hook("Stop", "stop", grouped(None, "stop", STOP_S)),
                 // Tells the next prompt what a turn ended on the refusal cap left undone.
                 hook("UserPromptSubmit", "user-prompt-submit", grouped(None, "user-prompt-submit", GUARD_S)),
+                // One edit-gate run per batch of parallel edits (see `hook::batches`).
+                hook("PostToolBatch", "post-tool-batch", grouped(None, "post-tool-batch", EDIT_S)),
             ],
             note: None,
         },

@@ -386,7 +386,8 @@ mod tests {
                 "PostToolUse",
                 "PostToolUseFailure",
                 "Stop",
-                "UserPromptSubmit"
+                "UserPromptSubmit",
+                "PostToolBatch"
             ]
         );
         assert_eq!(
@@ -410,7 +411,7 @@ mod tests {
             &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
-        assert_eq!(added.len(), 5);
+        assert_eq!(added.len(), 6);
         assert_eq!(once["model"], "opus");
         assert_eq!(
             once["hooks"]["PreToolUse"][0], existing["hooks"]["PreToolUse"][0],
