@@ -117,9 +117,10 @@ fn start(
             .unwrap_or_default()
     };
     // The loop still starts when the config does not load: its first stop pins the gates.
+    // So does one whose surface cannot be described: both are pinned together then.
     let held = Project::open(cwd, config).ok().and_then(|mut p| {
-        let surface = crate::surface::of_project(&mut p, env).ok()?;
-        Some((crate::pin::of(&p.config), surface))
+        let (pin, surface) = loops::held_now(&mut p, env);
+        Some((pin, surface?))
     });
     let pin = held.as_ref().map(|h| h.0.clone());
     let path = loops::start(

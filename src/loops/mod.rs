@@ -65,6 +65,17 @@ pub struct Spec<'a> {
     pub goal: Option<u64>,
 }
 
+/// What a loop starting now is held to: the stop gates in force and the verification surface,
+/// `None` where the surface cannot be described (the caller decides whether the gates alone
+/// are pinned then). The one place `loop start` and a goal's first stop take them.
+pub fn held_now(
+    project: &mut crate::project::Project,
+    env: &crate::env::Environment,
+) -> (Pin, Option<Surface>) {
+    let surface = crate::surface::of_project(project, env).ok();
+    (pin::of(&project.config), surface)
+}
+
 /// Starts a loop: its state file (the main one, or a further one with an id), its pin (in
 /// the state file and the copy), and a journal line. Returns the state file's path.
 pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {

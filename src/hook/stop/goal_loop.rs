@@ -38,8 +38,9 @@ pub fn start(
             if !on(&project) {
                 return Ok(false);
             }
-            let surface = crate::surface::of_project(&mut project, env).ok();
-            Some((crate::pin::of(&project.config), surface))
+            // A goal is pinned now even when its surface cannot be described: its first
+            // stop is already this one.
+            Some(loops::held_now(&mut project, env))
         }
         Err(_) => None,
     };
