@@ -29,7 +29,7 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
             &cwd,
             config,
         )),
-        Command::Loop(cmd) => commands::loops::run(&cmd.into(), &env, &cwd, config),
+        Command::Loop(cmd) => commands::loops::run(&loop_command(cmd)?, &env, &cwd, config),
         Command::Doctor => commands::doctor::run(&env, &cwd, config),
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),
@@ -122,22 +122,58 @@ impl From<HookCommand> for crate::agents::Event {
     }
 }
 
-impl From<LoopCommand> for loops::Command {
-    fn from(c: LoopCommand) -> Self {
-        match c {
-            LoopCommand::Start(a) => loops::Command::Start(loops::StartOptions {
-                max_iterations: a.max_iterations,
-                promise: a.promise,
-                prompt_file: a.prompt_file,
-                agent: a.agent,
-                session: a.session,
-                any_session: a.any_session,
-                prompt: a.prompt,
-            }),
-            LoopCommand::Status => loops::Command::Status,
-            LoopCommand::List => loops::Command::List,
-            LoopCommand::Cancel { id } => loops::Command::Cancel { id },
-            LoopCommand::Approve { id } => loops::Command::Approve { id },
-        }
+fn loop_command(c: LoopCommand) -> Result<loops::Command, AppError> {
+    Ok(match c {
+        LoopCommand::Start(a) => loops::Command::Start(loops::StartOptions {
+            max_iterations: a.max_iterations,
+            promise: a.promise,
+            prompt_file: a.prompt_file,
+            agent: a.agent,
+            session: a.session,
+            any_session: a.any_session,
+            prompt: a.prompt,
+        }),
+        LoopCommand::Status => loops::Command::Status,
+        LoopCommand::List => loops::Command::List,
+        LoopCommand::Cancel { id } => loops::Command::Cancel { id },
+        LoopCommand::Approve { id } => loops::Command::Approve { id },
+        LoopCommand::Run(a) => loops::Command::Run(run_options(a)?),
+    })
+}
+
+/// `loop run`'s options, the prompt read from its file when given.
+fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppError> {
+    let prompt = match &a.prompt_file {
+        Some(f) => std::fs::read_to_string(f).map_err(|source| AppError::Read {
+            what: "--prompt-file",
+            path: f.clone(),
+            source,
+        })?,
+        None => a.prompt.join(" "),
+    };
+    if prompt.trim().is_empty() {
+        return Err(AppError::Usage("the prompt is empty".into()));
     }
+    let promise = crate::hook::promise::normalize(&a.promise);
+    if promise.is_empty() || promise.contains('"') {
+        return Err(AppError::Usage(
+            "--promise must be non-empty text without double quotes".into(),
+        ));
+    }
+    if a.max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
+        return Err(AppError::Usage(
+            "--max-cost must be a positive number of dollars".into(),
+        ));
+    }
+    Ok(crate::run::Options {
+        agent: a.agent,
+        prompt,
+        promise,
+        max_iterations: a.max_iterations,
+        max_time: a.max_time,
+        max_cost: a.max_cost,
+        iteration_timeout: a.iteration_timeout,
+        stall: a.stall,
+        agent_args: a.agent_args,
+    })
 }

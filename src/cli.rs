@@ -140,6 +140,11 @@ pub enum LoopCommand {
     /// Start a loop: the prompt is fed back at every stop until the promise is made and every
     /// stop gate passes.
     Start(LoopStartArgs),
+    /// Run the original Ralph loop: a NEW agent process per iteration with the prompt, the
+    /// stop gates after each, until the final message ends with the promise and every stop
+    /// gate passes. Exit 0 when done, 1 when a budget is spent or nothing changes any more,
+    /// 2 when the agent cannot run.
+    Run(LoopRunArgs),
     /// Show every loop in detail.
     Status,
     /// One line per loop.
@@ -155,6 +160,52 @@ pub enum LoopCommand {
         #[arg(value_name = "ID")]
         id: Option<String>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct LoopRunArgs {
+    /// The agent to run (its non-interactive mode): claude or codex. Default: the agent the
+    /// project is set up for.
+    #[arg(long, value_enum)]
+    pub agent: Option<Agent>,
+
+    /// Read the prompt from this file (PROMPT.md, as the original loop does).
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompt_file: Option<PathBuf>,
+
+    /// The text the final message must end with, as <promise>TEXT</promise>.
+    #[arg(long, value_name = "TEXT", default_value = "COMPLETE")]
+    pub promise: String,
+
+    /// Stop after this many iterations (0 = unlimited).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_iterations: u64,
+
+    /// Stop once the run has taken this long (`90m`, `2h`).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_time: Option<std::time::Duration>,
+
+    /// Stop once the agent reports this much spent, in US dollars (Claude Code reports it).
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+
+    /// Kill an iteration's agent (with its process group) after this long.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub iteration_timeout: std::time::Duration,
+
+    /// End the run after this many iterations in a row with no change to the tree and the
+    /// same failing gates (default: `[hooks] stuck_after`, 3).
+    #[arg(long, value_name = "N")]
+    pub stall: Option<u32>,
+
+    /// An argument added to every iteration's agent command (repeatable), e.g.
+    /// `--agent-arg=--model --agent-arg=opus`.
+    #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub agent_args: Vec<String>,
+
+    /// The prompt (words are joined with spaces).
+    #[arg(value_name = "PROMPT", required_unless_present = "prompt_file", num_args = 1..)]
+    pub prompt: Vec<String>,
 }
 
 #[derive(Debug, Args)]

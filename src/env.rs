@@ -59,6 +59,9 @@ pub struct Environment {
     pub claude_plugin_root: Option<PathBuf>,
     /// `GEMINI_SESSION_ID`: the session a Gemini CLI shell command belongs to.
     pub gemini_session_id: Option<String>,
+    /// `RALPH_GATE_LOOP_RUN`: the loop file of the `loop run` whose iteration this agent
+    /// process is (set by the driver): its stops are the driver's to judge.
+    pub loop_run: Option<String>,
     /// `COLUMNS`: the terminal's width when the shell says it.
     pub columns: Option<usize>,
     /// `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`: the
@@ -118,6 +121,7 @@ impl Environment {
             claude_plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from),
             codex_home: path("CODEX_HOME"),
             gemini_session_id: text("GEMINI_SESSION_ID"),
+            loop_run: text(crate::run::ENV),
             columns: std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()),
             aws: Aws {
                 region: std::env::var("AWS_REGION").ok(),

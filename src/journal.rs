@@ -43,6 +43,10 @@ pub enum Entry {
     /// A held goal's turn ended on the agent's cap on refusals with stop gates failing; the
     /// session's next prompt is told (`hook user-prompt-submit`).
     GoalCapped(LoopEvent),
+    /// One iteration of `loop run`: a fresh agent process, then the stop gates.
+    Iteration(Box<Iteration>),
+    /// `loop run` ended without completing (a budget spent, interrupted, the agent gone).
+    RunEnded(LoopEvent),
 }
 
 impl Entry {
@@ -59,6 +63,8 @@ impl Entry {
             Entry::Restored(_) => "restored",
             Entry::GoalOver(_) => "goal_over",
             Entry::GoalCapped(_) => "goal_capped",
+            Entry::Iteration(_) => "iteration",
+            Entry::RunEnded(_) => "run_ended",
         }
     }
 
@@ -74,9 +80,30 @@ impl Entry {
             | Entry::Refused(e)
             | Entry::Restored(e)
             | Entry::GoalOver(e)
-            | Entry::GoalCapped(e) => &e.loop_file,
+            | Entry::GoalCapped(e)
+            | Entry::RunEnded(e) => &e.loop_file,
+            Entry::Iteration(i) => &i.loop_file,
         }
     }
+}
+
+/// One `loop run` iteration: the agent process and what the stop gates said after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Iteration {
+    pub agent: Agent,
+    pub loop_file: String,
+    pub iteration: u64,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// The agent process's exit code (`None`: ended by a signal).
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    pub outcome: Outcome,
+    pub failing: Vec<String>,
+    pub why: String,
 }
 
 /// A loop event that is not a stop decision.

@@ -39,6 +39,7 @@ mod hook;
 mod journal;
 mod loops;
 mod pin;
+mod run;
 mod surface;
 mod watch;
 

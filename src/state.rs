@@ -191,6 +191,10 @@ pub fn session_key(raw: &str) -> String {
 /// `claude -p` in a shell loop), where every iteration is a new session.
 pub const ANY_SESSION: &str = "*";
 
+/// The session of a `loop run`'s loop: no agent session's stop selects it (the driver judges
+/// each iteration), and every session's tool calls are guarded while it runs.
+pub const RUN_SESSION: &str = "ralph-gate-loop-run";
+
 /// Where Cargo builds at a loop's stops for the project at `root`: ralph-gate's own folder
 /// outside the project (under the user's state folder), kept between stops so that it stays
 /// incremental. No path in the project feeds it: a test binary the agent overwrote in

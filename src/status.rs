@@ -221,6 +221,26 @@ fn stop_view(l: &Line) -> StopView {
             s.why.clone(),
             s.notes.clone(),
         ),
+        Entry::Iteration(i) => (
+            format!("loop run ({})", i.agent),
+            String::new(),
+            i.iteration,
+            String::new(),
+            word(&i.outcome),
+            i.failing.len(),
+            format!(
+                "{}; agent {} in {}{}",
+                i.why,
+                match (i.timed_out, i.exit) {
+                    (true, _) => "timed out".to_string(),
+                    (false, Some(c)) => format!("exited {c}"),
+                    (false, None) => "ended by a signal".to_string(),
+                },
+                duration(Duration::from_millis(i.duration_ms)),
+                i.cost_usd.map(|c| format!(", ${c:.2}")).unwrap_or_default()
+            ),
+            Vec::new(),
+        ),
         Entry::Start(e)
         | Entry::Cancel(e)
         | Entry::Approve(e)
@@ -229,7 +249,8 @@ fn stop_view(l: &Line) -> StopView {
         | Entry::Refused(e)
         | Entry::Restored(e)
         | Entry::GoalOver(e)
-        | Entry::GoalCapped(e) => (
+        | Entry::GoalCapped(e)
+        | Entry::RunEnded(e) => (
             e.who.clone(),
             e.session.clone(),
             0,

@@ -22,6 +22,7 @@ pub enum Command {
     List,
     Cancel { id: Option<String> },
     Approve { id: Option<String> },
+    Run(crate::run::Options),
 }
 
 /// `loop start`'s options.
@@ -45,8 +46,12 @@ pub fn run(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
+    if let Command::Run(o) = cmd {
+        return crate::run::run(o, env, cwd, config);
+    }
     let layout = Layout::workspace(env, cwd);
     let text = match cmd {
+        Command::Run(_) => String::new(),
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
         Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
         Command::List => list(&loops::list(&layout)),

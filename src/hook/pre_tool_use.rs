@@ -65,7 +65,8 @@ fn in_loop(layout: &Layout, ask: &Ask) -> bool {
             s.active
                 && (s.session_id.is_empty()
                     || s.session_id == key
-                    || s.session_id == loops::ANY_SESSION)
+                    || s.session_id == loops::ANY_SESSION
+                    || s.session_id == crate::state::RUN_SESSION)
         })
     }) || !loops::orphans_of(layout, &ask.session, ask.agent).is_empty()
 }

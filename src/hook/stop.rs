@@ -49,6 +49,14 @@ pub fn run(
     let config = config.map(|c| base.join(c));
     let config = config.as_deref();
     let started = Instant::now();
+    // An iteration of `loop run`: its driver judges it when the agent's process ends.
+    if env
+        .loop_run
+        .as_deref()
+        .is_some_and(|run| loops::is_run(layout, run))
+    {
+        return Ok(Verdict::Silent);
+    }
     // What the session's shell commands changed is put back before anything is read. A stop
     // that comes while one of them still runs came from inside it (`ralph-gate hook stop`
     // run by the agent): it is not the agent's stop, and counts for nothing.
@@ -98,15 +106,64 @@ pub fn run(
             return no_loop(base, config, env, layout, ask, started, &unreadable);
         }
     };
-    // The loop's project, whatever folder the agent stops in: the root its gates were pinned
-    // in, else (a loop nobody pinned yet) the workspace the loop lives in.
-    let loop_file = loops::key(&loop_path);
     let goal = match goal_loop::now(ask, env, &state) {
         goal_loop::Now::Over(why) => return goal_loop::end(layout, ask, &loop_path, &why),
         goal_loop::Now::Held(g) => Some(g),
         goal_loop::Now::NotAGoal => None,
     };
-    let the_loop = pins::Read::of(layout, &loop_file, &state);
+    let at = Stopping {
+        ask,
+        env,
+        layout,
+        config,
+        stuck_after: None,
+    };
+    let judged = judge(&at, &loop_path, &state, started, goal)?;
+    Ok(judged.map_or(Verdict::Silent, |j| j.decision.output))
+}
+
+/// A loop's stop, judged and carried out: what the loop was held to and what was found.
+pub struct Judged {
+    pub decision: decide::StopDecision,
+    /// The stop gates that failed.
+    pub failing: Vec<String>,
+    /// Their errors, worded for an agent that starts afresh.
+    pub errors: String,
+}
+
+/// Who stops, where: the stop's ask, the workspace and the config to judge it with.
+pub struct Stopping<'a> {
+    pub ask: &'a Ask,
+    pub env: &'a Environment,
+    pub layout: &'a Layout,
+    pub config: Option<&'a Path>,
+    /// Stops in a row with nothing changed that end the loop as stuck (`None`: the config's
+    /// `stuck_after`).
+    pub stuck_after: Option<u32>,
+}
+
+/// Judges the stop of the loop at `loop_path` (read as `state`), carries the decision out
+/// (state file, pin, journal) and returns it; `None` when the loop was cancelled while its
+/// gates ran. The one judgement of "done" for a session's stop and for `loop run`'s
+/// iterations alike.
+pub fn judge(
+    at: &Stopping<'_>,
+    loop_path: &Path,
+    state: &loops::LoopState,
+    started: Instant,
+    goal: Option<crate::goals::Goal>,
+) -> Result<Option<Judged>, StopError> {
+    let Stopping {
+        ask,
+        env,
+        layout,
+        config,
+        ..
+    } = *at;
+    // The loop's project, whatever folder the agent stops in: the root its gates were pinned
+    // in, else (a loop nobody pinned yet) the workspace the loop lives in.
+    let loop_file = loops::key(loop_path);
+    let the_loop = pins::Read::of(layout, &loop_file, state);
     let root = the_loop
         .pinned_root()
         .unwrap_or_else(|| layout.root().to_path_buf());
@@ -115,10 +172,19 @@ pub fn run(
         Err(e) => {
             // Fail closed: a loop may not end on a config nobody can check against.
             let (reason, system) = agent::stop_config_error(&e);
-            return Ok(Verdict::Block {
-                reason,
-                system: Some(system),
-            });
+            return Ok(Some(Judged {
+                decision: decide::StopDecision {
+                    outcome: journal::Outcome::Continue,
+                    output: Verdict::Block {
+                        reason,
+                        system: Some(system),
+                    },
+                    state: StateChange::SetIteration(state.iteration),
+                    why: format!("the config does not load: {e}"),
+                },
+                failing: Vec::new(),
+                errors: String::new(),
+            }));
         }
     };
     let mut seen = Seen::gather(
@@ -130,8 +196,10 @@ pub fn run(
         started,
         goal.is_some(),
     )?;
-    let stuck_after = project.config.settings.hooks.stuck_after;
-    let decision = decide::decide(&seen.facts(&state, stuck_after, goal.as_ref()));
+    let stuck_after = at
+        .stuck_after
+        .unwrap_or(project.config.settings.hooks.stuck_after);
+    let decision = decide::decide(&seen.facts(state, stuck_after, goal.as_ref()));
     seen.note_cap(&decision);
     let change = match decision.state {
         StateChange::Remove => Change::End,
@@ -142,13 +210,24 @@ pub fn run(
             goal_seen: goal.as_ref().map(|g| g.mark),
         },
     };
-    if !loops::settle(layout, &loop_path, change)? {
-        return Ok(Verdict::Silent);
+    if !loops::settle(layout, loop_path, change)? {
+        return Ok(None);
     }
     seen.note_strengthened();
+    let failed: Vec<&GateResult> = seen
+        .results
+        .iter()
+        .filter(|r| counts_as_failure(r, seen.ci))
+        .collect();
+    let errors = agent::failing_gates(&failed, crate::report::agent::TEXT_CAP);
+    let failing = failed.iter().map(|r| r.name.clone()).collect();
     let verdict = goal.and_then(|g| g.verdict);
-    record(layout, seen.entry(ask, &state, &decision, verdict))?;
-    Ok(decision.output)
+    record(layout, seen.entry(ask, state, &decision, verdict))?;
+    Ok(Some(Judged {
+        decision,
+        failing,
+        errors,
+    }))
 }
 
 /// What a loop's stop found: the promise, the pin, the gates, the progress, and the notes a

@@ -430,6 +430,17 @@ pub fn any_open(layout: &Layout) -> bool {
     maybe_any(layout) || !Store::of(layout).open_loops().is_empty()
 }
 
+/// Whether `loop_file` is the loop of a live `loop run` ([`crate::state::RUN_SESSION`]).
+pub fn is_run(layout: &Layout, loop_file: &str) -> bool {
+    maybe_any(layout)
+        && list(layout).iter().any(|f| {
+            key(&f.path) == loop_file
+                && f.state
+                    .as_ref()
+                    .is_ok_and(|s| s.active && s.session_id == crate::state::RUN_SESSION)
+        })
+}
+
 /// Ends a loop whose state file is gone (`loop cancel` by a person).
 pub fn cancel_orphan(layout: &Layout, o: &Orphan, who: &str) {
     let _ = std::fs::remove_file(layout.progress(&o.loop_file));

@@ -55,6 +55,12 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
 }
 
 /// The failing gates, each with its share of what `used` leaves of `cap`.
+/// The failing gates' errors for an agent that starts afresh (`loop run`'s next iteration),
+/// under `cap` bytes.
+pub fn failing_gates(failing: &[&GateResult], cap: usize) -> String {
+    gate_sections(failing, cap, 0)
+}
+
 fn gate_sections(failing: &[&GateResult], cap: usize, used: usize) -> String {
     let per = per_gate(cap, used, failing.len());
     failing.iter().map(|r| gate_section(r, per)).collect()

@@ -736,3 +736,72 @@ fn codex_goal_held(script: impl Fn(&str) -> Reply + Send + Sync + 'static) {
         "the goal's loop ended"
     );
 }
+
+/// `loop run` with Codex: the first `codex exec` claims the promise over a failing gate; the
+/// second, a new process and thread, gets the gate's error in its prompt and fixes the file.
+#[test]
+fn loop_run_drives_codex_exec_until_the_gate_passes() {
+    if !require_tool("codex") || !require_tool("python3") {
+        return;
+    }
+    let home = Home::new();
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/bad.py", "def g(:\n    return 1\n");
+    repo.commit_all();
+    let server = ModelServer::start_wire(Wire::Responses, |req| {
+        let all = req["input"].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            patch("call_fix", true)
+        } else {
+            Reply::text("Nothing to do. <promise>COMPLETE</promise>")
+        }
+    });
+    let env = codex_setup(&home, &repo, &server);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let out = home
+        .command(&me, repo.path(), &env)
+        .args([
+            "loop",
+            "run",
+            "--agent",
+            "codex",
+            "--max-iterations",
+            "4",
+            "--agent-arg=-s",
+            "--agent-arg=danger-full-access",
+            "Make pkg/bad.py compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
+    let seen = conversation(&server, "input");
+    let second = seen
+        .iter()
+        .find(|c| c.contains("ralph-gate, after iteration 1"))
+        .unwrap_or_else(|| panic!("a second iteration: {seen:#?}"));
+    assert!(second.contains("SyntaxError"), "{second}");
+    assert!(!second.contains("Nothing to do."), "a new thread: {second}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+    let journal = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl")).unwrap();
+    let iterations: Vec<serde_json::Value> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "iteration")
+        .collect();
+    assert_eq!(iterations.len(), 2, "{journal}");
+    // Codex reports tokens, not cost.
+    assert!(iterations[0]["tokens"].as_u64().is_some(), "{journal}");
+    assert_eq!(iterations[1]["outcome"], "completed", "{journal}");
+}

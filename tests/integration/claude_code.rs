@@ -726,3 +726,72 @@ fn a_batch_of_edits_gets_its_gate_errors_once() {
     assert!(asked[2].contains("c.py"), "{}", asked[2]);
     assert_eq!(first, second, "each batch's errors once: {}", asked[2]);
 }
+
+/// `loop run` with Claude Code: the first iteration claims the promise over a failing gate;
+/// the second is a NEW session (the model sees nothing of the first) whose prompt carries
+/// the gate's error; it fixes the file, and the run ends done.
+#[test]
+fn loop_run_gives_a_fresh_session_the_gate_error_until_the_gate_passes() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    let file = repo.path().join("pkg/mod.py");
+    let server = goal_server(move |_, all| {
+        if all.contains("toolu_fix") {
+            Reply::text("Fixed it. <promise>COMPLETE</promise>")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            Reply::tool(
+                "toolu_fix",
+                "Write",
+                json!({"file_path": file, "content": "def f():\n    return 1\n"}),
+            )
+        } else {
+            Reply::text("All done. <promise>COMPLETE</promise>")
+        }
+    });
+    let s = Session::new(&server, claude_bin);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let (code, out, err) = s.run(&me, &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = s.run(
+        &me,
+        &[
+            "loop",
+            "run",
+            "--max-iterations",
+            "5",
+            "Make pkg/mod.py compile.",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "loop run: {out}\n{err}");
+    assert!(out.contains("done after 2 iterations"), "{out}");
+    let asked: Vec<String> = server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert_eq!(asked.len(), 3, "claim, fix, claim: {asked:#?}");
+    assert!(
+        asked[1].contains("SyntaxError") && asked[1].contains("Make pkg/mod.py compile."),
+        "the second iteration's prompt carries the gate's error: {}",
+        asked[1]
+    );
+    assert!(
+        !asked[1].contains("All done."),
+        "a new session, nothing of the first conversation: {}",
+        asked[1]
+    );
+    let iterations: Vec<String> = journal(&repo)
+        .iter()
+        .filter(|e| e["event"] == "iteration")
+        .map(|e| e["outcome"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        iterations,
+        ["promise_refused", "completed"],
+        "{:#?}",
+        journal(&repo)
+    );
+    assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}

@@ -1,0 +1,214 @@
+//! How each agent runs one `loop run` iteration: its non-interactive command line, and how
+//! its final message, cost and tokens are read from its own output. Settled in the real CLIs
+//! (Claude Code 2.1.330, Codex 0.169):
+//!
+//! - `claude -p PROMPT --output-format json --permission-mode acceptEdits`: one JSON object,
+//!   `result` (the final message), `total_cost_usd`, `usage.input_tokens`/`output_tokens`,
+//!   `is_error`, `session_id`.
+//! - `codex exec --json -s workspace-write -o FILE PROMPT`: the final message in FILE, JSONL
+//!   events on stdout, `turn.completed` with `usage` (`input_tokens`, `output_tokens`); no
+//!   cost is reported.
+//!
+//! The extra arguments a person gives (`--agent-arg`) come after these, so they win where the
+//! CLI takes the last of an option (`--permission-mode bypassPermissions`).
+
+use crate::agent::Agent;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// The command of one iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: String,
+    pub args: Vec<OsString>,
+}
+
+/// What an iteration's agent said and spent, as far as its output tells.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Said {
+    pub final_text: Option<String>,
+    pub cost_usd: Option<f64>,
+    pub tokens: Option<u64>,
+    /// The agent's own error word, when its output carries one.
+    pub error: Option<String>,
+}
+
+/// The agents `loop run` drives, and how to install the missing one.
+pub fn supported(agent: Agent) -> Result<&'static str, String> {
+    match agent {
+        Agent::Claude => Ok("npm i -g @anthropic-ai/claude-code"),
+        Agent::Codex => Ok("npm i -g @openai/codex"),
+        other => Err(format!(
+            "`loop run` drives claude and codex so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
+        )),
+    }
+}
+
+/// The command line of one iteration of `agent` with `prompt`; `last` is a file the agent may
+/// write its final message to.
+pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> Invocation {
+    let mut args: Vec<OsString> = match agent {
+        Agent::Codex => {
+            let mut a: Vec<OsString> =
+                vec!["exec".into(), "--json".into(), "-o".into(), last.into()];
+            // Codex refuses a sandbox given twice: the person's choice replaces the default.
+            if !extra.iter().any(|e| chooses_sandbox(e)) {
+                a.extend(["-s".into(), "workspace-write".into()]);
+            }
+            a
+        }
+        _ => vec![
+            "-p".into(),
+            prompt.into(),
+            "--output-format".into(),
+            "json".into(),
+            "--permission-mode".into(),
+            "acceptEdits".into(),
+        ],
+    };
+    args.extend(extra.iter().map(OsString::from));
+    if agent == Agent::Codex {
+        // The prompt last: after `--`, so one starting with `-` is not read as an option.
+        args.push("--".into());
+        args.push(prompt.into());
+    }
+    Invocation {
+        program: agent.name().to_string(),
+        args,
+    }
+}
+
+fn chooses_sandbox(arg: &str) -> bool {
+    matches!(
+        arg,
+        "-s" | "--sandbox" | "--full-auto" | "--dangerously-bypass-approvals-and-sandbox"
+    ) || arg.starts_with("--sandbox=")
+        || (arg.starts_with("-s") && arg.len() > 2)
+}
+
+/// Pure: what the agent said, from its stdout and the final-message file's text.
+pub fn said(agent: Agent, stdout: &str, last_file: Option<&str>) -> Said {
+    match agent {
+        Agent::Codex => codex(stdout, last_file),
+        _ => claude(stdout),
+    }
+}
+
+fn claude(stdout: &str) -> Said {
+    let Some(v) = stdout
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .find(|v| v["type"] == "result")
+    else {
+        return Said::default();
+    };
+    let usage = &v["usage"];
+    let tokens = usage["input_tokens"]
+        .as_u64()
+        .zip(usage["output_tokens"].as_u64())
+        .map(|(i, o)| i + o);
+    Said {
+        final_text: v["result"].as_str().map(str::to_string),
+        cost_usd: v["total_cost_usd"].as_f64(),
+        tokens,
+        error: (v["is_error"] == true).then(|| {
+            v["result"]
+                .as_str()
+                .or(v["subtype"].as_str())
+                .unwrap_or("error")
+                .to_string()
+        }),
+    }
+}
+
+fn codex(stdout: &str, last_file: Option<&str>) -> Said {
+    let mut tokens: Option<u64> = None;
+    let mut from_events = None;
+    let mut error = None;
+    for v in stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+    {
+        match v["type"].as_str() {
+            Some("turn.completed") => {
+                let u = &v["usage"];
+                let n = u["input_tokens"].as_u64().unwrap_or(0)
+                    + u["output_tokens"].as_u64().unwrap_or(0);
+                tokens = Some(tokens.unwrap_or(0) + n);
+            }
+            Some("item.completed") if v["item"]["type"] == "agent_message" => {
+                from_events = v["item"]["text"].as_str().map(str::to_string);
+            }
+            Some("turn.failed") | Some("error") => {
+                error = v["error"]["message"]
+                    .as_str()
+                    .or(v["message"].as_str())
+                    .map(str::to_string);
+            }
+            _ => {}
+        }
+    }
+    Said {
+        final_text: last_file
+            .filter(|t| !t.trim().is_empty())
+            .map(str::to_string)
+            .or(from_events),
+        cost_usd: None,
+        tokens,
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_json_gives_the_result_cost_and_tokens() {
+        let out = r#"{"type":"result","subtype":"success","is_error":false,"result":"Done <promise>COMPLETE</promise>","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}"#;
+        let s = said(Agent::Claude, out, None);
+        assert_eq!(
+            s.final_text.as_deref(),
+            Some("Done <promise>COMPLETE</promise>")
+        );
+        assert_eq!(
+            (s.cost_usd, s.tokens, s.error),
+            (Some(0.25), Some(15), None)
+        );
+        assert_eq!(said(Agent::Claude, "not json", None), Said::default());
+    }
+
+    #[test]
+    fn codex_events_give_the_message_and_tokens_and_the_file_wins() {
+        let out = "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"from events\"}}\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":7,\"output_tokens\":3}}\n";
+        let s = said(Agent::Codex, out, None);
+        assert_eq!(s.final_text.as_deref(), Some("from events"));
+        assert_eq!(s.tokens, Some(10));
+        let s = said(Agent::Codex, out, Some("from the file\n"));
+        assert_eq!(s.final_text.as_deref(), Some("from the file\n"));
+    }
+
+    #[test]
+    fn the_prompt_is_one_argument_and_extra_arguments_come_after_the_defaults() {
+        let extra = vec!["--model".to_string(), "m".to_string()];
+        let i = invocation(Agent::Claude, "-x; rm -rf /", &extra, Path::new("/t/last"));
+        assert_eq!(i.program, "claude");
+        assert_eq!(i.args[1], OsString::from("-x; rm -rf /"));
+        assert_eq!(
+            i.args[i.args.len() - 2..],
+            [OsString::from("--model"), OsString::from("m")]
+        );
+        let i = invocation(Agent::Codex, "-p", &[], Path::new("/t/last"));
+        assert!(i.args.contains(&OsString::from("workspace-write")));
+        let own = ["-s".to_string(), "danger-full-access".to_string()];
+        let mine = invocation(Agent::Codex, "x", &own, Path::new("/t/last"));
+        assert!(!mine.args.contains(&OsString::from("workspace-write")));
+        assert_eq!(
+            i.args[i.args.len() - 2..],
+            [OsString::from("--"), OsString::from("-p")]
+        );
+        assert!(supported(Agent::Gemini).is_err());
+    }
+}
