@@ -251,7 +251,7 @@ impl Driver<'_> {
         self.o
             .max_cost
             .filter(|m| cost >= *m)
-            .map(|m| format!("the cost budget of ${m:.2} is spent (${cost:.2})"))
+            .map(|m| format!("the cost budget of ${m} is spent (${cost:.4} reported)"))
     }
 
     /// The iteration's time: its own timeout, within what is left of the run's.

@@ -78,6 +78,10 @@ impl Session {
         cmd.arg("300").arg(program).args(args);
         self.env(&mut cmd, cwd);
         let out = cmd.output().expect("runs");
+        Self::ended(out)
+    }
+
+    fn ended(out: std::process::Output) -> (i32, String, String) {
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -794,4 +798,163 @@ fn loop_run_gives_a_fresh_session_the_gate_error_until_the_gate_passes() {
         journal(&repo)
     );
     assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}
+
+fn ralph_gate() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"))
+}
+
+/// A session whose model claims the promise at once, whatever the gate says, in a repository
+/// set up by `init`.
+fn claiming() -> Option<(Repo, Session, ModelServer)> {
+    let (repo, claude_bin) = broken_repo()?;
+    let server = goal_server(|_, _| Reply::text("All done. <promise>COMPLETE</promise>"));
+    let s = Session::new(&server, claude_bin);
+    let (code, out, err) = s.run(&ralph_gate(), &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    Some((repo, s, server))
+}
+
+/// The budgets end a run unfinished, exit 1, saying which and what still fails: iterations,
+/// cost (Claude Code reports it), and no progress (the same tree and the same failing gates).
+#[test]
+fn loop_run_budgets_and_no_progress_end_it_with_exit_1_and_the_reason() {
+    let Some((repo, s, server)) = claiming() else {
+        return;
+    };
+    let run = |args: &[&str]| {
+        let mut all = vec!["loop", "run"];
+        all.extend_from_slice(args);
+        all.push("Make pkg/mod.py compile.");
+        s.run(&ralph_gate(), &all, repo.path())
+    };
+    let (code, out, err) = run(&["--max-iterations", "2"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("ended unfinished") && out.contains("limit of 2") && out.contains("python"),
+        "{out}"
+    );
+    assert_eq!(server.agent_requests().len(), 2, "two iterations");
+    let (code, out, err) = run(&["--max-cost", "0.0001"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("the cost budget of $0.0001 is spent"), "{out}");
+    assert_eq!(
+        server.agent_requests().len(),
+        3,
+        "one iteration, then the budget"
+    );
+    let (code, out, err) = run(&["--stall", "2"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("stuck"), "{out}");
+    let ended: Vec<String> = journal(&repo)
+        .iter()
+        .filter(|e| e["event"] == "run_ended" || e["event"] == "iteration")
+        .map(|e| e["event"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(ended.contains(&"run_ended".to_string()), "{ended:?}");
+    assert!(
+        goal_loops(&repo).is_empty(),
+        "no run left: {:?}",
+        goal_loops(&repo)
+    );
+}
+
+/// The agent's CLI missing: exit 2, with how to install it, and no run left behind.
+#[test]
+fn loop_run_without_the_agents_cli_says_how_to_install_it() {
+    let Some((repo, s, _server)) = claiming() else {
+        return;
+    };
+    let bin = s.home.path().join("bare-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["git", "python3", "sh"] {
+        let at = crate::common::which(tool).unwrap();
+        std::os::unix::fs::symlink(at, bin.join(tool)).unwrap();
+    }
+    let out = Command::new(ralph_gate())
+        .args(["loop", "run", "--agent", "claude", "Fix it."])
+        .current_dir(repo.path())
+        .env("PATH", &bin)
+        .env("HOME", s.home.path())
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = Session::ended(out);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("`claude` is not installed")
+            && stderr.contains("npm i -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
+    assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}
+
+/// Ctrl-C while an iteration's agent waits on the model: ralph-gate kills the agent's whole
+/// process group, ends the run (exit 130) and journals why; no agent process is left.
+#[test]
+fn loop_run_interrupted_leaves_no_agent_behind() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    let server = goal_server(|_, _| {
+        std::thread::sleep(std::time::Duration::from_secs(20));
+        Reply::text("late")
+    });
+    let s = Session::new(&server, claude_bin);
+    let (code, out, err) = s.run(&ralph_gate(), &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let mut cmd = Command::new(ralph_gate());
+    cmd.args(["loop", "run", "Fix it."]);
+    s.env(&mut cmd, repo.path());
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while server.agent_requests().is_empty() {
+        assert!(
+            waited.elapsed().as_secs() < 60,
+            "the agent never asked the model"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let home = s.home.path().display().to_string();
+    assert!(
+        !agents_of(&home).is_empty(),
+        "the agent runs before the signal"
+    );
+    crate::common::signal(child.id() as i32, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(agents_of(&home), Vec::<i32>::new(), "no agent process left");
+    assert!(
+        journal(&repo).iter().any(|e| e["event"] == "run_ended"
+            && e["why"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("interrupted")),
+        "{:#?}",
+        journal(&repo)
+    );
+    assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}
+
+/// The processes whose environment names `home` (this test's agents and their children).
+fn agents_of(home: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| memchr_find(&env, format!("HOME={home}").as_bytes()))
+        })
+        .collect()
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
