@@ -175,5 +175,6 @@ fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppErr
         iteration_timeout: a.iteration_timeout,
         stall: a.stall,
         agent_args: a.agent_args,
+        commit: a.commit,
     })
 }

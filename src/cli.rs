@@ -198,6 +198,11 @@ pub struct LoopRunArgs {
     #[arg(long, value_name = "N")]
     pub stall: Option<u32>,
 
+    /// After each iteration that changed the tree, commit its work (the pre-commit hook runs;
+    /// never --no-verify). The message names the iteration and the gates' outcome.
+    #[arg(long)]
+    pub commit: bool,
+
     /// An argument added to every iteration's agent command (repeatable), e.g.
     /// `--agent-arg=--model --agent-arg=opus`.
     #[arg(long = "agent-arg", value_name = "ARG", allow_hyphen_values = true)]

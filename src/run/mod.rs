@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod child;
+pub mod commit;
 pub mod prompt;
 
 use crate::agent::Agent;
@@ -44,6 +45,8 @@ pub struct Options {
     pub stall: Option<u32>,
     /// Arguments added to every iteration's agent command.
     pub agent_args: Vec<String>,
+    /// Commit each iteration's work (`--commit`).
+    pub commit: bool,
 }
 
 /// Exit codes: done, ended unfinished, the agent could not run.
@@ -127,6 +130,7 @@ impl Driver<'_> {
                 return Ok(self.say_end(&why, left.as_ref()));
             }
             let timeout = self.timeout(started.elapsed());
+            let tree_before = self.o.commit.then(|| self.tree());
             let ended = match self.iterate(
                 &prompt::next(&self.o.prompt, left.as_ref()),
                 timeout,
@@ -165,6 +169,9 @@ impl Driver<'_> {
             };
             self.journal(n, &ended, &said, &judged);
             self.progress(n, started.elapsed(), cost, &judged);
+            if tree_before.is_some_and(|t| t != self.tree()) {
+                self.commit(n, &judged);
+            }
             match judged.decision.outcome {
                 Outcome::Completed => {
                     out(&format!(
@@ -298,6 +305,35 @@ impl Driver<'_> {
             money(cost),
             j.decision.why
         ));
+    }
+
+    /// The working tree's state (ralph-gate's own files left out), to tell whether an
+    /// iteration changed it.
+    fn tree(&self) -> String {
+        loops::progress::fingerprint(self.layout.root(), &[], false)
+    }
+
+    /// `--commit`: the iteration's work, committed with the hooks the project has.
+    fn commit(&self, n: u64, j: &stop::Judged) {
+        let message = format!(
+            "ralph-gate loop run: iteration {n}: {}\n\n{}",
+            crate::text::shorten(&j.decision.why, 120),
+            if j.failing.is_empty() {
+                "Every stop gate passes.".to_string()
+            } else {
+                format!("Failing stop gates: {}.", j.failing.join(", "))
+            }
+        );
+        match commit::iteration(self.layout.root(), &message) {
+            commit::Committed::Nothing => {}
+            commit::Committed::Made(id) => err(&format!(
+                "ralph-gate loop run: iteration {n} committed as {id}"
+            )),
+            commit::Committed::Refused(why) => err(&format!(
+                "ralph-gate loop run: iteration {n} not committed: {}",
+                crate::text::shorten(&why, 400)
+            )),
+        }
     }
 
     /// Says why the run ended unfinished and what still fails.

@@ -764,12 +764,33 @@ fn loop_run_gives_a_fresh_session_the_gate_error_until_the_gate_passes() {
             "run",
             "--max-iterations",
             "5",
+            "--commit",
             "Make pkg/mod.py compile.",
         ],
         repo.path(),
     );
     assert_eq!(code, 0, "loop run: {out}\n{err}");
     assert!(out.contains("done after 2 iterations"), "{out}");
+    // --commit: the iteration that changed the tree is one commit, made through the
+    // project's pre-commit hook, with nothing of ralph-gate's state in it.
+    let log = std::process::Command::new("git")
+        .args(["log", "-1", "--name-only", "--format=%s"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        log.starts_with("ralph-gate loop run: iteration 2: ") && log.contains("pkg/mod.py"),
+        "{log}\n{err}"
+    );
+    assert!(
+        !log.contains(".ralph") && !log.contains("ralph-loop"),
+        "{log}"
+    );
+    assert!(
+        err.contains("iteration 2 committed as") && !err.contains("iteration 1 committed"),
+        "only the iteration that changed the tree: {err}"
+    );
     let asked: Vec<String> = server
         .agent_requests()
         .iter()
