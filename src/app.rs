@@ -176,5 +176,6 @@ fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppErr
         stall: a.stall,
         agent_args: a.agent_args,
         commit: a.commit,
+        prd: a.prd,
     })
 }

@@ -198,6 +198,14 @@ pub struct LoopRunArgs {
     #[arg(long, value_name = "N")]
     pub stall: Option<u32>,
 
+    /// Work through the user stories of this prd.json (`userStories` with `id`, `title`,
+    /// `acceptanceCriteria`, `priority`, `passes`; optional `gates` and `verify`): each
+    /// iteration is told the highest-priority story that does not pass, and ralph-gate sets
+    /// `passes` once its checks and every stop gate pass on a fresh run. Done when every
+    /// story passes; no promise is needed.
+    #[arg(long, value_name = "FILE")]
+    pub prd: Option<PathBuf>,
+
     /// After each iteration that changed the tree, commit its work (the pre-commit hook runs;
     /// never --no-verify). The message names the iteration and the gates' outcome.
     #[arg(long)]

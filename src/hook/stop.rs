@@ -3,7 +3,7 @@
 
 mod goal_loop;
 mod pins;
-mod verify;
+pub mod verify;
 
 use super::decide::{self, Outcome, StateChange, StopFacts};
 use super::promise::{self, TextSource};
@@ -129,6 +129,8 @@ pub struct Judged {
     pub failing: Vec<String>,
     /// Their errors, worded for an agent that starts afresh.
     pub errors: String,
+    /// What holds the loop besides the gates (its pin or surface weakened, tampering).
+    pub hold: Option<String>,
 }
 
 /// Who stops, where: the stop's ask, the workspace and the config to judge it with.
@@ -184,6 +186,7 @@ pub fn judge(
                 },
                 failing: Vec::new(),
                 errors: String::new(),
+                hold: Some("the config does not load".into()),
             }));
         }
     };
@@ -222,11 +225,13 @@ pub fn judge(
     let errors = agent::failing_gates(&failed, crate::report::agent::TEXT_CAP);
     let failing = failed.iter().map(|r| r.name.clone()).collect();
     let verdict = goal.and_then(|g| g.verdict);
+    let hold = seen.hold.clone();
     record(layout, seen.entry(ask, state, &decision, verdict))?;
     Ok(Some(Judged {
         decision,
         failing,
         errors,
+        hold,
     }))
 }
 

@@ -10,12 +10,13 @@
 pub mod agent;
 pub mod child;
 pub mod commit;
+pub mod prd;
 pub mod prompt;
+mod story;
 
 use crate::agent::Agent;
 use crate::commands::AppError;
 use crate::env::Environment;
-use crate::hook::decide::StopDecision;
 use crate::hook::promise::TextSource;
 use crate::hook::stop::{self, Stopping};
 use crate::hook::Ask;
@@ -47,6 +48,8 @@ pub struct Options {
     pub agent_args: Vec<String>,
     /// Commit each iteration's work (`--commit`).
     pub commit: bool,
+    /// `--prd`: the stories file (absolute).
+    pub prd: Option<PathBuf>,
 }
 
 /// Exit codes: done, ended unfinished, the agent could not run.
@@ -60,6 +63,13 @@ pub fn run(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
+    let o = &Options {
+        prd: o.prd.as_ref().map(|p| cwd.join(p)),
+        ..o.clone()
+    };
+    if let Some(p) = &o.prd {
+        prd::read(p).map_err(|e| AppError::Usage(e.to_string()))?;
+    }
     let layout = Layout::workspace(env, cwd);
     let agent = o.agent.unwrap_or_else(|| {
         let set_up = crate::commands::init::agents::set_up(env, layout.root());
@@ -78,7 +88,7 @@ pub fn run(
         &loops::Spec {
             prompt: &o.prompt,
             max_iterations: o.max_iterations,
-            promise: Some(&o.promise),
+            promise: o.prd.is_none().then_some(o.promise.as_str()),
             session: RUN_SESSION,
             agent,
             pin: Some(&pin),
@@ -118,80 +128,175 @@ struct Driver<'a> {
     install: &'static str,
 }
 
+/// What a run carries from one iteration to the next.
+struct Carried {
+    started: Instant,
+    cost: f64,
+    left: Option<prompt::Left>,
+    /// `--prd`: the stories, and which pass as ralph-gate knows it (never read back from the
+    /// file, which the agent can write).
+    stories: Vec<prd::Story>,
+    flags: prd::Flags,
+}
+
 impl Driver<'_> {
     fn drive(&self) -> Result<u8, AppError> {
-        let started = Instant::now();
         let work = tempfile::tempdir()?;
-        let mut cost = 0.0;
-        let mut left: Option<prompt::Left> = None;
+        let (stories, flags) = match &self.o.prd {
+            Some(p) => prd::read(p).map_err(|e| AppError::Usage(e.to_string()))?,
+            None => Default::default(),
+        };
+        let mut c = Carried {
+            started: Instant::now(),
+            cost: 0.0,
+            left: None,
+            stories,
+            flags,
+        };
         for n in 1.. {
-            if let Some(why) = self.spent(started.elapsed(), cost) {
-                end(self.layout, self.path, &why);
-                return Ok(self.say_end(&why, left.as_ref()));
-            }
-            let timeout = self.timeout(started.elapsed());
-            let tree_before = self.o.commit.then(|| self.tree());
-            let ended = match self.iterate(
-                &prompt::next(&self.o.prompt, left.as_ref()),
-                timeout,
-                work.path(),
-            ) {
-                Ok(e) => e,
-                Err(why) => {
-                    end(self.layout, self.path, &why);
-                    err(&format!("ralph-gate loop run: {why}"));
-                    return Ok(NO_AGENT);
-                }
-            };
-            let said = agent::said(
-                self.agent,
-                &ended.stdout,
-                std::fs::read_to_string(work.path().join("last-message"))
-                    .ok()
-                    .as_deref(),
-            );
-            if n == 1 && ended.code.is_some_and(|c| c != 0) && said.final_text.is_none() {
-                let why = format!(
-                    "`{}` failed to start its first iteration (exit {}): {}",
-                    self.agent,
-                    ended.code.unwrap_or(-1),
-                    crate::text::shorten(ended.stderr.trim(), 600)
-                );
-                end(self.layout, self.path, &why);
-                err(&format!("ralph-gate loop run: {why}"));
-                return Ok(NO_AGENT);
-            }
-            cost += said.cost_usd.unwrap_or(0.0);
-            let Some(judged) = self.judge(&said)? else {
-                let why = "the run's loop was cancelled";
-                err(&format!("ralph-gate loop run: {why}"));
-                return Ok(UNFINISHED);
-            };
-            self.journal(n, &ended, &said, &judged);
-            self.progress(n, started.elapsed(), cost, &judged);
-            if tree_before.is_some_and(|t| t != self.tree()) {
-                self.commit(n, &judged);
-            }
-            match judged.decision.outcome {
-                Outcome::Completed => {
-                    out(&format!(
-                        "ralph-gate loop run: done after {n} iteration{}: the promise was made and every stop gate passes ({}{})",
-                        if n == 1 { "" } else { "s" },
-                        crate::text::duration(started.elapsed()),
-                        money(cost)
-                    ));
-                    return Ok(DONE);
-                }
-                Outcome::LimitReached | Outcome::Stuck => {
-                    let why = judged.decision.why.clone();
-                    return Ok(
-                        self.say_end(&why, Some(&self.left(n, &judged.decision, &judged.errors)))
-                    );
-                }
-                _ => left = Some(self.left(n, &judged.decision, &judged.errors)),
+            if let Some(code) = self.step(n, &mut c, work.path())? {
+                return Ok(code);
             }
         }
         unreachable!("the iterations are unbounded")
+    }
+
+    /// One iteration: the agent, then the judgement. `Some(exit code)` when the run ends.
+    fn step(&self, n: u64, c: &mut Carried, work: &Path) -> Result<Option<u8>, AppError> {
+        if let Some(why) = self.spent(c.started.elapsed(), c.cost) {
+            end(self.layout, self.path, &why);
+            return Ok(Some(self.say_end(&why, c.left.as_ref())));
+        }
+        let story = prd::next(&c.stories, &c.flags).cloned();
+        if self.o.prd.is_some() && story.is_none() {
+            return Ok(Some(self.finish(n - 1, c, "every story passes")));
+        }
+        let mut ask = self.o.prompt.clone();
+        if let Some(s) = &story {
+            ask.push_str(&prd::brief(s));
+        }
+        let tree_before = self.o.commit.then(|| self.tree());
+        let timeout = self.timeout(c.started.elapsed());
+        let ended = match self.iterate(&prompt::next(&ask, c.left.as_ref()), timeout, work) {
+            Ok(e) => e,
+            Err(why) => return Ok(Some(self.no_agent(&why))),
+        };
+        let last = std::fs::read_to_string(work.join("last-message")).ok();
+        let said = agent::said(self.agent, &ended.stdout, last.as_deref());
+        if n == 1 && ended.code.is_some_and(|code| code != 0) && said.final_text.is_none() {
+            return Ok(Some(self.no_agent(&format!(
+                "`{}` failed to start its first iteration (exit {}): {}",
+                self.agent,
+                ended.code.unwrap_or(-1),
+                crate::text::shorten(ended.stderr.trim(), 600)
+            ))));
+        }
+        c.cost += said.cost_usd.unwrap_or(0.0);
+        let flipped = self.put_back(&c.flags)?;
+        let Some(mut judged) = self.judge(&said)? else {
+            err("ralph-gate loop run: the run's loop was cancelled");
+            return Ok(Some(UNFINISHED));
+        };
+        if let Some(s) = &story {
+            self.story(n, s, c, &mut judged, &flipped)?;
+        }
+        self.journal(n, &ended, &said, &judged);
+        self.progress(n, c, &judged);
+        if tree_before.is_some_and(|t| t != self.tree()) {
+            self.commit(n, story.as_ref(), &judged);
+        }
+        match judged.decision.outcome {
+            Outcome::Completed if self.o.prd.is_none() => Ok(Some(self.finish(
+                n,
+                c,
+                "the promise was made and every stop gate passes",
+            ))),
+            Outcome::LimitReached | Outcome::Stuck => {
+                let why = judged.decision.why.clone();
+                Ok(Some(self.say_end(&why, Some(&self.left(n, &judged)))))
+            }
+            _ => {
+                c.left = Some(self.left(n, &judged));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The run is done.
+    fn finish(&self, n: u64, c: &Carried, why: &str) -> u8 {
+        end_as(self.layout, self.path, why, "done");
+        out(&format!(
+            "ralph-gate loop run: done after {n} iteration{}: {why} ({}{})",
+            if n == 1 { "" } else { "s" },
+            crate::text::duration(c.started.elapsed()),
+            money(c.cost)
+        ));
+        DONE
+    }
+
+    fn no_agent(&self, why: &str) -> u8 {
+        end(self.layout, self.path, why);
+        err(&format!("ralph-gate loop run: {why}"));
+        NO_AGENT
+    }
+
+    /// `--prd`: the `passes` flags the agent changed in the file, put back and journaled.
+    fn put_back(&self, flags: &prd::Flags) -> Result<Vec<String>, AppError> {
+        let Some(path) = &self.o.prd else {
+            return Ok(Vec::new());
+        };
+        let flipped = prd::put(path, flags).map_err(|e| {
+            AppError::Usage(format!(
+                "{e}: the agent damaged or removed the prd; the run ends"
+            ))
+        })?;
+        if !flipped.is_empty() {
+            let _ = journal::append(
+                self.layout,
+                Entry::Restored(LoopEvent::new(
+                    "loop run",
+                    &loops::key(self.path),
+                    format!(
+                        "the agent set `passes` of {} in {}: only ralph-gate sets it; put back",
+                        flipped.join(", "),
+                        path.display()
+                    ),
+                )),
+            );
+        }
+        Ok(flipped)
+    }
+
+    /// `--prd`: checks the iteration's story (its gates, its `verify`, every stop gate, run
+    /// afresh) and, when all pass, sets its `passes`. The verdict goes into `judged`.
+    fn story(
+        &self,
+        n: u64,
+        s: &prd::Story,
+        c: &mut Carried,
+        judged: &mut stop::Judged,
+        flipped: &[String],
+    ) -> Result<(), AppError> {
+        let mut failing = story::check(self, s, judged.hold.as_deref())?;
+        if !flipped.is_empty() {
+            failing.push(format!(
+                "you set `passes` of {} yourself; ralph-gate put it back (only ralph-gate sets it)",
+                flipped.join(", ")
+            ));
+        }
+        let path = self.o.prd.as_deref().expect("a story comes from a prd");
+        if failing.is_empty() {
+            c.flags.insert(s.id.clone(), true);
+            prd::put(path, &c.flags).map_err(|e| AppError::Usage(e.to_string()))?;
+            judged.decision.why = format!("{} passes", s.id);
+            if prd::next(&c.stories, &c.flags).is_none() {
+                judged.decision.outcome = Outcome::Completed;
+            }
+        } else {
+            judged.decision.why = format!("{} does not pass yet: {}", s.id, failing.join("; "));
+        }
+        prd::progress(path, &format!("iteration {n}, {}", judged.decision.why));
+        Ok(())
     }
 
     /// Starts the iteration's agent process and waits for it.
@@ -238,11 +343,11 @@ impl Driver<'_> {
             .map_err(|e| AppError::Usage(format!("the iteration could not be judged: {e}")))
     }
 
-    fn left(&self, n: u64, d: &StopDecision, errors: &str) -> prompt::Left {
+    fn left(&self, n: u64, j: &stop::Judged) -> prompt::Left {
         prompt::Left {
             iteration: n,
-            outcome: d.why.clone(),
-            errors: errors.to_string(),
+            outcome: j.decision.why.clone(),
+            errors: j.errors.clone(),
             promise: self.o.promise.clone(),
         }
     }
@@ -289,7 +394,8 @@ impl Driver<'_> {
     }
 
     /// One line per iteration on stderr: the iteration, elapsed time, cost and gate state.
-    fn progress(&self, n: u64, elapsed: Duration, cost: f64, j: &stop::Judged) {
+    fn progress(&self, n: u64, c: &Carried, j: &stop::Judged) {
+        let (elapsed, cost) = (c.started.elapsed(), c.cost);
         let of = match self.o.max_iterations {
             0 => String::new(),
             m => format!("/{m}"),
@@ -314,9 +420,10 @@ impl Driver<'_> {
     }
 
     /// `--commit`: the iteration's work, committed with the hooks the project has.
-    fn commit(&self, n: u64, j: &stop::Judged) {
+    fn commit(&self, n: u64, story: Option<&prd::Story>, j: &stop::Judged) {
         let message = format!(
-            "ralph-gate loop run: iteration {n}: {}\n\n{}",
+            "ralph-gate loop run: iteration {n}{}: {}\n\n{}",
+            story.map(|s| format!(", {}", s.id)).unwrap_or_default(),
             crate::text::shorten(&j.decision.why, 120),
             if j.failing.is_empty() {
                 "Every stop gate passes.".to_string()
@@ -356,10 +463,18 @@ fn money(cost: f64) -> String {
 
 /// Ends the run's loop unfinished and says why in the journal.
 fn end(layout: &Layout, path: &Path, why: &str) {
+    end_as(layout, path, why, "unfinished");
+}
+
+fn end_as(layout: &Layout, path: &Path, why: &str, how: &str) {
     if path.exists() && loops::settle(layout, path, loops::Change::End).unwrap_or(false) {
         let _ = journal::append(
             layout,
-            Entry::RunEnded(LoopEvent::new("loop run", &loops::key(path), why)),
+            Entry::RunEnded(LoopEvent::new(
+                "loop run",
+                &loops::key(path),
+                format!("{how}: {why}"),
+            )),
         );
     }
 }

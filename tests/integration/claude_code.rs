@@ -979,3 +979,114 @@ fn agents_of(home: &str) -> Vec<i32> {
 fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+/// `loop run --prd`: each iteration is told the highest-priority story that does not pass;
+/// the `passes` the agent sets itself is put back and journaled; ralph-gate sets it only
+/// when the story's checks and every stop gate pass; the run ends when every story passes.
+#[test]
+fn loop_run_prd_flips_passes_only_for_stories_whose_checks_pass() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    repo.write("pkg/mod.py", "def f():\n    return 1\n");
+    let prd = |one: bool, two: bool| {
+        json!({"project": "demo", "userStories": [
+            {"id": "US-2", "title": "Add pkg/two.py", "priority": 2, "passes": two,
+             "acceptanceCriteria": ["pkg/two.py compiles"], "gates": ["python"]},
+            {"id": "US-1", "title": "Add pkg/one.py", "priority": 1, "passes": one,
+             "acceptanceCriteria": ["pkg/one.py exists"], "verify": "test -f pkg/one.py"}
+        ]})
+        .to_string()
+    };
+    repo.write("prd.json", &prd(false, false));
+    repo.commit_all();
+    let dir = repo.path().to_path_buf();
+    let write = move |id: &str, file: &str, text: &str| Block::Tool {
+        id: id.into(),
+        name: "Write".into(),
+        input: json!({"file_path": dir.join(file), "content": text}),
+    };
+    let cheat = prd(true, false);
+    let server = goal_server(move |_, all| {
+        if all.contains("toolu_d3") {
+            Reply::text("US-2 done.")
+        } else if all.contains("Your story this iteration: US-2") {
+            Reply {
+                blocks: vec![write("toolu_d3", "pkg/two.py", "y = 2\n")],
+            }
+        } else if all.contains("toolu_c2") {
+            Reply::text("Fixed pkg/one.py.")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            Reply {
+                blocks: vec![write("toolu_c2", "pkg/one.py", "x = 1\n")],
+            }
+        } else if all.contains("toolu_a1") {
+            Reply::text("US-1 done.")
+        } else {
+            Reply {
+                blocks: vec![
+                    write("toolu_a1", "pkg/one.py", "def one(:\n"),
+                    write("toolu_b1", "prd.json", &cheat),
+                ],
+            }
+        }
+    });
+    let s = Session::new(&server, claude_bin);
+    let (code, out, err) = s.run(&ralph_gate(), &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = s.run(
+        &ralph_gate(),
+        &[
+            "loop",
+            "run",
+            "--prd",
+            "prd.json",
+            "--max-iterations",
+            "6",
+            "Build the demo.",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "loop run --prd: {out}\n{err}");
+    assert!(
+        out.contains("done after 3 iterations: every story passes"),
+        "{out}"
+    );
+    let asked: Vec<String> = server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    let second = asked
+        .iter()
+        .find(|m| m.contains("ralph-gate, after iteration 1"))
+        .expect("a second iteration");
+    assert!(
+        second.contains("US-1 does not pass yet")
+            && second.contains("you set `passes` of US-1 yourself")
+            && second.contains("SyntaxError"),
+        "{second}"
+    );
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("prd.json")).unwrap())
+            .unwrap();
+    assert!(
+        file["userStories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["passes"] == true),
+        "{file}"
+    );
+    assert!(
+        journal(&repo)
+            .iter()
+            .any(|e| e["event"] == "restored"
+                && e["why"].as_str().unwrap_or_default().contains("US-1")),
+        "{:#?}",
+        journal(&repo)
+    );
+    let progress = std::fs::read_to_string(repo.path().join("progress.txt")).unwrap();
+    assert_eq!(progress.matches("ralph-gate:").count(), 3, "{progress}");
+    assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}

@@ -18,8 +18,19 @@ pub fn stop_gates(
     only: &[String],
     reuse: Reuse,
 ) -> Result<Vec<GateResult>, crate::files::FilesError> {
+    gates(project, env, deadline, (Phase::Stop, only), reuse)
+}
+
+/// The gates of `phase` (only those named, when any are) on every project file.
+pub fn gates(
+    project: &mut Project,
+    env: &Environment,
+    deadline: Instant,
+    (phase, only): (Phase, &[String]),
+    reuse: Reuse,
+) -> Result<Vec<GateResult>, crate::files::FilesError> {
     let all = project.all_files()?;
-    let plan = project.plan(&all, &all, Phase::Stop, only);
+    let plan = project.plan(&all, &all, phase, only);
     let config = &project.config;
     let limits = Limits {
         jobs: config.settings.jobs,
@@ -33,7 +44,7 @@ pub fn stop_gates(
         &limits,
         env,
         reuse,
-        Phase::Stop,
+        phase,
         &|_| {},
     ))
 }
