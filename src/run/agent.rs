@@ -8,6 +8,8 @@
 //! - `codex exec --json -s workspace-write -o FILE PROMPT`: the final message in FILE, JSONL
 //!   events on stdout, `turn.completed` with `usage` (`input_tokens`, `output_tokens`); no
 //!   cost is reported.
+//! - `gemini --output-format json --approval-mode auto_edit --prompt=PROMPT`: one JSON
+//!   object, `response` and `stats.models.*.tokens.total`; no cost.
 //!
 //! The extra arguments a person gives (`--agent-arg`) come after these, so they win where the
 //! CLI takes the last of an option (`--permission-mode bypassPermissions`).
@@ -39,8 +41,9 @@ pub fn supported(agent: Agent) -> Result<&'static str, String> {
     match agent {
         Agent::Claude => Ok("npm i -g @anthropic-ai/claude-code"),
         Agent::Codex => Ok("npm i -g @openai/codex"),
+        Agent::Gemini => Ok("npm i -g @google/gemini-cli"),
         other => Err(format!(
-            "`loop run` drives claude and codex so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
+            "`loop run` drives claude, codex and gemini so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
         )),
     }
 }
@@ -58,9 +61,22 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
             }
             a
         }
+        Agent::Gemini => {
+            let mut a: Vec<OsString> = vec!["--output-format".into(), "json".into()];
+            if !extra
+                .iter()
+                .any(|e| e.starts_with("--approval-mode") || e == "--yolo" || e == "-y")
+            {
+                a.extend(["--approval-mode".into(), "auto_edit".into()]);
+            }
+            // `--prompt=` keeps a prompt that starts with `-` one value.
+            let mut p = OsString::from("--prompt=");
+            p.push(prompt);
+            a.push(p);
+            a
+        }
         _ => vec![
             "-p".into(),
-            prompt.into(),
             "--output-format".into(),
             "json".into(),
             "--permission-mode".into(),
@@ -68,7 +84,7 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
         ],
     };
     args.extend(extra.iter().map(OsString::from));
-    if agent == Agent::Codex {
+    if agent != Agent::Gemini {
         // The prompt last: after `--`, so one starting with `-` is not read as an option.
         args.push("--".into());
         args.push(prompt.into());
@@ -91,6 +107,7 @@ fn chooses_sandbox(arg: &str) -> bool {
 pub fn said(agent: Agent, stdout: &str, last_file: Option<&str>) -> Said {
     match agent {
         Agent::Codex => codex(stdout, last_file),
+        Agent::Gemini => gemini(stdout),
         _ => claude(stdout),
     }
 }
@@ -120,6 +137,30 @@ fn claude(stdout: &str) -> Said {
                 .unwrap_or("error")
                 .to_string()
         }),
+    }
+}
+
+/// Gemini CLI's `--output-format json`: one (pretty-printed) object, `response` and, per
+/// model, `stats.models.*.tokens.total`; no cost.
+fn gemini(stdout: &str) -> Said {
+    let object = stdout
+        .find('{')
+        .zip(stdout.rfind('}'))
+        .and_then(|(a, b)| serde_json::from_str::<Value>(&stdout[a..=b]).ok());
+    let Some(v) = object else {
+        return Said::default();
+    };
+    let tokens = v["stats"]["models"].as_object().map(|models| {
+        models
+            .values()
+            .filter_map(|m| m["tokens"]["total"].as_u64())
+            .sum()
+    });
+    Said {
+        final_text: v["response"].as_str().map(str::to_string),
+        cost_usd: None,
+        tokens,
+        error: v["error"]["message"].as_str().map(str::to_string),
     }
 }
 
@@ -191,15 +232,27 @@ mod tests {
     }
 
     #[test]
+    fn gemini_json_gives_the_response_and_tokens() {
+        let out = "Loaded cached credentials.\n{\n  \"response\": \"Done <promise>COMPLETE</promise>\",\n  \"stats\": {\"models\": {\"m\": {\"tokens\": {\"total\": 42}}}}\n}\n";
+        let s = said(Agent::Gemini, out, None);
+        assert_eq!(
+            s.final_text.as_deref(),
+            Some("Done <promise>COMPLETE</promise>")
+        );
+        assert_eq!(s.tokens, Some(42));
+    }
+
+    #[test]
     fn the_prompt_is_one_argument_and_extra_arguments_come_after_the_defaults() {
         let extra = vec!["--model".to_string(), "m".to_string()];
         let i = invocation(Agent::Claude, "-x; rm -rf /", &extra, Path::new("/t/last"));
         assert_eq!(i.program, "claude");
-        assert_eq!(i.args[1], OsString::from("-x; rm -rf /"));
         assert_eq!(
-            i.args[i.args.len() - 2..],
-            [OsString::from("--model"), OsString::from("m")]
+            i.args[i.args.len() - 4..],
+            ["--model", "m", "--", "-x; rm -rf /"].map(OsString::from)
         );
+        let g = invocation(Agent::Gemini, "-p x", &[], Path::new("/t/last"));
+        assert!(g.args.contains(&OsString::from("--prompt=-p x")));
         let i = invocation(Agent::Codex, "-p", &[], Path::new("/t/last"));
         assert!(i.args.contains(&OsString::from("workspace-write")));
         let own = ["-s".to_string(), "danger-full-access".to_string()];
@@ -209,6 +262,6 @@ mod tests {
             i.args[i.args.len() - 2..],
             [OsString::from("--"), OsString::from("-p")]
         );
-        assert!(supported(Agent::Gemini).is_err());
+        assert!(supported(Agent::Qwen).is_err());
     }
 }

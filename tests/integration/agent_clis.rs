@@ -805,3 +805,71 @@ fn loop_run_drives_codex_exec_until_the_gate_passes() {
     assert!(iterations[0]["tokens"].as_u64().is_some(), "{journal}");
     assert_eq!(iterations[1]["outcome"], "completed", "{journal}");
 }
+
+/// `loop run --agent gemini`: a third agent. `gemini -p --output-format json`: the first run
+/// claims the promise over a failing gate; the second, a new process, gets the error and
+/// fixes the file with `write_file`.
+#[test]
+fn loop_run_drives_gemini_until_the_gate_passes() {
+    if !require_tool("gemini") || !require_tool("python3") {
+        return;
+    }
+    let home = Home::new();
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/bad.py", "def g(:\n    return 1\n");
+    repo.commit_all();
+    let fix = write_with("write_file", "file_path", repo.path().join("pkg/bad.py"));
+    let server = ModelServer::start_wire(Wire::Gemini, move |req| {
+        let offers_tools = req
+            .get("tools")
+            .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+        if !offers_tools {
+            return Reply::text(r#"{"reasoning": "a small edit", "model_choice": "flash"}"#);
+        }
+        let all = req["contents"].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            fix("call_fix", true)
+        } else {
+            Reply::text("Nothing to do. <promise>COMPLETE</promise>")
+        }
+    });
+    let env = gemini_setup(&home, &repo, &server);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let out = home
+        .command(&me, repo.path(), &env)
+        .args([
+            "loop",
+            "run",
+            "--agent",
+            "gemini",
+            "--max-iterations",
+            "4",
+            "Make pkg/bad.py compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
+    let seen = conversation(&server, "contents");
+    let second = seen
+        .iter()
+        .find(|c| c.contains("ralph-gate, after iteration 1"))
+        .unwrap_or_else(|| panic!("a second iteration: {seen:#?}"));
+    assert!(second.contains("SyntaxError"), "{second}");
+    assert!(
+        !second.contains("Nothing to do."),
+        "a new session: {second}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+}
