@@ -177,5 +177,7 @@ fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppErr
         agent_args: a.agent_args,
         commit: a.commit,
         prd: a.prd,
+        story: a.story,
+        parallel: a.parallel,
     })
 }

@@ -206,6 +206,17 @@ pub struct LoopRunArgs {
     #[arg(long, value_name = "FILE")]
     pub prd: Option<PathBuf>,
 
+    /// With --prd: work on N stories at once, each in a git worktree and branch of its own
+    /// (sharing the result cache); a story that passes is rebased onto the starting branch,
+    /// checked again there when the base moved, and fast-forwarded into it. A conflict is
+    /// reported and the story retried on the new base.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "prd")]
+    pub parallel: usize,
+
+    /// Work on this story of the prd only (what each --parallel worker runs).
+    #[arg(long, value_name = "ID", requires = "prd", hide = true)]
+    pub story: Option<String>,
+
     /// After each iteration that changed the tree, commit its work (the pre-commit hook runs;
     /// never --no-verify). The message names the iteration and the gates' outcome.
     #[arg(long)]

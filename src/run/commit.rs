@@ -20,10 +20,15 @@ pub enum Committed {
     Refused(String),
 }
 
-/// Commits the work tree under `root` with `message`.
-pub fn iteration(root: &Path, message: &str) -> Committed {
+/// Commits the work tree under `root` with `message`, but for the files `leave`.
+pub fn iteration(root: &Path, message: &str, leave: &[std::path::PathBuf]) -> Committed {
+    let excluded: Vec<String> = leave
+        .iter()
+        .map(|p| format!(":(exclude){}", p.strip_prefix(root).unwrap_or(p).display()))
+        .collect();
     let mut add = vec!["add", "-A", "--", "."];
     add.extend(NOT_COMMITTED);
+    add.extend(excluded.iter().map(String::as_str));
     if let Err(e) = crate::git::run(root, &add) {
         return Committed::Refused(e.to_string());
     }

@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod child;
 pub mod commit;
+mod parallel;
 pub mod prd;
 pub mod prompt;
 mod story;
@@ -50,6 +51,10 @@ pub struct Options {
     pub commit: bool,
     /// `--prd`: the stories file (absolute).
     pub prd: Option<PathBuf>,
+    /// Work on this story only (a `--parallel` worker).
+    pub story: Option<String>,
+    /// `--parallel N`: stories at once, each in a worktree of its own (1: one after another).
+    pub parallel: usize,
 }
 
 /// Exit codes: done, ended unfinished, the agent could not run.
@@ -68,7 +73,20 @@ pub fn run(
         ..o.clone()
     };
     if let Some(p) = &o.prd {
-        prd::read(p).map_err(|e| AppError::Usage(e.to_string()))?;
+        let (stories, _) = prd::read(p).map_err(|e| AppError::Usage(e.to_string()))?;
+        if let Some(id) = o
+            .story
+            .as_ref()
+            .filter(|id| !stories.iter().any(|s| &s.id == *id))
+        {
+            return Err(AppError::Usage(format!(
+                "{} has no story `{id}`",
+                p.display()
+            )));
+        }
+    }
+    if o.parallel > 1 {
+        return parallel::run(o, env, cwd, config);
     }
     let layout = Layout::workspace(env, cwd);
     let agent = o.agent.unwrap_or_else(|| {
@@ -142,10 +160,13 @@ struct Carried {
 impl Driver<'_> {
     fn drive(&self) -> Result<u8, AppError> {
         let work = tempfile::tempdir()?;
-        let (stories, flags) = match &self.o.prd {
+        let (mut stories, flags) = match &self.o.prd {
             Some(p) => prd::read(p).map_err(|e| AppError::Usage(e.to_string()))?,
             None => Default::default(),
         };
+        if let Some(id) = &self.o.story {
+            stories.retain(|s| &s.id == id);
+        }
         let mut c = Carried {
             started: Instant::now(),
             cost: 0.0,
@@ -277,7 +298,12 @@ impl Driver<'_> {
         judged: &mut stop::Judged,
         flipped: &[String],
     ) -> Result<(), AppError> {
-        let mut failing = story::check(self, s, judged.hold.as_deref())?;
+        let place = story::Place {
+            root: self.layout.root(),
+            config: self.config,
+            env: self.env,
+        };
+        let mut failing = story::check(&place, s, judged.hold.as_deref())?;
         if !flipped.is_empty() {
             failing.push(format!(
                 "you set `passes` of {} yourself; ralph-gate put it back (only ralph-gate sets it)",
@@ -431,7 +457,12 @@ impl Driver<'_> {
                 format!("Failing stop gates: {}.", j.failing.join(", "))
             }
         );
-        match commit::iteration(self.layout.root(), &message) {
+        // A worker's prd and progress are its parent's to write and commit.
+        let own: Vec<PathBuf> = match (&self.o.story, &self.o.prd) {
+            (Some(_), Some(p)) => vec![p.clone(), p.with_file_name("progress.txt")],
+            _ => Vec::new(),
+        };
+        match commit::iteration(self.layout.root(), &message, &own) {
             commit::Committed::Nothing => {}
             commit::Committed::Made(id) => err(&format!(
                 "ralph-gate loop run: iteration {n} committed as {id}"

@@ -3,25 +3,30 @@
 //! story's own gates pass, and its `verify` command exits 0. Only then does ralph-gate set
 //! its `passes`.
 
-use super::{agent::Invocation, child, prd::Story, Driver};
+use super::{agent::Invocation, child, prd::Story};
 use crate::commands::AppError;
 use crate::config::Phase;
+use crate::env::Environment;
 use crate::project::Project;
 use crate::report::counts_as_failure;
 use crate::runner::{GateResult, Reuse};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a story's `verify` command may run.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Where a story is checked: the worktree, the config, the environment.
+pub struct Place<'a> {
+    pub root: &'a Path,
+    pub config: Option<&'a Path>,
+    pub env: &'a Environment,
+}
+
 /// Why the story does not pass (empty: it passes).
-pub(super) fn check(
-    d: &Driver<'_>,
-    s: &Story,
-    hold: Option<&str>,
-) -> Result<Vec<String>, AppError> {
+pub fn check(d: &Place<'_>, s: &Story, hold: Option<&str>) -> Result<Vec<String>, AppError> {
     let mut failing: Vec<String> = hold.map(str::to_string).into_iter().collect();
-    let mut project = Project::open(d.layout.root(), d.config)?;
+    let mut project = Project::open(d.root, d.config)?;
     let deadline = Instant::now() + project.config.settings.hooks.stop_budget;
     let strict = d.env.strict();
     let unknown: Vec<&String> = s
@@ -69,13 +74,13 @@ fn failed(what: &str, results: &[GateResult], strict: bool) -> Vec<String> {
 }
 
 /// Runs the story's `verify` command with `sh -c` in the project.
-fn verify(d: &Driver<'_>, cmd: &str) -> Result<Vec<String>, AppError> {
+fn verify(d: &Place<'_>, cmd: &str) -> Result<Vec<String>, AppError> {
     let work = tempfile::tempdir()?;
     let inv = Invocation {
         program: "sh".into(),
         args: vec!["-c".into(), cmd.into()],
     };
-    let ended = child::run(&inv, d.layout.root(), &[], VERIFY_TIMEOUT, work.path())
+    let ended = child::run(&inv, d.root, &[], VERIFY_TIMEOUT, work.path())
         .map_err(|e| AppError::Usage(format!("the story's verify command: {e}")))?;
     Ok(match (ended.timed_out, ended.code) {
         (false, Some(0)) => Vec::new(),

@@ -1090,3 +1090,112 @@ fn loop_run_prd_flips_passes_only_for_stories_whose_checks_pass() {
     assert_eq!(progress.matches("ralph-gate:").count(), 3, "{progress}");
     assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
 }
+
+/// `loop run --prd --parallel 2`: two workers, each in a worktree of its own, finish two
+/// stories at once, and both land on the starting branch with their `passes` set.
+#[test]
+fn loop_run_parallel_lands_two_stories_on_the_starting_branch() {
+    let Some((repo, claude_bin)) = broken_repo() else {
+        return;
+    };
+    repo.write("pkg/mod.py", "def f():\n    return 1\n");
+    repo.write(".gitignore", "__pycache__/\n");
+    repo.write(
+        "prd.json",
+        &json!({"userStories": [
+            {"id": "US-1", "title": "Add pkg/one.py", "priority": 1, "passes": false,
+             "verify": "test -f pkg/one.py"},
+            {"id": "US-2", "title": "Add pkg/two.py", "priority": 2, "passes": false,
+             "verify": "test -f pkg/two.py"}
+        ]})
+        .to_string(),
+    );
+    let server = goal_server(|req, all| {
+        if all.contains("toolu_w") {
+            return Reply::text("Done. <promise>COMPLETE</promise>");
+        }
+        // Claude Code tells the model its working directory (here: the worker's worktree).
+        let everything = format!("{}{all}", req["system"]);
+        let Some(cwd) = everything
+            .split("Primary working directory: ")
+            .nth(1)
+            .and_then(|rest| rest.split(['\\', '\n', '"']).next())
+            .map(str::to_string)
+        else {
+            return Reply::text("I cannot tell where I work.");
+        };
+        let file = if all.contains("Your story this iteration: US-1") {
+            "one"
+        } else {
+            "two"
+        };
+        Reply::tool(
+            "toolu_w",
+            "Write",
+            json!({"file_path": format!("{cwd}/pkg/{file}.py"), "content": "x = 1\n"}),
+        )
+    });
+    let s = Session::new(&server, claude_bin);
+    let (code, out, err) = s.run(&ralph_gate(), &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    // Committed through init's pre-commit hook, which finds ralph-gate on the session's PATH.
+    let git = crate::common::which("git").unwrap();
+    for args in [&["add", "-A"][..], &["commit", "-q", "-m", "init"][..]] {
+        let (code, out, err) = s.run(&git, args, repo.path());
+        assert_eq!(code, 0, "git {args:?}: {out}{err}");
+    }
+    let (code, out, err) = s.run(
+        &ralph_gate(),
+        &[
+            "loop",
+            "run",
+            "--prd",
+            "prd.json",
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "3",
+            "Build the demo.",
+        ],
+        repo.path(),
+    );
+    assert_eq!(code, 0, "loop run --parallel: {out}\n{err}");
+    assert!(
+        out.contains("every story passes and is merged into main"),
+        "{out}"
+    );
+    for f in ["pkg/one.py", "pkg/two.py"] {
+        assert!(repo.path().join(f).is_file(), "{f} landed: {out}");
+    }
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path().join("prd.json")).unwrap())
+            .unwrap();
+    assert!(
+        file["userStories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["passes"] == true),
+        "{file}"
+    );
+    let log = Command::new("git")
+        .args(["log", "--format=%s"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(
+        log.contains("ralph-gate: US-1 passes") && log.contains("ralph-gate: US-2 passes"),
+        "{log}"
+    );
+    let branches = Command::new("git")
+        .args(["worktree", "list"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&branches.stdout).lines().count(),
+        1,
+        "the workers' worktrees are gone"
+    );
+}
