@@ -41,6 +41,8 @@ pub struct LoopView {
     pub block_cap: Option<u64>,
     /// The session's own goal (`/goal`), when the loop holds one.
     pub goal: Option<GoalView>,
+    /// A `loop run`'s loop: its iterations so far.
+    pub run: Option<RunView>,
     /// Set when the state file cannot be read.
     pub error: Option<String>,
     /// What the gates check, against the surface recorded when the loop started: each
@@ -56,6 +58,14 @@ pub struct GoalView {
     pub condition: String,
     pub stops: u64,
     pub verdict: Option<String>,
+}
+
+/// A live `loop run`: the iterations done, what they cost, and the last one's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    pub iterations: u64,
+    pub cost_usd: f64,
+    pub last: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -117,6 +127,9 @@ pub fn gather(
                 if let Some(g) = &mut v.goal {
                     g.verdict = last_verdict(&journal, &loops::key(&f.path));
                 }
+                if v.session.as_deref() == Some(crate::state::RUN_SESSION) {
+                    v.run = Some(run_view(&journal, &loops::key(&f.path)));
+                }
                 v.weakened = surface.and_then(|now| weakened(layout, f, now));
                 v
             })
@@ -158,6 +171,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
             agent: None,
             block_cap: None,
             goal: None,
+            run: None,
             error: Some(e.to_string()),
             weakened: None,
         },
@@ -177,6 +191,7 @@ fn loop_view(f: &LoopFile) -> LoopView {
                 stops: s.iteration.saturating_sub(1),
                 verdict: None,
             }),
+            run: None,
             error: None,
             weakened: None,
         },
@@ -189,6 +204,22 @@ fn last_cap(journal: &[Line], key: &str) -> Option<u64> {
         Entry::Stop(s) if s.loop_file == key => Some(u64::from(s.block_cap)).filter(|c| *c > 0),
         _ => None,
     })
+}
+
+/// What the journal says of the `loop run` whose loop is `key`.
+fn run_view(journal: &[Line], key: &str) -> RunView {
+    let done: Vec<&journal::Iteration> = journal
+        .iter()
+        .filter_map(|l| match &l.entry {
+            Entry::Iteration(i) if i.loop_file == key => Some(i.as_ref()),
+            _ => None,
+        })
+        .collect();
+    RunView {
+        iterations: done.len() as u64,
+        cost_usd: done.iter().filter_map(|i| i.cost_usd).sum(),
+        last: done.last().map(|i| i.why.clone()),
+    }
 }
 
 /// The agent's judge's last reason the journal recorded for the goal loop `key`.
@@ -346,6 +377,22 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
             (Some(a), None) => format!("  agent {a}"),
             (None, _) => String::new(),
         };
+        if let Some(r) = &l.run {
+            out.push_str(&format!(
+                "  loop run{agent}: {} iteration{} done{}{}\n",
+                r.iterations,
+                if r.iterations == 1 { "" } else { "s" },
+                if r.cost_usd > 0.0 {
+                    format!(", ${:.2}", r.cost_usd)
+                } else {
+                    String::new()
+                },
+                r.last
+                    .as_deref()
+                    .map(|w| format!("; last: {w}"))
+                    .unwrap_or_default()
+            ));
+        }
         match &l.goal {
             Some(g) => out.push_str(&goal_text(l, g, &agent)),
             None => out.push_str(&format!(

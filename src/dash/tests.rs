@@ -42,6 +42,7 @@ fn status() -> Status {
             agent: Some("claude".into()),
             block_cap: Some(8),
             goal: None,
+            run: None,
             error: None,
             weakened: None,
         }],
@@ -124,6 +125,28 @@ fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
         plain.contains("goal held to the stop gates  3 stops judged")
             && plain.contains("goal: calc.py compiles")
             && plain.contains("its judge last said: the agent says it compiles"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_loop_run_shows_its_iterations_and_cost() {
+    let mut st = status();
+    st.loops[0].session = Some(crate::state::RUN_SESSION.into());
+    st.loops[0].run = Some(crate::status::RunView {
+        iterations: 3,
+        cost_usd: 0.42,
+        last: Some("promise refused: 1 gate is still failing (tsc)".into()),
+    });
+    let app = App::new(st.clone(), true, NOW);
+    let (text, _) = screen(&app, 120, 30);
+    assert!(
+        text.contains("loop run: 3 iterations done, $0.42: Build the parser"),
+        "{text}"
+    );
+    let plain = crate::status::render_text(&st, NOW);
+    assert!(
+        plain.contains("loop run  agent claude (ends its turn after 8 refusals in a row): 3 iterations done, $0.42; last: promise refused"),
         "{plain}"
     );
 }

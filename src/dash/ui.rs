@@ -111,8 +111,22 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                 }
             )),
         ]));
-        match &l.goal {
-            Some(g) => lines.push(Line::from(format!(
+        match (&l.goal, &l.run) {
+            (_, Some(r)) => lines.push(Line::from(format!(
+                "  loop run: {} iterations done{}: {}{}",
+                r.iterations,
+                if r.cost_usd > 0.0 {
+                    format!(", ${:.2}", r.cost_usd)
+                } else {
+                    String::new()
+                },
+                l.prompt_first_line.as_deref().unwrap_or(""),
+                r.last
+                    .as_deref()
+                    .map(|w| format!("  (last: {w})"))
+                    .unwrap_or_default()
+            ))),
+            (Some(g), None) => lines.push(Line::from(format!(
                 "  goal ({} stops judged): {}{}",
                 g.stops,
                 g.condition.lines().next().unwrap_or_default(),
@@ -121,7 +135,7 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                     .map(|v| format!("  (its judge: {v})"))
                     .unwrap_or_default()
             ))),
-            None => lines.push(Line::from(format!(
+            (None, None) => lines.push(Line::from(format!(
                 "  {}",
                 l.prompt_first_line.as_deref().unwrap_or("")
             ))),
