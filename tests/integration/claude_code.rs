@@ -1095,22 +1095,43 @@ fn loop_run_prd_flips_passes_only_for_stories_whose_checks_pass() {
 /// stories at once, and both land on the starting branch with their `passes` set.
 #[test]
 fn loop_run_parallel_lands_two_stories_on_the_starting_branch() {
-    let Some((repo, claude_bin)) = broken_repo() else {
+    let Some(out) = parallel_run(["pkg/one.py", "pkg/two.py"]) else {
         return;
     };
+    assert!(!out.contains("could not be merged"), "{out}");
+}
+
+/// Two stories that both add the same file: the second's branch conflicts with the first
+/// once merged; it is reported, retried on the new base, and lands.
+#[test]
+fn loop_run_parallel_retries_a_conflicting_story_on_the_new_base() {
+    let Some(out) = parallel_run(["pkg/shared.py", "pkg/shared.py"]) else {
+        return;
+    };
+    assert!(
+        out.contains("could not be merged (its branch conflicts with main")
+            && out.contains("retried on the new base"),
+        "{out}"
+    );
+}
+
+/// Runs two stories (each writing `files[i]`) with `--parallel 2` and checks that both land
+/// on main with their `passes` set and no worktree left; returns what the run printed.
+fn parallel_run(files: [&'static str; 2]) -> Option<String> {
+    let (repo, claude_bin) = broken_repo()?;
     repo.write("pkg/mod.py", "def f():\n    return 1\n");
     repo.write(".gitignore", "__pycache__/\n");
     repo.write(
         "prd.json",
         &json!({"userStories": [
-            {"id": "US-1", "title": "Add pkg/one.py", "priority": 1, "passes": false,
-             "verify": "test -f pkg/one.py"},
-            {"id": "US-2", "title": "Add pkg/two.py", "priority": 2, "passes": false,
-             "verify": "test -f pkg/two.py"}
+            {"id": "US-1", "title": format!("Add {}", files[0]), "priority": 1, "passes": false,
+             "verify": format!("test -f {}", files[0])},
+            {"id": "US-2", "title": format!("Add {}", files[1]), "priority": 2, "passes": false,
+             "verify": format!("test -f {}", files[1])}
         ]})
         .to_string(),
     );
-    let server = goal_server(|req, all| {
+    let server = goal_server(move |req, all| {
         if all.contains("toolu_w") {
             return Reply::text("Done. <promise>COMPLETE</promise>");
         }
@@ -1124,15 +1145,15 @@ fn loop_run_parallel_lands_two_stories_on_the_starting_branch() {
         else {
             return Reply::text("I cannot tell where I work.");
         };
-        let file = if all.contains("Your story this iteration: US-1") {
-            "one"
+        let (file, text) = if all.contains("Your story this iteration: US-1") {
+            (files[0], "a = 1\n")
         } else {
-            "two"
+            (files[1], "a = 2\n")
         };
         Reply::tool(
             "toolu_w",
             "Write",
-            json!({"file_path": format!("{cwd}/pkg/{file}.py"), "content": "x = 1\n"}),
+            json!({"file_path": format!("{cwd}/{file}"), "content": text}),
         )
     });
     let s = Session::new(&server, claude_bin);
@@ -1164,7 +1185,7 @@ fn loop_run_parallel_lands_two_stories_on_the_starting_branch() {
         out.contains("every story passes and is merged into main"),
         "{out}"
     );
-    for f in ["pkg/one.py", "pkg/two.py"] {
+    for f in files {
         assert!(repo.path().join(f).is_file(), "{f} landed: {out}");
     }
     let file: Value =
@@ -1188,14 +1209,15 @@ fn loop_run_parallel_lands_two_stories_on_the_starting_branch() {
         log.contains("ralph-gate: US-1 passes") && log.contains("ralph-gate: US-2 passes"),
         "{log}"
     );
-    let branches = Command::new("git")
+    let worktrees = Command::new("git")
         .args(["worktree", "list"])
         .current_dir(repo.path())
         .output()
         .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&branches.stdout).lines().count(),
+        String::from_utf8_lossy(&worktrees.stdout).lines().count(),
         1,
         "the workers' worktrees are gone"
     );
+    Some(out)
 }
