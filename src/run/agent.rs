@@ -8,6 +8,8 @@
 //! - `codex exec --json -s workspace-write -o FILE PROMPT`: the final message in FILE, JSONL
 //!   events on stdout, `turn.completed` with `usage` (`input_tokens`, `output_tokens`); no
 //!   cost is reported.
+//! - `qwen --output-format json --approval-mode auto-edit --prompt=PROMPT` (Qwen Code 0.24):
+//!   a JSON array of Claude-shaped events, the last `result` as Claude Code's.
 //! - `gemini --output-format json --approval-mode auto_edit --prompt=PROMPT`: one JSON
 //!   object, `response` and `stats.models.*.tokens.total`; no cost.
 //!
@@ -42,8 +44,9 @@ pub fn supported(agent: Agent) -> Result<&'static str, String> {
         Agent::Claude => Ok("npm i -g @anthropic-ai/claude-code"),
         Agent::Codex => Ok("npm i -g @openai/codex"),
         Agent::Gemini => Ok("npm i -g @google/gemini-cli"),
+        Agent::Qwen => Ok("npm i -g @qwen-code/qwen-code"),
         other => Err(format!(
-            "`loop run` drives claude, codex and gemini so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
+            "`loop run` drives claude, codex, gemini and qwen so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
         )),
     }
 }
@@ -61,13 +64,19 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
             }
             a
         }
-        Agent::Gemini => {
+        Agent::Gemini | Agent::Qwen => {
             let mut a: Vec<OsString> = vec!["--output-format".into(), "json".into()];
             if !extra
                 .iter()
                 .any(|e| e.starts_with("--approval-mode") || e == "--yolo" || e == "-y")
             {
-                a.extend(["--approval-mode".into(), "auto_edit".into()]);
+                // The same mode, spelled by each.
+                let mode = if agent == Agent::Qwen {
+                    "auto-edit"
+                } else {
+                    "auto_edit"
+                };
+                a.extend(["--approval-mode".into(), mode.into()]);
             }
             // `--prompt=` keeps a prompt that starts with `-` one value.
             let mut p = OsString::from("--prompt=");
@@ -84,7 +93,7 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
         ],
     };
     args.extend(extra.iter().map(OsString::from));
-    if agent != Agent::Gemini {
+    if !matches!(agent, Agent::Gemini | Agent::Qwen) {
         // The prompt last: after `--`, so one starting with `-` is not read as an option.
         args.push("--".into());
         args.push(prompt.into());
@@ -113,12 +122,16 @@ pub fn said(agent: Agent, stdout: &str, last_file: Option<&str>) -> Said {
 }
 
 fn claude(stdout: &str) -> Said {
-    let Some(v) = stdout
-        .lines()
-        .rev()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-        .find(|v| v["type"] == "result")
-    else {
+    // Claude Code prints one object (or one per line with stream-json); Qwen Code an array
+    // of the same events.
+    let events: Vec<Value> = match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(Value::Array(all)) => all,
+        _ => stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .collect(),
+    };
+    let Some(v) = events.into_iter().rev().find(|v| v["type"] == "result") else {
         return Said::default();
     };
     let usage = &v["usage"];
@@ -232,6 +245,17 @@ mod tests {
     }
 
     #[test]
+    fn qwen_json_is_an_array_of_claude_shaped_events() {
+        let out = r#"[{"type":"system","subtype":"init"},{"type":"result","is_error":false,"result":"Hi <promise>COMPLETE</promise>","usage":{"input_tokens":20,"output_tokens":10}}]"#;
+        let s = said(Agent::Qwen, out, None);
+        assert_eq!(
+            s.final_text.as_deref(),
+            Some("Hi <promise>COMPLETE</promise>")
+        );
+        assert_eq!((s.tokens, s.cost_usd), (Some(30), None));
+    }
+
+    #[test]
     fn gemini_json_gives_the_response_and_tokens() {
         let out = "Loaded cached credentials.\n{\n  \"response\": \"Done <promise>COMPLETE</promise>\",\n  \"stats\": {\"models\": {\"m\": {\"tokens\": {\"total\": 42}}}}\n}\n";
         let s = said(Agent::Gemini, out, None);
@@ -262,6 +286,8 @@ mod tests {
             i.args[i.args.len() - 2..],
             [OsString::from("--"), OsString::from("-p")]
         );
-        assert!(supported(Agent::Qwen).is_err());
+        assert!(supported(Agent::Droid).is_err());
+        let q = invocation(Agent::Qwen, "x", &[], Path::new("/t/last"));
+        assert!(q.args.contains(&OsString::from("auto-edit")));
     }
 }

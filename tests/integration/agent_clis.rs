@@ -873,3 +873,80 @@ fn loop_run_drives_gemini_until_the_gate_passes() {
         "def g():\n    return 1\n"
     );
 }
+
+/// `loop run --agent qwen`: Qwen Code's `--output-format json` (an array of events): the first
+/// run claims the promise over a failing gate; the second, a new process, fixes the file.
+#[test]
+fn loop_run_drives_qwen_until_the_gate_passes() {
+    if !require_tool("qwen") || !require_tool("python3") {
+        return;
+    }
+    let home = Home::new();
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/bad.py", "def g(:\n    return 1\n");
+    repo.commit_all();
+    let fix = write_with("write_file", "file_path", repo.path().join("pkg/bad.py"));
+    let bad = repo.path().join("pkg/bad.py");
+    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+        let offers_tools = req
+            .get("tools")
+            .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+        if !offers_tools {
+            return Reply::text("ok");
+        }
+        let all = req["messages"].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
+        } else if all.contains("call_read") {
+            fix("call_fix", true)
+        } else if all.contains("ralph-gate, after iteration 1") {
+            // Qwen Code overwrites only a file read in the same session.
+            Reply::tool(
+                "call_read",
+                "read_file",
+                serde_json::json!({"file_path": bad}),
+            )
+        } else {
+            Reply::text("Nothing to do. <promise>COMPLETE</promise>")
+        }
+    });
+    let env = qwen_setup(&home, &repo, &server);
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let out = home
+        .command(&me, repo.path(), &env)
+        .args([
+            "loop",
+            "run",
+            "--agent",
+            "qwen",
+            "--agent-arg=--auth-type",
+            "--agent-arg=openai",
+            "--max-iterations",
+            "4",
+            "Make pkg/bad.py compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
+    let seen = conversation(&server, "messages");
+    let second = seen
+        .iter()
+        .find(|c| c.contains("ralph-gate, after iteration 1"))
+        .unwrap_or_else(|| panic!("a second iteration: {seen:#?}"));
+    assert!(second.contains("SyntaxError"), "{second}");
+    assert!(
+        !second.contains("Nothing to do."),
+        "a new session: {second}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+}
