@@ -10,6 +10,9 @@
 //!   cost is reported.
 //! - `qwen --output-format json --approval-mode auto-edit --prompt=PROMPT` (Qwen Code 0.24):
 //!   a JSON array of Claude-shaped events, the last `result` as Claude Code's.
+//! - `droid exec -o json --auto low -- PROMPT`: one Claude-shaped `result` object.
+//! - `copilot --output-format json --silent --prompt=PROMPT`: JSONL events, the final message
+//!   in the last `assistant.message`; no tool allowed unless `--agent-arg` says.
 //! - `gemini --output-format json --approval-mode auto_edit --prompt=PROMPT`: one JSON
 //!   object, `response` and `stats.models.*.tokens.total`; no cost.
 //!
@@ -45,8 +48,10 @@ pub fn supported(agent: Agent) -> Result<&'static str, String> {
         Agent::Codex => Ok("npm i -g @openai/codex"),
         Agent::Gemini => Ok("npm i -g @google/gemini-cli"),
         Agent::Qwen => Ok("npm i -g @qwen-code/qwen-code"),
+        Agent::Droid => Ok("npm i -g @factory/cli"),
+        Agent::Copilot => Ok("npm i -g @github/copilot"),
         other => Err(format!(
-            "`loop run` drives claude, codex, gemini and qwen so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
+            "`loop run` drives claude, codex, gemini, qwen, droid and copilot so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
         )),
     }
 }
@@ -84,6 +89,28 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
             a.push(p);
             a
         }
+        Agent::Droid => {
+            let mut a: Vec<OsString> = vec!["exec".into(), "-o".into(), "json".into()];
+            if !extra
+                .iter()
+                .any(|e| e.starts_with("--auto") || e == "--skip-permissions-unsafe")
+            {
+                a.extend(["--auto".into(), "low".into()]);
+            }
+            a
+        }
+        Agent::Copilot => {
+            // No tool is allowed by default: `--agent-arg=--allow-all-tools` (or narrower
+            // `--allow-tool`) says what an unattended Copilot may run.
+            let mut p = OsString::from("--prompt=");
+            p.push(prompt);
+            vec![
+                "--output-format".into(),
+                "json".into(),
+                "--silent".into(),
+                p,
+            ]
+        }
         _ => vec![
             "-p".into(),
             "--output-format".into(),
@@ -93,7 +120,7 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
         ],
     };
     args.extend(extra.iter().map(OsString::from));
-    if !matches!(agent, Agent::Gemini | Agent::Qwen) {
+    if !matches!(agent, Agent::Gemini | Agent::Qwen | Agent::Copilot) {
         // The prompt last: after `--`, so one starting with `-` is not read as an option.
         args.push("--".into());
         args.push(prompt.into());
@@ -117,6 +144,7 @@ pub fn said(agent: Agent, stdout: &str, last_file: Option<&str>) -> Said {
     match agent {
         Agent::Codex => codex(stdout, last_file),
         Agent::Gemini => gemini(stdout),
+        Agent::Copilot => copilot(stdout),
         _ => claude(stdout),
     }
 }
@@ -174,6 +202,22 @@ fn gemini(stdout: &str) -> Said {
         cost_usd: None,
         tokens,
         error: v["error"]["message"].as_str().map(str::to_string),
+    }
+}
+
+/// Copilot CLI's `--output-format json`: JSONL events; the final message is the last
+/// `assistant.message`'s `data.content`. Neither tokens nor cost are reported.
+fn copilot(stdout: &str) -> Said {
+    let final_text = stdout
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .filter(|v| v["type"] == "assistant.message")
+        .filter_map(|v| v["data"]["content"].as_str().map(str::to_string))
+        .find(|t| !t.trim().is_empty());
+    Said {
+        final_text,
+        ..Said::default()
     }
 }
 
@@ -256,6 +300,16 @@ mod tests {
     }
 
     #[test]
+    fn copilot_jsonl_gives_the_last_assistant_message() {
+        let out = "{\"type\":\"assistant.message\",\"data\":{\"content\":\"first\"}}\n{\"type\":\"assistant.message\",\"data\":{\"content\":\"Done <promise>COMPLETE</promise>\"}}\n{\"type\":\"result\",\"exitCode\":0}\n";
+        let s = said(Agent::Copilot, out, None);
+        assert_eq!(
+            s.final_text.as_deref(),
+            Some("Done <promise>COMPLETE</promise>")
+        );
+    }
+
+    #[test]
     fn gemini_json_gives_the_response_and_tokens() {
         let out = "Loaded cached credentials.\n{\n  \"response\": \"Done <promise>COMPLETE</promise>\",\n  \"stats\": {\"models\": {\"m\": {\"tokens\": {\"total\": 42}}}}\n}\n";
         let s = said(Agent::Gemini, out, None);
@@ -286,7 +340,7 @@ mod tests {
             i.args[i.args.len() - 2..],
             [OsString::from("--"), OsString::from("-p")]
         );
-        assert!(supported(Agent::Droid).is_err());
+        assert!(supported(Agent::Cursor).is_err());
         let q = invocation(Agent::Qwen, "x", &[], Path::new("/t/last"));
         assert!(q.args.contains(&OsString::from("auto-edit")));
     }

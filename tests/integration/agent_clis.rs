@@ -950,3 +950,83 @@ fn loop_run_drives_qwen_until_the_gate_passes() {
         "def g():\n    return 1\n"
     );
 }
+
+/// `loop run --agent droid` and `--agent copilot`: a claim over a failing gate, then a new
+/// process that gets the error and fixes the file; done.
+#[test]
+fn loop_run_drives_droid_and_copilot_until_the_gate_passes() {
+    for (agent, wire, field, setup, extra) in [
+        (
+            "droid",
+            Wire::Chat,
+            "messages",
+            droid_setup as fn(&Home, &Repo, &ModelServer) -> Vec<(&'static str, String)>,
+            &["--agent-arg=-m", "--agent-arg=custom:scripted"][..],
+        ),
+        (
+            "copilot",
+            Wire::Responses,
+            "input",
+            copilot_setup,
+            &["--agent-arg=--allow-all-tools"][..],
+        ),
+    ] {
+        if !require_tool(agent) || !require_tool("python3") {
+            return;
+        }
+        let home = Home::new();
+        let repo = Repo::git();
+        repo.config(GATE);
+        repo.write("pkg/bad.py", "def g(:\n    return 1\n");
+        repo.commit_all();
+        let fix: Edit = match agent {
+            "droid" => Box::new(write_with(
+                "Create",
+                "file_path",
+                repo.path().join("pkg/bad.py"),
+            )),
+            _ => Box::new(patch),
+        };
+        let server = ModelServer::start_wire(wire, move |req| {
+            let offers_tools = req
+                .get("tools")
+                .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
+            if !offers_tools {
+                return Reply::text("ok");
+            }
+            let all = req[field].to_string();
+            if all.contains("call_fix") {
+                Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
+            } else if all.contains("ralph-gate, after iteration 1") {
+                fix("call_fix", true)
+            } else {
+                Reply::text("Nothing to do. <promise>COMPLETE</promise>")
+            }
+        });
+        let env = setup(&home, &repo, &server);
+        let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+        let mut args = vec!["loop", "run", "--agent", agent, "--max-iterations", "4"];
+        args.extend_from_slice(extra);
+        args.push("Make pkg/bad.py compile.");
+        let out = home
+            .command(&me, repo.path(), &env)
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(0), "{agent}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("done after 2 iterations"),
+            "{agent}: {stdout}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+            "def g():\n    return 1\n",
+            "{agent}"
+        );
+    }
+}
