@@ -13,6 +13,8 @@
 //! - `droid exec -o json --auto low -- PROMPT`: one Claude-shaped `result` object.
 //! - `copilot --output-format json --silent --prompt=PROMPT`: JSONL events, the final message
 //!   in the last `assistant.message`; no tool allowed unless `--agent-arg` says.
+//! - `opencode run --format json -- PROMPT`: JSONL events, `text` parts of the last message,
+//!   `step_finish` parts with `tokens.total` and `cost`.
 //! - `gemini --output-format json --approval-mode auto_edit --prompt=PROMPT`: one JSON
 //!   object, `response` and `stats.models.*.tokens.total`; no cost.
 //!
@@ -50,8 +52,9 @@ pub fn supported(agent: Agent) -> Result<&'static str, String> {
         Agent::Qwen => Ok("npm i -g @qwen-code/qwen-code"),
         Agent::Droid => Ok("npm i -g @factory/cli"),
         Agent::Copilot => Ok("npm i -g @github/copilot"),
+        Agent::Opencode => Ok("npm i -g opencode-ai"),
         other => Err(format!(
-            "`loop run` drives claude, codex, gemini, qwen, droid and copilot so far, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
+            "`loop run` drives claude, codex, gemini, qwen, droid, copilot and opencode, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
         )),
     }
 }
@@ -99,6 +102,8 @@ pub fn invocation(agent: Agent, prompt: &str, extra: &[String], last: &Path) -> 
             }
             a
         }
+        // Permissions come from the project's or the user's opencode.json.
+        Agent::Opencode => vec!["run".into(), "--format".into(), "json".into()],
         Agent::Copilot => {
             // No tool is allowed by default: `--agent-arg=--allow-all-tools` (or narrower
             // `--allow-tool`) says what an unattended Copilot may run.
@@ -145,6 +150,7 @@ pub fn said(agent: Agent, stdout: &str, last_file: Option<&str>) -> Said {
         Agent::Codex => codex(stdout, last_file),
         Agent::Gemini => gemini(stdout),
         Agent::Copilot => copilot(stdout),
+        Agent::Opencode => opencode(stdout),
         _ => claude(stdout),
     }
 }
@@ -218,6 +224,38 @@ fn copilot(stdout: &str) -> Said {
     Said {
         final_text,
         ..Said::default()
+    }
+}
+
+/// OpenCode's `run --format json`: JSONL events; the final message is the text parts of the
+/// last message; `step_finish` parts carry tokens and cost.
+fn opencode(stdout: &str) -> Said {
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .collect();
+    let last = events
+        .iter()
+        .rev()
+        .find(|v| v["type"] == "text")
+        .and_then(|v| v["part"]["messageID"].as_str());
+    let text: Vec<&str> = events
+        .iter()
+        .filter(|v| v["type"] == "text" && v["part"]["messageID"].as_str() == last)
+        .filter_map(|v| v["part"]["text"].as_str())
+        .collect();
+    let steps: Vec<&Value> = events
+        .iter()
+        .filter(|v| v["type"] == "step_finish")
+        .collect();
+    Said {
+        final_text: (!text.is_empty()).then(|| text.concat()),
+        cost_usd: steps.iter().map(|v| v["part"]["cost"].as_f64()).sum(),
+        tokens: steps
+            .iter()
+            .map(|v| v["part"]["tokens"]["total"].as_u64())
+            .sum(),
+        error: None,
     }
 }
 
@@ -307,6 +345,24 @@ mod tests {
             s.final_text.as_deref(),
             Some("Done <promise>COMPLETE</promise>")
         );
+    }
+
+    #[test]
+    fn opencode_jsonl_gives_the_last_messages_text_tokens_and_cost() {
+        let out = concat!(
+            "{\"type\":\"text\",\"part\":{\"messageID\":\"m1\",\"text\":\"old\"}}\n",
+            "{\"type\":\"step_finish\",\"part\":{\"tokens\":{\"total\":7},\"cost\":0.01}}\n",
+            "{\"type\":\"text\",\"part\":{\"messageID\":\"m2\",\"text\":\"Done \"}}\n",
+            "{\"type\":\"text\",\"part\":{\"messageID\":\"m2\",\"text\":\"<promise>COMPLETE</promise>\"}}\n",
+            "{\"type\":\"step_finish\",\"part\":{\"tokens\":{\"total\":8},\"cost\":0.02}}\n"
+        );
+        let s = said(Agent::Opencode, out, None);
+        assert_eq!(
+            s.final_text.as_deref(),
+            Some("Done <promise>COMPLETE</promise>")
+        );
+        assert_eq!(s.tokens, Some(15));
+        assert!((s.cost_usd.unwrap() - 0.03).abs() < 1e-9);
     }
 
     #[test]

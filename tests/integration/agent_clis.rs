@@ -1030,3 +1030,89 @@ fn loop_run_drives_droid_and_copilot_until_the_gate_passes() {
         );
     }
 }
+
+#[test]
+fn loop_run_drives_opencode_until_the_gate_passes() {
+    if !require_tool("opencode") || !require_tool("python3") {
+        return;
+    }
+    let home = Home::new();
+    let repo = Repo::git();
+    repo.config(GATE);
+    repo.write("pkg/bad.py", "def g(:\n    return 1\n");
+    repo.commit_all();
+    let target = repo.path().join("pkg/bad.py");
+    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+        if req
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
+        {
+            return Reply::text("A title");
+        }
+        let all = req["messages"].to_string();
+        if all.contains("call_fix") {
+            Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            Reply::tool(
+                "call_fix",
+                "write",
+                serde_json::json!({"filePath": target, "content": "def g():\n    return 1\n"}),
+            )
+        } else {
+            Reply::text("Nothing to do. <promise>COMPLETE</promise>")
+        }
+    });
+    let config = serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "scripted",
+            "options": {"baseURL": format!("{}/v1", server.url()), "apiKey": "dummy"},
+            "models": {"m": {"name": "m"}}}},
+        "model": "scripted/m",
+        "permission": {"edit": "allow", "bash": "allow"}
+    });
+    repo.write("opencode.json", &config.to_string());
+    let h = home.path();
+    let env: Vec<(&'static str, String)> = vec![
+        ("XDG_CONFIG_HOME", h.join(".config").display().to_string()),
+        (
+            "XDG_DATA_HOME",
+            h.join(".local/share").display().to_string(),
+        ),
+        ("XDG_CACHE_HOME", h.join(".cache").display().to_string()),
+        (
+            "XDG_STATE_HOME",
+            h.join(".local/state").display().to_string(),
+        ),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+    ];
+    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let out = home
+        .command(&me, repo.path(), &env)
+        .args([
+            "loop",
+            "run",
+            "--agent",
+            "opencode",
+            "--max-iterations",
+            "4",
+            "Make pkg/bad.py compile.",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
+        "def g():\n    return 1\n"
+    );
+    let journal = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains("\"tokens\":"),
+        "OpenCode reports tokens: {journal}"
+    );
+}
