@@ -81,9 +81,10 @@ pub fn held_now(
 pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     let dir = layout.loop_dir(spec.agent);
     let main = dir.join(MAIN_FILE);
-    // A goal's loop never takes the main file, which the official plugin's own stop hook
-    // also reads and would feed back as a prompt.
-    let (path, id) = if main.exists() || spec.goal.is_some() {
+    // A goal's loop and a `loop run`'s never take the main file, which the official
+    // plugin's own stop hook also reads and would feed back as a prompt.
+    let own_file = spec.goal.is_some() || spec.session == crate::state::RUN_SESSION;
+    let (path, id) = if main.exists() || own_file {
         let id = new_id();
         (dir.join(format!("ralph-loop-{id}.local.md")), Some(id))
     } else {
