@@ -93,6 +93,9 @@ pub struct Iteration {
     pub agent: Agent,
     pub loop_file: String,
     pub iteration: u64,
+    /// When the agent's process started (the line's own time is when it was judged).
+    #[serde(default)]
+    pub started: String,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,

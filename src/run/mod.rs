@@ -198,6 +198,20 @@ impl Driver<'_> {
         }
         let tree_before = self.o.commit.then(|| self.tree());
         let timeout = self.timeout(c.started.elapsed());
+        let began = journal::now();
+        err(&format!(
+            "ralph-gate loop run: iteration {n}{} starts{}  ({}{})",
+            match self.o.max_iterations {
+                0 => String::new(),
+                m => format!("/{m}"),
+            },
+            story
+                .as_ref()
+                .map(|s| format!(" on {}", s.id))
+                .unwrap_or_default(),
+            crate::text::duration(c.started.elapsed()),
+            money(c.cost)
+        ));
         let ended = match self.iterate(&prompt::next(&ask, c.left.as_ref()), timeout, work) {
             Ok(e) => e,
             Err(why) => return Ok(Some(self.no_agent(&why))),
@@ -221,7 +235,7 @@ impl Driver<'_> {
         if let Some(s) = &story {
             self.story(n, s, c, &mut judged, &flipped)?;
         }
-        self.journal(n, &ended, &said, &judged);
+        self.journal((n, began), &ended, &said, &judged);
         self.progress(n, c, &judged);
         if tree_before.is_some_and(|t| t != self.tree()) {
             self.commit(n, story.as_ref(), &judged);
@@ -400,13 +414,20 @@ impl Driver<'_> {
         }
     }
 
-    fn journal(&self, n: u64, ended: &child::Ended, said: &agent::Said, j: &stop::Judged) {
+    fn journal(
+        &self,
+        (n, began): (u64, String),
+        ended: &child::Ended,
+        said: &agent::Said,
+        j: &stop::Judged,
+    ) {
         let _ = journal::append(
             self.layout,
             Entry::Iteration(Box::new(journal::Iteration {
                 agent: self.agent,
                 loop_file: loops::key(self.path),
                 iteration: n,
+                started: began,
                 duration_ms: ended.took.as_millis() as u64,
                 cost_usd: said.cost_usd,
                 tokens: said.tokens,

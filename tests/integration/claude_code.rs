@@ -818,6 +818,24 @@ fn loop_run_gives_a_fresh_session_the_gate_error_until_the_gate_passes() {
         "{:#?}",
         journal(&repo)
     );
+    // Each iteration's line: when it started, how long it took, what it cost, what failed.
+    let first = journal(&repo)
+        .into_iter()
+        .find(|e| e["event"] == "iteration")
+        .unwrap();
+    assert!(
+        first["started"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("20"))
+            && first["duration_ms"].as_u64().is_some()
+            && first["cost_usd"].as_f64().is_some()
+            && first["failing"] == json!(["python"]),
+        "{first}"
+    );
+    assert!(
+        err.contains("iteration 2/5 starts"),
+        "the progress lines: {err}"
+    );
     assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
 }
 
