@@ -143,23 +143,8 @@ fn loop_command(c: LoopCommand) -> Result<loops::Command, AppError> {
 
 /// `loop run`'s options, the prompt read from its file when given.
 fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppError> {
-    let prompt = match &a.prompt_file {
-        Some(f) => std::fs::read_to_string(f).map_err(|source| AppError::Read {
-            what: "--prompt-file",
-            path: f.clone(),
-            source,
-        })?,
-        None => a.prompt.join(" "),
-    };
-    if prompt.trim().is_empty() {
-        return Err(AppError::Usage("the prompt is empty".into()));
-    }
-    let promise = crate::hook::promise::normalize(&a.promise);
-    if promise.is_empty() || promise.contains('"') {
-        return Err(AppError::Usage(
-            "--promise must be non-empty text without double quotes".into(),
-        ));
-    }
+    let prompt = loops::prompt_of(a.prompt_file.as_deref(), &a.prompt)?;
+    let promise = loops::promise_of(&a.promise)?;
     if a.max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
         return Err(AppError::Usage(
             "--max-cost must be a positive number of dollars".into(),

@@ -46,12 +46,10 @@ pub fn run(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
-    if let Command::Run(o) = cmd {
-        return crate::run::run(o, env, cwd, config);
-    }
     let layout = Layout::workspace(env, cwd);
     let text = match cmd {
-        Command::Run(_) => String::new(),
+        // The run prints as it goes, and its exit code says how it ended.
+        Command::Run(o) => return crate::run::run(o, env, &layout, cwd, config),
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
         Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
         Command::List => list(&loops::list(&layout)),
@@ -69,17 +67,7 @@ fn start(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<String, AppError> {
-    let prompt = match &args.prompt_file {
-        Some(f) => std::fs::read_to_string(f).map_err(|source| AppError::Read {
-            what: "--prompt-file",
-            path: f.clone(),
-            source,
-        })?,
-        None => args.prompt.join(" "),
-    };
-    if prompt.trim().is_empty() {
-        return Err(AppError::Usage("the prompt is empty".into()));
-    }
+    let prompt = prompt_of(args.prompt_file.as_deref(), &args.prompt)?;
     if (env.in_agent || env.claude_session_id.is_some()) && loops::any_open(layout) {
         // An agent that starts a loop of its own (one iteration, no promise) beside the
         // person's would end at its first stop; only a person starts one while one runs.
@@ -95,14 +83,7 @@ fn start(
             "a loop is running here, and `loop start` runs inside an agent's session: only a person starts a loop while another runs. End the running one from your own terminal (`ralph-gate loop cancel`), or start this one from there.".into(),
         ));
     }
-    let promise = args.promise.as_deref().map(crate::hook::promise::normalize);
-    if let Some(p) = &promise {
-        if p.is_empty() || p.contains('"') {
-            return Err(AppError::Usage(
-                "--promise must be non-empty text without double quotes (the state file stores it in quotes)".into(),
-            ));
-        }
-    }
+    let promise = args.promise.as_deref().map(promise_of).transpose()?;
     let (agent, agent_note) = match args.agent {
         Some(a) => (a, None),
         None => {
@@ -155,6 +136,34 @@ fn start(
         promise.as_deref(),
     ));
     Ok(out)
+}
+
+/// The prompt of `loop start` and `loop run`: the file's text when one is named, else the
+/// words joined with spaces.
+pub fn prompt_of(file: Option<&Path>, words: &[String]) -> Result<String, AppError> {
+    let prompt = match file {
+        Some(f) => std::fs::read_to_string(f).map_err(|source| AppError::Read {
+            what: "--prompt-file",
+            path: f.to_path_buf(),
+            source,
+        })?,
+        None => words.join(" "),
+    };
+    if prompt.trim().is_empty() {
+        return Err(AppError::Usage("the prompt is empty".into()));
+    }
+    Ok(prompt)
+}
+
+/// A promise as the loop's state file keeps it: normalized, not empty, no double quote.
+pub fn promise_of(text: &str) -> Result<String, AppError> {
+    let p = crate::hook::promise::normalize(text);
+    if p.is_empty() || p.contains('"') {
+        return Err(AppError::Usage(
+            "--promise must be non-empty text without double quotes (the state file stores it in quotes)".into(),
+        ));
+    }
+    Ok(p)
 }
 
 /// The agent whose session runs `loop start`, as its shell shows it.

@@ -65,6 +65,7 @@ const NO_AGENT: u8 = 2;
 pub fn run(
     o: &Options,
     env: &Environment,
+    layout: &Layout,
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
@@ -86,15 +87,14 @@ pub fn run(
         }
     }
     if o.parallel > 1 {
-        return parallel::run(o, env, cwd, config);
+        return parallel::run(o, env, layout, config);
     }
-    let layout = Layout::workspace(env, cwd);
     let agent = o.agent.unwrap_or_else(|| {
         let set_up = crate::commands::init::agents::set_up(env, layout.root());
         crate::commands::loops::choose_agent(&set_up, None).0
     });
     let install = agent::supported(agent).map_err(AppError::Usage)?;
-    if loops::any_open(&layout) {
+    if loops::any_open(layout) {
         return Err(AppError::Usage(
             "a loop is running here: `loop run` drives the workspace alone. End it first (`ralph-gate loop cancel`)".into(),
         ));
@@ -102,7 +102,7 @@ pub fn run(
     let mut project = Project::open(cwd, config)?;
     let (pin, surface) = loops::held_now(&mut project, env);
     let path = loops::start(
-        &layout,
+        layout,
         &loops::Spec {
             prompt: &o.prompt,
             max_iterations: o.max_iterations,
@@ -125,7 +125,7 @@ pub fn run(
         env,
         cwd,
         config,
-        layout: &layout,
+        layout,
         path: &path,
         agent,
         install,

@@ -39,7 +39,7 @@ struct Run<'a> {
 pub fn run(
     o: &Options,
     env: &Environment,
-    cwd: &Path,
+    layout: &crate::state::Layout,
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
     crate::signals::install();
@@ -48,9 +48,7 @@ pub fn run(
         .prd
         .clone()
         .ok_or_else(|| usage("--parallel needs --prd".into()))?;
-    let root = crate::state::Layout::workspace(env, cwd)
-        .root()
-        .to_path_buf();
+    let root = layout.root().to_path_buf();
     let git = |args: &[&str]| {
         crate::git::run(&root, args).map(|o| String::from_utf8_lossy(&o).trim().to_string())
     };
