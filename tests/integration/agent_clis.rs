@@ -806,126 +806,120 @@ fn loop_run_drives_codex_exec_until_the_gate_passes() {
     assert_eq!(iterations[1]["outcome"], "completed", "{journal}");
 }
 
-/// `loop run --agent gemini`: a third agent. `gemini -p --output-format json`: the first run
-/// claims the promise over a failing gate; the second, a new process, gets the error and
-/// fixes the file with `write_file`.
-#[test]
-fn loop_run_drives_gemini_until_the_gate_passes() {
-    if !require_tool("gemini") || !require_tool("python3") {
-        return;
-    }
-    let home = Home::new();
-    let repo = Repo::git();
-    repo.config(GATE);
-    repo.write("pkg/bad.py", "def g(:\n    return 1\n");
-    repo.commit_all();
-    let fix = write_with("write_file", "file_path", repo.path().join("pkg/bad.py"));
-    let server = ModelServer::start_wire(Wire::Gemini, move |req| {
-        let offers_tools = req
-            .get("tools")
-            .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
-        if !offers_tools {
-            return Reply::text(r#"{"reasoning": "a small edit", "model_choice": "flash"}"#);
-        }
-        let all = req["contents"].to_string();
-        if all.contains("call_fix") {
-            Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
-        } else if all.contains("ralph-gate, after iteration 1") {
-            fix("call_fix", true)
-        } else {
-            Reply::text("Nothing to do. <promise>COMPLETE</promise>")
-        }
-    });
-    let env = gemini_setup(&home, &repo, &server);
-    let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
-    let out = home
-        .command(&me, repo.path(), &env)
-        .args([
-            "loop",
-            "run",
-            "--agent",
-            "gemini",
-            "--max-iterations",
-            "4",
-            "Make pkg/bad.py compile.",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
-    let seen = conversation(&server, "contents");
-    let second = seen
-        .iter()
-        .find(|c| c.contains("ralph-gate, after iteration 1"))
-        .unwrap_or_else(|| panic!("a second iteration: {seen:#?}"));
-    assert!(second.contains("SyntaxError"), "{second}");
-    assert!(
-        !second.contains("Nothing to do."),
-        "a new session: {second}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
-        "def g():\n    return 1\n"
-    );
+/// One agent `loop run` drives beside Claude Code and Codex: how to talk to it, and the
+/// arguments its run needs here.
+struct Driven {
+    agent: &'static str,
+    wire: Wire,
+    /// Where the provider's API puts the conversation.
+    field: &'static str,
+    /// The answer to requests that offer no tools (a model router, a title).
+    other: &'static str,
+    setup: fn(&Home, &Repo, &ModelServer) -> Vec<(&'static str, String)>,
+    extra: &'static [&'static str],
+    /// The tool call that writes the fixed pkg/bad.py.
+    fix: fn(&Repo) -> Edit,
+    /// The agent overwrites only a file it read in the same session (Qwen Code).
+    read_first: bool,
 }
 
-/// `loop run --agent qwen`: Qwen Code's `--output-format json` (an array of events): the first
-/// run claims the promise over a failing gate; the second, a new process, fixes the file.
+/// `loop run --agent X` for Gemini CLI, Qwen Code, Droid and Copilot CLI: the first process
+/// claims the promise over a failing gate; the second, a new session that knows nothing of
+/// the first, gets the gate's error in its prompt and fixes the file; the run ends done.
 #[test]
-fn loop_run_drives_qwen_until_the_gate_passes() {
-    if !require_tool("qwen") || !require_tool("python3") {
-        return;
+fn loop_run_drives_every_other_agent_until_the_gate_passes() {
+    let driven = [
+        Driven {
+            agent: "gemini",
+            wire: Wire::Gemini,
+            field: "contents",
+            other: r#"{"reasoning": "a small edit", "model_choice": "flash"}"#,
+            setup: gemini_setup,
+            extra: &[],
+            fix: |repo| writes_file("write_file")(repo),
+            read_first: false,
+        },
+        Driven {
+            agent: "qwen",
+            wire: Wire::Chat,
+            field: "messages",
+            other: "ok",
+            setup: qwen_setup,
+            extra: &["--agent-arg=--auth-type", "--agent-arg=openai"],
+            fix: |repo| writes_file("write_file")(repo),
+            read_first: true,
+        },
+        Driven {
+            agent: "droid",
+            wire: Wire::Chat,
+            field: "messages",
+            other: "ok",
+            setup: droid_setup,
+            extra: &["--agent-arg=-m", "--agent-arg=custom:scripted"],
+            fix: |repo| writes_file("Create")(repo),
+            read_first: false,
+        },
+        Driven {
+            agent: "copilot",
+            wire: Wire::Responses,
+            field: "input",
+            other: "ok",
+            setup: copilot_setup,
+            extra: &["--agent-arg=--allow-all-tools"],
+            fix: |_| Box::new(patch),
+            read_first: false,
+        },
+    ];
+    for d in driven {
+        if !require_tool(d.agent) || !require_tool("python3") {
+            return;
+        }
+        claims_then_fixes(&d);
     }
+}
+
+fn claims_then_fixes(d: &Driven) {
     let home = Home::new();
     let repo = Repo::git();
     repo.config(GATE);
     repo.write("pkg/bad.py", "def g(:\n    return 1\n");
     repo.commit_all();
-    let fix = write_with("write_file", "file_path", repo.path().join("pkg/bad.py"));
+    let fix = (d.fix)(&repo);
     let bad = repo.path().join("pkg/bad.py");
-    let server = ModelServer::start_wire(Wire::Chat, move |req| {
+    let (field, other, read_first) = (d.field, d.other, d.read_first);
+    let server = ModelServer::start_wire(d.wire, move |req| {
         let offers_tools = req
             .get("tools")
             .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
         if !offers_tools {
-            return Reply::text("ok");
+            return Reply::text(other);
         }
-        let all = req["messages"].to_string();
+        let all = req[field].to_string();
         if all.contains("call_fix") {
             Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
-        } else if all.contains("call_read") {
-            fix("call_fix", true)
-        } else if all.contains("ralph-gate, after iteration 1") {
-            // Qwen Code overwrites only a file read in the same session.
+        } else if read_first
+            && all.contains("ralph-gate, after iteration 1")
+            && !all.contains("call_read")
+        {
             Reply::tool(
                 "call_read",
                 "read_file",
                 serde_json::json!({"file_path": bad}),
             )
+        } else if all.contains("ralph-gate, after iteration 1") {
+            fix("call_fix", true)
         } else {
             Reply::text("Nothing to do. <promise>COMPLETE</promise>")
         }
     });
-    let env = qwen_setup(&home, &repo, &server);
+    let env = (d.setup)(&home, &repo, &server);
     let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
+    let mut args = vec!["loop", "run", "--agent", d.agent, "--max-iterations", "4"];
+    args.extend_from_slice(d.extra);
+    args.push("Make pkg/bad.py compile.");
     let out = home
         .command(&me, repo.path(), &env)
-        .args([
-            "loop",
-            "run",
-            "--agent",
-            "qwen",
-            "--agent-arg=--auth-type",
-            "--agent-arg=openai",
-            "--max-iterations",
-            "4",
-            "Make pkg/bad.py compile.",
-        ])
+        .args(&args)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -933,102 +927,27 @@ fn loop_run_drives_qwen_until_the_gate_passes() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("done after 2 iterations"), "{stdout}");
-    let seen = conversation(&server, "messages");
+    let agent = d.agent;
+    assert_eq!(out.status.code(), Some(0), "{agent}: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("done after 2 iterations"),
+        "{agent}: {stdout}"
+    );
+    let seen = conversation(&server, d.field);
     let second = seen
         .iter()
         .find(|c| c.contains("ralph-gate, after iteration 1"))
-        .unwrap_or_else(|| panic!("a second iteration: {seen:#?}"));
-    assert!(second.contains("SyntaxError"), "{second}");
+        .unwrap_or_else(|| panic!("{agent}: a second iteration: {seen:#?}"));
+    assert!(second.contains("SyntaxError"), "{agent}: {second}");
     assert!(
         !second.contains("Nothing to do."),
-        "a new session: {second}"
+        "{agent}: a new session: {second}"
     );
     assert_eq!(
         std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
-        "def g():\n    return 1\n"
+        "def g():\n    return 1\n",
+        "{agent}"
     );
-}
-
-/// `loop run --agent droid` and `--agent copilot`: a claim over a failing gate, then a new
-/// process that gets the error and fixes the file; done.
-#[test]
-fn loop_run_drives_droid_and_copilot_until_the_gate_passes() {
-    for (agent, wire, field, setup, extra) in [
-        (
-            "droid",
-            Wire::Chat,
-            "messages",
-            droid_setup as fn(&Home, &Repo, &ModelServer) -> Vec<(&'static str, String)>,
-            &["--agent-arg=-m", "--agent-arg=custom:scripted"][..],
-        ),
-        (
-            "copilot",
-            Wire::Responses,
-            "input",
-            copilot_setup,
-            &["--agent-arg=--allow-all-tools"][..],
-        ),
-    ] {
-        if !require_tool(agent) || !require_tool("python3") {
-            return;
-        }
-        let home = Home::new();
-        let repo = Repo::git();
-        repo.config(GATE);
-        repo.write("pkg/bad.py", "def g(:\n    return 1\n");
-        repo.commit_all();
-        let fix: Edit = match agent {
-            "droid" => Box::new(write_with(
-                "Create",
-                "file_path",
-                repo.path().join("pkg/bad.py"),
-            )),
-            _ => Box::new(patch),
-        };
-        let server = ModelServer::start_wire(wire, move |req| {
-            let offers_tools = req
-                .get("tools")
-                .is_some_and(|t| t.as_array().is_some_and(|a| !a.is_empty()));
-            if !offers_tools {
-                return Reply::text("ok");
-            }
-            let all = req[field].to_string();
-            if all.contains("call_fix") {
-                Reply::text("Fixed pkg/bad.py. <promise>COMPLETE</promise>")
-            } else if all.contains("ralph-gate, after iteration 1") {
-                fix("call_fix", true)
-            } else {
-                Reply::text("Nothing to do. <promise>COMPLETE</promise>")
-            }
-        });
-        let env = setup(&home, &repo, &server);
-        let me = PathBuf::from(env!("CARGO_BIN_EXE_ralph-gate"));
-        let mut args = vec!["loop", "run", "--agent", agent, "--max-iterations", "4"];
-        args.extend_from_slice(extra);
-        args.push("Make pkg/bad.py compile.");
-        let out = home
-            .command(&me, repo.path(), &env)
-            .args(&args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert_eq!(out.status.code(), Some(0), "{agent}: {stdout}\n{stderr}");
-        assert!(
-            stdout.contains("done after 2 iterations"),
-            "{agent}: {stdout}"
-        );
-        assert_eq!(
-            std::fs::read_to_string(repo.path().join("pkg/bad.py")).unwrap(),
-            "def g():\n    return 1\n",
-            "{agent}"
-        );
-    }
 }
 
 #[test]
