@@ -52,8 +52,10 @@ pub struct Tool {
     pub bypass: Option<PathBuf>,
 }
 
-/// Tools already resolved in this run, by (name, search path, working folder).
-type Memo = HashMap<(String, Vec<PathBuf>, PathBuf), Option<Arc<Tool>>>;
+/// Tools resolved in this run, by (name, search path, working folder). Each is resolved
+/// once: a job that asks while another resolves it waits for that answer instead of
+/// starting a second shim query (`pyenv which` costs tens of milliseconds).
+type Memo = HashMap<(String, Vec<PathBuf>, PathBuf), Arc<std::sync::OnceLock<Option<Arc<Tool>>>>>;
 
 /// Resolves and identifies tools for one run; shared by every job of the run.
 pub struct Toolbox<'a> {
@@ -105,13 +107,11 @@ impl<'a> Toolbox<'a> {
     /// when it is not there.
     pub fn resolve(&self, name: &str, dirs: &[PathBuf], cwd: &Path) -> Option<Arc<Tool>> {
         let memo_key = (name.to_string(), dirs.to_vec(), cwd.to_path_buf());
-        if let Some(hit) = self.lock_memo().get(&memo_key) {
-            return hit.clone();
-        }
-        let found =
-            find(name, dirs, cwd).map(|found| Arc::new(self.identify(name, found, dirs, cwd)));
-        self.lock_memo().insert(memo_key, found.clone());
-        found
+        let cell = Arc::clone(self.lock_memo().entry(memo_key).or_default());
+        cell.get_or_init(|| {
+            find(name, dirs, cwd).map(|found| Arc::new(self.identify(name, found, dirs, cwd)))
+        })
+        .clone()
     }
 
     fn lock_memo(&self) -> std::sync::MutexGuard<'_, Memo> {
