@@ -16,6 +16,7 @@ mod status;
 // The pipeline of a verdict: config -> plan -> cache -> runner -> report.
 mod cache;
 mod config;
+mod costs;
 mod digest;
 mod files;
 mod manifests;
@@ -25,6 +26,7 @@ mod project;
 mod report;
 mod results;
 mod runner;
+mod schedule;
 mod staged;
 mod tools;
 

@@ -3,6 +3,8 @@
 //! to compute and easy to test on a project held in memory.
 
 use crate::config::{Config, Driver, FileMatch, Gate, Phase, Scope};
+use crate::costs::Costs;
+use crate::schedule::Cost;
 pub mod drivers;
 
 use std::collections::{BTreeMap, HashMap};
@@ -65,6 +67,13 @@ pub struct PlannedGate {
     /// Selected files the gate may be meant for but cannot tell (an unreadable `#!` line):
     /// reported as unverified, never silently left out.
     pub unverified: Vec<PathBuf>,
+    /// What each job is expected to cost, in `jobs`' order (empty when the plan was made
+    /// without costs: the edit hook's one or two files need no schedule).
+    pub costs: Vec<Cost>,
+    /// The KiB of files each job checks (see [`crate::costs::kib`]), as `costs`.
+    pub kib: Vec<f64>,
+    /// Into how many runs the scheduler split the gate's files, for a batch it may split.
+    pub split: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -91,6 +100,10 @@ pub struct Context<'a> {
     pub arg_budget: usize,
     /// A batch is spread over this many runs (the cores), unless the gate is `serial`.
     pub spread: usize,
+    /// What runs cost, learned from past runs: with it, batches are split and every job's
+    /// cost estimated for the scheduler; without it (edit feedback), batches are spread by
+    /// file size alone.
+    pub costs: Option<&'a Costs>,
     /// A tool may read the build state its earlier runs left under `.ralph/` (tsc's build
     /// info). Only for edit feedback: a verdict that can end a loop or pass a commit (stop,
     /// check) never rests on a file the agent could have written, so those runs start from
@@ -169,58 +182,162 @@ impl ProjectFs for DiskFs {
 /// Every gate of `config` that runs in the request's phase, with the files it matches and
 /// the jobs to run.
 pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
-    let head = |p: &Path| cx.fs.head(p);
-    let gates = config
+    let mut gates: Vec<PlannedGate> = config
         .gates
         .iter()
         .enumerate()
         .filter(|(_, g)| g.runs_in(req.phase))
         .filter(|(_, g)| req.only.is_empty() || req.only.iter().any(|n| n == &g.name))
-        .map(|(index, gate)| {
-            // One look at each file (a `#!` line is read once): checked, or one the gate
-            // may be meant for but cannot tell how to check.
-            let (mut matched, mut unverified) = (Vec::new(), Vec::new());
-            for f in req.files {
-                match gate.classify(f, &head) {
-                    FileMatch::Matched => matched.push(f.clone()),
-                    FileMatch::CannotTell => unverified.push(f.clone()),
-                    FileMatch::No => {}
-                }
-            }
-            let mut jobs = if matched.is_empty() {
-                Vec::new()
-            } else {
-                match gate.driver {
-                    Some(Driver::Cargo) => drivers::cargo::plan(gate, &matched, req.universe, cx),
-                    Some(Driver::Typescript) => {
-                        drivers::typescript::plan(gate, &matched, req.universe, cx)
-                    }
-                    Some(Driver::Shellcheck) => {
-                        drivers::shellcheck::plan(gate, &matched, req.universe, cx)
-                    }
-                    None => jobs_for(gate, &matched, req.universe, cx),
-                }
-            };
-            if !gate.inputs.is_empty() {
-                let declared: Vec<&PathBuf> =
-                    req.universe.iter().filter(|f| gate.is_input(f)).collect();
-                for job in &mut jobs {
-                    job.inputs.extend(declared.iter().map(|p| (*p).clone()));
-                }
-            }
-            for job in &mut jobs {
-                job.inputs.sort();
-                job.inputs.dedup();
-            }
-            PlannedGate {
-                gate: index,
-                files: matched,
-                jobs,
-                unverified,
-            }
+        .map(|(index, gate)| plan_gate(index, gate, req, cx))
+        .collect();
+    if let Some(costs) = cx.costs {
+        split_batches(config, &mut gates, costs, cx);
+    }
+    for planned in &mut gates {
+        let gate = &config.gates[planned.gate];
+        if planned.jobs.is_empty() && splittable(gate) && !planned.files.is_empty() {
+            let parts = planned.split.unwrap_or(cx.spread);
+            planned.jobs = batch_jobs(&planned.files, parts, planned.split.is_some(), cx);
+        }
+        finish_jobs(gate, planned, req.universe);
+        if let Some(costs) = cx.costs {
+            estimate(gate, planned, costs, cx.fs);
+        }
+    }
+    Plan { gates }
+}
+
+/// A gate's matched files and, unless it is a batch the scheduler splits, its jobs.
+fn plan_gate(index: usize, gate: &Gate, req: &Request<'_>, cx: &Context<'_>) -> PlannedGate {
+    let head = |p: &Path| cx.fs.head(p);
+    // One look at each file (a `#!` line is read once): checked, or one the gate may be
+    // meant for but cannot tell how to check.
+    let (mut matched, mut unverified) = (Vec::new(), Vec::new());
+    for f in req.files {
+        match gate.classify(f, &head) {
+            FileMatch::Matched => matched.push(f.clone()),
+            FileMatch::CannotTell => unverified.push(f.clone()),
+            FileMatch::No => {}
+        }
+    }
+    let jobs = if matched.is_empty() || splittable(gate) {
+        Vec::new()
+    } else {
+        match gate.driver {
+            Some(Driver::Cargo) => drivers::cargo::plan(gate, &matched, req.universe, cx),
+            Some(Driver::Typescript) => drivers::typescript::plan(gate, &matched, req.universe, cx),
+            Some(Driver::Shellcheck) => drivers::shellcheck::plan(gate, &matched, req.universe, cx),
+            None => jobs_for(gate, &matched, req.universe, cx),
+        }
+    };
+    PlannedGate {
+        gate: index,
+        files: matched,
+        jobs,
+        unverified,
+        costs: Vec::new(),
+        kib: Vec::new(),
+        split: None,
+    }
+}
+
+/// A batch whose files may be split into any number of runs.
+fn splittable(gate: &Gate) -> bool {
+    gate.driver.is_none() && gate.scope == Scope::Batch && !gate.serial
+}
+
+/// Declared inputs joined to every job, inputs sorted.
+fn finish_jobs(gate: &Gate, planned: &mut PlannedGate, universe: &[PathBuf]) {
+    if !gate.inputs.is_empty() {
+        let declared: Vec<&PathBuf> = universe.iter().filter(|f| gate.is_input(f)).collect();
+        for job in &mut planned.jobs {
+            job.inputs.extend(declared.iter().map(|p| (*p).clone()));
+        }
+    }
+    for job in &mut planned.jobs {
+        job.inputs.sort();
+        job.inputs.dedup();
+    }
+}
+
+/// Decides into how many runs each splittable batch goes, given every other job's cost.
+fn split_batches(config: &Config, gates: &mut [PlannedGate], costs: &Costs, cx: &Context<'_>) {
+    let mut fixed = Vec::new();
+    for planned in gates.iter_mut() {
+        let gate = &config.gates[planned.gate];
+        if !splittable(gate) {
+            estimate(gate, planned, costs, cx.fs);
+            fixed.extend(planned.costs.iter().copied());
+        }
+    }
+    let batches: Vec<(usize, crate::schedule::Batch)> = gates
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| splittable(&config.gates[p.gate]) && !p.files.is_empty())
+        .map(|(i, p)| {
+            let kib: f64 = p
+                .files
+                .iter()
+                .map(|f| crate::costs::kib(cx.fs.size(f)))
+                .sum();
+            let name = &config.gates[p.gate].name;
+            (i, costs.batch(name, kib, p.files.len(), cx.spread))
         })
         .collect();
-    Plan { gates }
+    let only: Vec<crate::schedule::Batch> = batches.iter().map(|(_, b)| b.clone()).collect();
+    let parts = crate::schedule::split(&fixed, &only, cx.spread);
+    for ((i, _), n) in batches.iter().zip(parts) {
+        gates[*i].split = Some(n);
+    }
+}
+
+/// Every job's expected cost and size, for the scheduler and for learning afterwards.
+fn estimate(gate: &Gate, planned: &mut PlannedGate, costs: &Costs, fs: &dyn ProjectFs) {
+    if planned.costs.len() == planned.jobs.len() {
+        return;
+    }
+    planned.kib.clear();
+    planned.costs.clear();
+    for job in &planned.jobs {
+        let kib: f64 = job
+            .args
+            .iter()
+            .map(|a| crate::costs::kib(fs.size(&job.dir.join(a))))
+            .sum();
+        let cost = if whole(gate, job) {
+            costs.whole_run(&crate::costs::whole_id(
+                &gate.name,
+                &job.dir,
+                job.label.as_deref(),
+            ))
+        } else {
+            costs.files_run(&gate.name, kib)
+        };
+        planned.kib.push(kib);
+        planned.costs.push(cost);
+    }
+}
+
+/// A run of a whole project (tsc, cargo, a project-scope gate) rather than of some files.
+pub fn whole(gate: &Gate, job: &Job) -> bool {
+    gate.scope == Scope::Project || job.args.is_empty()
+}
+
+/// A batch's runs: its files split into `parts` of about equal work (`exact`: that many, as
+/// the scheduler chose; otherwise at most that many, fewer when the work is too small to be
+/// worth another process), each cut to the argument budget.
+fn batch_jobs(files: &[PathBuf], parts: usize, exact: bool, cx: &Context<'_>) -> Vec<Job> {
+    let own = |f: &PathBuf| (as_argument(f), f.clone());
+    let size = |f: &Path| cx.fs.size(f);
+    let groups = if exact {
+        spread_into(files, parts, &size)
+    } else {
+        spread(files, parts, &size)
+    };
+    groups
+        .into_iter()
+        .flat_map(|part| chunk(PathBuf::new(), part.iter().map(own), cx.arg_budget))
+        .collect()
 }
 
 fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
@@ -238,10 +355,7 @@ fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
         Scope::Batch if gate.serial => {
             chunk(PathBuf::new(), matched.iter().map(own), cx.arg_budget)
         }
-        Scope::Batch => spread(matched, cx.spread, &|f| cx.fs.size(f))
-            .into_iter()
-            .flat_map(|part| chunk(PathBuf::new(), part.iter().map(own), cx.arg_budget))
-            .collect(),
+        Scope::Batch => batch_jobs(matched, cx.spread, false, cx),
         Scope::Project => {
             let head = |p: &Path| cx.fs.head(p);
             let mut cache: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
@@ -304,7 +418,16 @@ pub fn spread(files: &[PathBuf], parts: usize, size: &dyn Fn(&Path) -> u64) -> V
         .sum();
     // Another process only pays when the work it takes over outweighs its start-up.
     let worth = (weights / SPREAD_MIN_WORK).max(1) as usize;
-    let parts = parts.clamp(1, files.len().max(1)).min(worth);
+    spread_into(files, parts.min(worth), size)
+}
+
+/// [`spread`] into exactly `parts` groups (at most one per file), however small the work.
+pub fn spread_into(
+    files: &[PathBuf],
+    parts: usize,
+    size: &dyn Fn(&Path) -> u64,
+) -> Vec<Vec<PathBuf>> {
+    let parts = parts.clamp(1, files.len().max(1));
     let mut ordered: Vec<(std::cmp::Reverse<u64>, [u8; 32], &PathBuf)> = files
         .iter()
         .map(|f| {

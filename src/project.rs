@@ -84,6 +84,8 @@ impl Project {
         only: &[String],
     ) -> Plan {
         let fs = plan::DiskFs::new(self.root());
+        // Edit feedback checks one or two files: no schedule to work out.
+        let costs = (phase != Phase::Edit).then(|| crate::costs::Costs::load(self.root()));
         plan::plan(
             &self.config,
             &plan::Request {
@@ -96,6 +98,7 @@ impl Project {
                 fs: &fs,
                 arg_budget: plan::ARG_BUDGET,
                 spread: self.config.settings.jobs,
+                costs: costs.as_ref(),
                 reuse_build_state: phase == Phase::Edit,
             },
         )

@@ -105,7 +105,45 @@ pub fn run_recorded(
         runner::run(cx, plan, limits, on_event)
     });
     let _ = record(&config.root, phase.as_str(), &results);
+    learn_costs(config, plan, &results);
     results
+}
+
+/// Teaches the scheduler's costs what the runs that really ran took, and the splits it chose.
+/// Nothing is read or written when every run was served from the cache.
+fn learn_costs(config: &crate::config::Config, plan: &crate::plan::Plan, results: &[GateResult]) {
+    let ran = |r: &runner::RunDetail| !r.cached && r.exit_code.is_some();
+    if !results.iter().flat_map(|r| &r.run_details).any(ran) {
+        return;
+    }
+    let mut costs = crate::costs::Costs::load(&config.root);
+    for (planned, result) in plan.gates.iter().zip(results) {
+        let gate = &config.gates[planned.gate];
+        if let Some(parts) = planned.split {
+            costs.chose(&gate.name, parts);
+        }
+        for (i, (job, detail)) in planned.jobs.iter().zip(&result.run_details).enumerate() {
+            if !ran(detail) {
+                continue;
+            }
+            let whole = crate::plan::whole(gate, job)
+                .then(|| crate::costs::whole_id(&gate.name, &job.dir, job.label.as_deref()));
+            let kib = planned.kib.get(i).copied().unwrap_or_else(|| {
+                let size = |a: &std::ffi::OsString| {
+                    std::fs::metadata(config.root.join(&job.dir).join(a)).map_or(0, |m| m.len())
+                };
+                job.args.iter().map(|a| crate::costs::kib(size(a))).sum()
+            });
+            costs.learn(&crate::costs::Ran {
+                gate: &gate.name,
+                whole,
+                kib,
+                wall_ms: detail.duration.as_secs_f64() * 1000.0,
+                cpu_ms: detail.cpu.map(|c| c.as_secs_f64() * 1000.0),
+            });
+        }
+    }
+    costs.save(&config.root);
 }
 
 #[cfg(test)]

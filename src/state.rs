@@ -93,6 +93,11 @@ impl Layout {
         self.dir().join("results")
     }
 
+    /// What runs cost, as the scheduler learned it (`costs.rs`).
+    pub fn costs(&self) -> PathBuf {
+        self.dir().join("costs.json")
+    }
+
     /// This checkout's own result cache (when results are not shared between worktrees).
     pub fn cache(&self) -> PathBuf {
         self.dir().join("cache")

@@ -48,9 +48,12 @@ pub struct Cache {
     limit: u64,
     stats: std::sync::Mutex<RunStats>,
     remote: Option<remote::Remote>,
-    /// false (`--no-cache`): nothing stored is reused, but fresh results are stored, so the
-    /// next run does not serve a verdict older than this one.
+    /// false (`--no-cache`, a fresh verification): nothing stored is reused.
     pub read: bool,
+    /// false (`--no-cache` without a remote cache): fresh results are not stored, and what
+    /// was stored under their keys is removed, so the next run does not serve a verdict
+    /// older than this one. true: fresh results are stored (and so their runs observed).
+    pub store: bool,
 }
 
 impl Cache {
@@ -64,6 +67,7 @@ impl Cache {
             stats: std::sync::Mutex::new(RunStats::default()),
             remote: None,
             read: true,
+            store: true,
         }
     }
 
@@ -76,13 +80,16 @@ impl Cache {
         }
     }
 
-    /// The cache for a run of `config`; `fresh` (or `RALPH_GATE_NO_CACHE`) runs every gate
-    /// and stores what it finds.
+    /// The cache for a run of `config` as `reuse` allows (`RALPH_GATE_NO_CACHE` is
+    /// [`Reuse::Off`]). Without a remote cache, `Off` stores nothing; with one, fresh results
+    /// are stored there too, so the shared cache never keeps a verdict older than this one.
     pub fn for_run(
         config: &crate::config::Config,
         env: &crate::env::Environment,
-        fresh: bool,
+        reuse: crate::runner::Reuse,
     ) -> Self {
+        use crate::runner::Reuse;
+        let reuse = if env.no_cache { Reuse::Off } else { reuse };
         let url = env
             .remote_cache
             .clone()
@@ -100,7 +107,8 @@ impl Cache {
             }
         });
         Self {
-            read: !fresh && !env.no_cache,
+            read: reuse == Reuse::Everything,
+            store: reuse != Reuse::Off || remote.is_some(),
             dir: Self::results_dir(&config.root, config.settings.share_cache),
             remote,
             ..Self::open(&config.root, config.settings.cache_limit_bytes)
@@ -159,6 +167,13 @@ impl Cache {
             r.put(&entry);
         }
         self.evict()
+    }
+
+    /// Removes what is stored locally under `key` (a run that stores nothing has just
+    /// decided it afresh).
+    pub fn forget(&self, key: &str) {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner()).misses += 1;
+        let _ = std::fs::remove_file(self.entry_path(key));
     }
 
     /// Waits, until `deadline` at the latest, for the right to run `key`: while another

@@ -16,7 +16,7 @@ fn traced(script: &str, cwd: &Path) -> (i32, trace::Record) {
     let mut status = None;
     loop {
         match t.reports.recv().expect("the tracer reports") {
-            trace::Report::Exited(s) => status = Some(s),
+            trace::Report::Exited(s, _) => status = Some(s),
             trace::Report::Done(r) => return (libc::WEXITSTATUS(status.expect("exit first")), r),
         }
     }

@@ -25,8 +25,9 @@ pub struct Record {
 
 /// Word from the tracer thread.
 pub enum Report {
-    /// The command's own process ended, with this wait status.
-    Exited(i32),
+    /// The command's own process ended, with this wait status and the CPU time (user +
+    /// system) it and the descendants it waited for used.
+    Exited(i32, std::time::Duration),
     /// Every traced process is gone.
     Done(Record),
 }
@@ -104,7 +105,7 @@ pub fn probe() -> Result<(), String> {
             };
             loop {
                 match traced.reports.recv() {
-                    Ok(Report::Exited(_)) => continue,
+                    Ok(Report::Exited(..)) => continue,
                     Ok(Report::Done(r)) => return r.incomplete.map_or(Ok(()), Err),
                     Err(_) => return Err("the tracer thread ended".into()),
                 }
@@ -152,8 +153,17 @@ fn trace(main: i32, tx: &Sender<Report>) {
     let mut main_done = false;
     loop {
         let mut status = 0;
-        // SAFETY: waitpid writes one int.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+        // SAFETY: an all-zero rusage is valid; wait4 writes one int and one rusage.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: see above.
+        let pid = unsafe {
+            libc::wait4(
+                -1,
+                &mut status,
+                libc::__WALL | libc::__WNOTHREAD,
+                &mut usage,
+            )
+        };
         if pid == -1 {
             if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
@@ -164,7 +174,10 @@ fn trace(main: i32, tx: &Sender<Report>) {
             alive.remove(&pid);
             if pid == main && !main_done {
                 main_done = true;
-                let _ = tx.send(Report::Exited(status));
+                let _ = tx.send(Report::Exited(
+                    status,
+                    crate::runner::process::cpu_time(&usage),
+                ));
                 // What the command left behind goes with it, in its group or not.
                 for p in &alive {
                     // SAFETY: kill has no memory preconditions.

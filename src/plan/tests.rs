@@ -32,6 +32,7 @@ fn plan_with(
             fs: &fs,
             arg_budget: budget,
             spread: 1,
+            costs: None,
             reuse_build_state: true,
         },
     )
@@ -226,6 +227,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
                 fs: &fs,
                 arg_budget: ARG_BUDGET,
                 spread,
+                costs: None,
                 reuse_build_state: true,
             },
         )
@@ -277,6 +279,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
             fs: &fs,
             arg_budget: ARG_BUDGET,
             spread: 4,
+            costs: None,
             reuse_build_state: true,
         },
     );
@@ -308,6 +311,7 @@ fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
             fs: &fs,
             arg_budget: ARG_BUDGET,
             spread: 1,
+            costs: None,
             reuse_build_state: true,
         },
     );
@@ -316,4 +320,87 @@ fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
         p.gates[0].jobs[0].inputs,
         paths(&["a.sh", "bin/tool", "conf/x.rc"])
     );
+}
+
+#[test]
+fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("m{i}.py"), "x = 1\n".repeat(40)))
+        .chain((0..40).map(|i| (format!("s{i}.sh"), "echo hi\n".repeat(40))))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let fs = MemFs::new(&refs);
+    let c = config(
+        "[[gate]]\nname = \"py\"\nglobs = [\"*.py\"]\nrun = \"py {files}\"\n\
+         [[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"sc {files}\"\n",
+    );
+    let names = fs.paths();
+    let plan_with = |costs: &crate::costs::Costs| {
+        plan(
+            &c,
+            &Request {
+                files: &names,
+                universe: &names,
+                phase: Phase::Check,
+                only: &[],
+            },
+            &Context {
+                fs: &fs,
+                arg_budget: ARG_BUDGET,
+                spread: 2,
+                costs: Some(costs),
+                reuse_build_state: false,
+            },
+        )
+    };
+    // A slow interpreter start-up (60 ms) and a fast one, each with 150 ms of files: one
+    // run each fills both cores.
+    let mut costs = crate::costs::Costs::default();
+    for (gate, start) in [("py", 60.0), ("sh", 1.0)] {
+        for kib in [20.0, 40.0] {
+            costs.learn(&crate::costs::Ran {
+                gate,
+                whole: None,
+                kib,
+                wall_ms: start + 150.0 * kib / 40.0,
+                cpu_ms: None,
+            });
+        }
+    }
+    let p = plan_with(&costs);
+    let runs: Vec<usize> = p.gates.iter().map(|g| g.jobs.len()).collect();
+    assert_eq!(runs, [1, 1]);
+    assert_eq!(p.gates[0].split, Some(1));
+    // Every job has an estimate; the files are all still checked, once.
+    for g in &p.gates {
+        assert_eq!(g.costs.len(), g.jobs.len());
+        let args: usize = g.jobs.iter().map(|j| j.args.len()).sum();
+        assert_eq!(args, 40);
+    }
+    // Only one gate with files: it takes both cores.
+    let py_only: Vec<PathBuf> = names
+        .iter()
+        .filter(|n| n.extension().unwrap() == "py")
+        .cloned()
+        .collect();
+    let p = plan(
+        &c,
+        &Request {
+            files: &py_only,
+            universe: &py_only,
+            phase: Phase::Check,
+            only: &[],
+        },
+        &Context {
+            fs: &fs,
+            arg_budget: ARG_BUDGET,
+            spread: 2,
+            costs: Some(&costs),
+            reuse_build_state: false,
+        },
+    );
+    assert_eq!(p.gates[0].jobs.len(), 2);
 }

@@ -192,6 +192,7 @@ fn detail(o: &Outcome) -> RunDetail {
             _ => None,
         },
         duration: o.duration,
+        cpu: o.cpu,
         cached: o.cached,
         not_cached: o.not_cached.clone(),
         tools: o.tools.clone(),

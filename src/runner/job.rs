@@ -251,6 +251,8 @@ pub struct Outcome {
     pub cut_by_budget: bool,
     pub exit: Option<Exit>,
     pub duration: Duration,
+    /// CPU time of the process and what it waited for, when it ran and the kernel said.
+    pub cpu: Option<Duration>,
     pub output: String,
     pub command: String,
     pub dir: PathBuf,
@@ -288,6 +290,7 @@ impl Shape<'_> {
             cut_by_budget: false,
             exit,
             duration: self.started.elapsed(),
+            cpu: None,
             output,
             command: self.inv.display.clone(),
             dir: self.job.dir.clone(),
@@ -475,8 +478,11 @@ fn execute(
         cwd: inv.cwd.clone(),
         env: variables(gate, inv, limits.cargo_target.as_deref()),
         timeout,
-        // Observed only when there is a result to store.
-        observe: key.is_some() && cx.config.settings.observe_inputs,
+        // Observed only when there is a result to store, or a verdict that rests on what the
+        // run read (a commit's untracked files).
+        observe: key.is_some()
+            && cx.config.settings.observe_inputs
+            && (cx.cache.store || limits.untracked.is_some()),
     });
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let mut read_untracked = None;
@@ -503,6 +509,7 @@ fn execute(
     let outcome = Outcome {
         cut_by_budget,
         duration: finished.duration,
+        cpu: finished.cpu,
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().cloned()),
         ..shape.outcome(Some(finished.exit), output)
     };
@@ -622,6 +629,10 @@ fn store(
         Exit::TimedOut if !cut_by_budget => Some((0, true)),
         _ => None,
     };
+    if !cache.store {
+        cache.forget(key);
+        return;
+    }
     if let Some((exit_code, timed_out)) = stored {
         let _ = cache.put(&cache::Entry {
             key: key.to_string(),

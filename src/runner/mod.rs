@@ -9,10 +9,11 @@ pub mod process;
 
 use crate::cache::context::ContextFiles;
 use crate::cache::Cache;
-use crate::config::{Config, Scope};
+use crate::config::Config;
 use crate::digest::Digests;
 use crate::env::Environment;
 use crate::plan::Plan;
+use crate::schedule::Cost;
 use crate::tools::Toolbox;
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,6 +98,8 @@ pub struct RunDetail {
     pub status: GateStatus,
     pub exit_code: Option<i32>,
     pub duration: Duration,
+    /// CPU time of the run's processes, when it ran and the kernel said.
+    pub cpu: Option<Duration>,
     pub cached: bool,
     /// Why the run could not be cached, when it could not.
     pub not_cached: Option<String>,
@@ -153,6 +156,10 @@ pub enum Reuse {
     /// (`--no-cache`, and the verification that may end a loop, which must not rest on
     /// anything the agent could have written). Fresh results are still stored.
     Nothing,
+    /// Nothing read and nothing stored (`check --no-cache`): runs are not watched for the
+    /// files they read (that is only needed to store a result safely), and the stored result
+    /// under each run's key is removed, so no later run serves a verdict older than this one.
+    Off,
 }
 
 /// What every job of a run shares: where results are cached, file digests, tools.
@@ -179,8 +186,8 @@ pub fn with_context<T>(
     f: impl FnOnce(&RunContext<'_>) -> T,
 ) -> T {
     crate::state::Layout::at(&config.root).ignore_self();
-    let cache = Cache::for_run(config, env, reuse != Reuse::Everything);
-    let trusted = reuse != Reuse::Nothing;
+    let cache = Cache::for_run(config, env, reuse);
+    let trusted = reuse == Reuse::Everything;
     let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
     let remembered = (!trusted).then(|| Digests::load(&config.root, Some(cache.digest_index())));
     let toolbox = Toolbox::new(
@@ -234,36 +241,85 @@ pub fn run(
             board.finish_gate(pi);
         }
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(limits.jobs.max(1))
-        .thread_name(|i| format!("ralph-gate-worker-{i}"))
-        .build()
-        .expect("a thread pool can be built");
-    pool.scope_fifo(|scope| {
-        for pi in start_order(cx.config, plan) {
-            let planned = &plan.gates[pi];
-            let gate = &cx.config.gates[planned.gate];
-            for (ji, j) in planned.jobs.iter().enumerate() {
-                let board = &board;
-                scope.spawn_fifo(move |_| {
-                    board.job_started(pi);
-                    board.job_done(pi, ji, job::run(cx, gate, j, limits));
-                });
-            }
+    let slots = limits.jobs.max(1);
+    let queue = Queue::new(cx.config, plan, slots);
+    std::thread::scope(|scope| {
+        for i in 0..slots.min(queue.order.len()) {
+            let (queue, board) = (&queue, &board);
+            std::thread::Builder::new()
+                .name(format!("ralph-gate-worker-{i}"))
+                .spawn_scoped(scope, move || {
+                    while let Some((pi, ji, cores)) = queue.next() {
+                        let planned = &plan.gates[pi];
+                        let gate = &cx.config.gates[planned.gate];
+                        board.job_started(pi);
+                        board.job_done(pi, ji, job::run(cx, gate, &planned.jobs[ji], limits));
+                        queue.done(cores);
+                    }
+                })
+                .expect("a worker thread can be started");
         }
     });
     board.results()
 }
 
-/// Whole-project gates (tsc, cargo, go vet) are nearly always the long pole, so they start
-/// first; the rest follow in config order (FIFO). Reports keep config order regardless.
-fn start_order(config: &Config, plan: &Plan) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..plan.gates.len()).collect();
-    order.sort_by_key(|&pi| match config.gates[plan.gates[pi].gate].scope {
-        Scope::Project => 0,
-        Scope::Batch | Scope::File => 1,
-    });
-    order
+/// The jobs in the order they start ([`crate::schedule::order`]: whole-project runs first,
+/// then longest expected first), handed to the workers while the cores they are counted at
+/// are free ([`crate::schedule::may_start`]).
+struct Queue {
+    /// (planned gate, job, cores counted).
+    order: Vec<(usize, usize, f64)>,
+    slots: usize,
+    /// (next in `order`, cores busy).
+    state: Mutex<(usize, f64)>,
+    freed: std::sync::Condvar,
+}
+
+impl Queue {
+    fn new(config: &Config, plan: &Plan, slots: usize) -> Self {
+        let mut jobs = Vec::new();
+        let mut costs = Vec::new();
+        for (pi, planned) in plan.gates.iter().enumerate() {
+            let gate = &config.gates[planned.gate];
+            for (ji, job) in planned.jobs.iter().enumerate() {
+                jobs.push((pi, ji));
+                costs.push(planned.costs.get(ji).copied().unwrap_or(Cost {
+                    whole: crate::plan::whole(gate, job),
+                    ..Cost::default()
+                }));
+            }
+        }
+        let order = crate::schedule::order(&costs)
+            .into_iter()
+            .map(|i| (jobs[i].0, jobs[i].1, costs[i].counted(slots)))
+            .collect();
+        Self {
+            order,
+            slots,
+            state: Mutex::new((0, 0.0)),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// The next job to start, once the cores allow; `None` when every job has started.
+    fn next(&self) -> Option<(usize, usize, f64)> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let item = *self.order.get(st.0)?;
+            if crate::schedule::may_start(st.1, self.slots) {
+                st.0 += 1;
+                st.1 += item.2;
+                return Some(item);
+            }
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn done(&self, cores: f64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = (st.1 - cores).max(0.0);
+        self.freed.notify_all();
+    }
 }
 
 /// Where a run stands, shared by the workers: each job's outcome, how many of each gate's

@@ -45,6 +45,9 @@ pub struct Finished {
     pub output: Captured,
     /// What the run named, when it was observed; `Err` says why it could not be.
     pub observed: Option<Result<trace::Record, String>>,
+    /// CPU time (user + system) of the process and the descendants it waited for, when the
+    /// kernel told it (the scheduler learns from it how many cores a run really uses).
+    pub cpu: Option<Duration>,
 }
 
 pub fn run(spec: &Spec) -> Finished {
@@ -57,15 +60,19 @@ pub fn run(spec: &Spec) -> Finished {
                 duration: started.elapsed(),
                 output: Captured::new(),
                 observed: None,
+                cpu: None,
             }
         }
     };
-    let (exit, observed) = match child {
+    let ((exit, cpu), observed) = match child {
         Child::Plain(mut child) => {
             let pgid = child.id() as i32;
             (wait(&mut child, pgid, spec.timeout), None)
         }
-        Child::Traced(traced) => wait_traced(&traced, spec.timeout),
+        Child::Traced(traced) => {
+            let (exit, cpu, observed) = wait_traced(&traced, spec.timeout);
+            ((exit, cpu), observed)
+        }
         Child::Unobserved(mut child, why) => {
             let pgid = child.id() as i32;
             (wait(&mut child, pgid, spec.timeout), Some(Err(why)))
@@ -80,6 +87,7 @@ pub fn run(spec: &Spec) -> Finished {
         duration,
         output,
         observed,
+        cpu,
     }
 }
 
@@ -185,24 +193,86 @@ fn drain(
 
 /// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL. Whatever the
 /// gate left running in its group goes with it.
-fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
-    let exit = wait_plain(child, pgid, timeout);
+fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> (Exit, Option<Duration>) {
+    let exit = match reap_within(pgid, timeout) {
+        Ok(Some((status, cpu))) => (raw_exit(status), Some(cpu)),
+        Ok(None) => (stop_plain(child, pgid), None),
+        // No process file descriptors here (an old kernel, a strict sandbox).
+        Err(_) => (wait_plain(child, pgid, timeout), None),
+    };
     signals::kill_group(pgid, libc::SIGKILL);
     signals::remove(pgid);
     exit
 }
 
+/// Waits up to `timeout` for `pid` (a child) to end through a process file descriptor, then
+/// reaps it with its resource use: `(wait status, CPU time)`; `None` while it still runs.
+fn reap_within(pid: i32, timeout: Duration) -> std::io::Result<Option<(i32, Duration)>> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just opened and is owned here alone.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut ready = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut ready, 1, ms) } {
+            n if n > 0 => break,
+            0 if left.is_zero() => return Ok(None),
+            0 => continue,
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 writes one int and one rusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: see above.
+        if unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } == pid {
+            return Ok(Some((status, cpu_time(&usage))));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// User plus system time of a resource record.
+pub fn cpu_time(usage: &libc::rusage) -> Duration {
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
+
+/// A timed-out child's group: SIGTERM, then SIGKILL after the grace period.
+fn stop_plain(child: &mut std::process::Child, pgid: i32) -> Exit {
+    signals::kill_group(pgid, libc::SIGTERM);
+    if !matches!(child.wait_timeout(TERM_GRACE), Ok(Some(_))) {
+        signals::kill_group(pgid, libc::SIGKILL);
+        let _ = child.wait();
+    }
+    Exit::TimedOut
+}
+
 fn wait_plain(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
     match child.wait_timeout(timeout) {
         Ok(Some(status)) => status_exit(status),
-        Ok(None) => {
-            signals::kill_group(pgid, libc::SIGTERM);
-            if !matches!(child.wait_timeout(TERM_GRACE), Ok(Some(_))) {
-                signals::kill_group(pgid, libc::SIGKILL);
-                let _ = child.wait();
-            }
-            Exit::TimedOut
-        }
+        Ok(None) => stop_plain(child, pgid),
         Err(e) => {
             signals::kill_group(pgid, libc::SIGKILL);
             let _ = child.wait();
@@ -215,10 +285,18 @@ fn wait_plain(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> 
 fn wait_traced(
     traced: &trace::Traced,
     timeout: Duration,
-) -> (Exit, Option<Result<trace::Record, String>>) {
+) -> (
+    Exit,
+    Option<Duration>,
+    Option<Result<trace::Record, String>>,
+) {
     let pgid = traced.pid;
+    let cpu = std::cell::Cell::new(None);
     let exited = |within: Duration| match traced.reports.recv_timeout(within) {
-        Ok(trace::Report::Exited(status)) => Some(Ok(status)),
+        Ok(trace::Report::Exited(status, used)) => {
+            cpu.set(Some(used));
+            Some(Ok(status))
+        }
         Ok(trace::Report::Done(_)) | Err(RecvTimeoutError::Disconnected) => Some(Err(())),
         Err(RecvTimeoutError::Timeout) => None,
     };
@@ -240,7 +318,7 @@ fn wait_traced(
         Ok(trace::Report::Done(r)) => Ok(r),
         _ => Err("the run's processes did not all end".to_string()),
     };
-    (exit, Some(record))
+    (exit, cpu.get(), Some(record))
 }
 
 /// A wait status as an exit.

@@ -97,6 +97,7 @@ impl Source {
                 fs: self.fs.as_ref(),
                 arg_budget: plan::ARG_BUDGET,
                 spread: 1,
+                costs: None,
                 reuse_build_state: false,
             },
         )

@@ -27,6 +27,7 @@ mod properties;
 mod real_tools;
 mod remote;
 mod reports;
+mod scheduling;
 mod setup;
 mod shell;
 mod staged;

@@ -96,7 +96,7 @@ impl Settings {
             progress: human && tty.stderr && !args.quiet && !env.github_actions,
             strict: args.strict || env.strict(),
             reuse: if args.no_cache {
-                Reuse::Nothing
+                Reuse::Off
             } else {
                 Reuse::Everything
             },
@@ -362,7 +362,7 @@ mod tests {
             (false, false),
         );
         assert_eq!(s.selection, Selection::Changed("HEAD".into()));
-        assert_eq!((s.jobs, s.reuse), (3, Reuse::Nothing));
+        assert_eq!((s.jobs, s.reuse), (3, Reuse::Off));
         let s = settle(
             &["ralph-gate", "check", "-j", "0", "--staged", "-q"],
             &env,

@@ -104,6 +104,7 @@ pub mod testing {
                 fs,
                 arg_budget: ARG_BUDGET,
                 spread: 1,
+                costs: None,
                 reuse_build_state,
             },
         )
