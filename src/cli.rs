@@ -315,7 +315,8 @@ pub struct CheckArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Run every gate, reusing no stored result (the fresh results are stored).
+    /// Run every gate, reusing no stored result and storing none (what was stored for the
+    /// runs is removed, so no later run serves an older verdict).
     #[arg(long)]
     pub no_cache: bool,
 

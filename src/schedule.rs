@@ -261,8 +261,8 @@ mod tests {
     fn the_last_split_stays_unless_another_is_clearly_faster() {
         let mut b = batch(20.0, 400.0);
         b.previous = Some(3);
-        // 3 runs: 153 + 153 on one core (with the third), about 5% slower than 2 runs (220
-        // each)? No: 2 runs take 220, 3 take 306: the previous split goes.
+        // 2 runs take 220 ms, the previous 3 would take 306 (the third waits for a core):
+        // more than 5% slower, so the previous split goes.
         assert_eq!(split(&[], std::slice::from_ref(&b), 2), [2]);
         b.previous = Some(2);
         assert_eq!(split(&[], &[b.clone()], 2), [2]);

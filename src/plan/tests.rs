@@ -337,25 +337,6 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
         "[[gate]]\nname = \"py\"\nglobs = [\"*.py\"]\nrun = \"py {files}\"\n\
          [[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"sc {files}\"\n",
     );
-    let names = fs.paths();
-    let plan_with = |costs: &crate::costs::Costs| {
-        plan(
-            &c,
-            &Request {
-                files: &names,
-                universe: &names,
-                phase: Phase::Check,
-                only: &[],
-            },
-            &Context {
-                fs: &fs,
-                arg_budget: ARG_BUDGET,
-                spread: 2,
-                costs: Some(costs),
-                reuse_build_state: false,
-            },
-        )
-    };
     // A slow interpreter start-up (60 ms) and a fast one, each with 150 ms of files: one
     // run each fills both cores.
     let mut costs = crate::costs::Costs::default();
@@ -370,7 +351,26 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
             });
         }
     }
-    let p = plan_with(&costs);
+    let plan_of = |names: &[PathBuf]| {
+        plan(
+            &c,
+            &Request {
+                files: names,
+                universe: names,
+                phase: Phase::Check,
+                only: &[],
+            },
+            &Context {
+                fs: &fs,
+                arg_budget: ARG_BUDGET,
+                spread: 2,
+                costs: Some(&costs),
+                reuse_build_state: false,
+            },
+        )
+    };
+    let names = fs.paths();
+    let p = plan_of(&names);
     let runs: Vec<usize> = p.gates.iter().map(|g| g.jobs.len()).collect();
     assert_eq!(runs, [1, 1]);
     assert_eq!(p.gates[0].split, Some(1));
@@ -386,21 +386,5 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
         .filter(|n| n.extension().unwrap() == "py")
         .cloned()
         .collect();
-    let p = plan(
-        &c,
-        &Request {
-            files: &py_only,
-            universe: &py_only,
-            phase: Phase::Check,
-            only: &[],
-        },
-        &Context {
-            fs: &fs,
-            arg_budget: ARG_BUDGET,
-            spread: 2,
-            costs: Some(&costs),
-            reuse_build_state: false,
-        },
-    );
-    assert_eq!(p.gates[0].jobs.len(), 2);
+    assert_eq!(plan_of(&py_only).gates[0].jobs.len(), 2);
 }
