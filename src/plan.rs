@@ -131,10 +131,12 @@ pub trait ProjectFs: Sync {
     }
 }
 
-/// The real project on disk; files read once per plan.
+/// The real project on disk; files read, and sizes asked, once per plan (a batch's sizes are
+/// asked to split it, to spread it and to estimate each run).
 pub struct DiskFs {
     root: PathBuf,
     read: Mutex<HashMap<PathBuf, Option<std::sync::Arc<Vec<u8>>>>>,
+    sizes: Mutex<HashMap<PathBuf, u64>>,
 }
 
 impl DiskFs {
@@ -142,6 +144,7 @@ impl DiskFs {
         Self {
             root: root.to_path_buf(),
             read: Mutex::new(HashMap::new()),
+            sizes: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -175,7 +178,10 @@ impl ProjectFs for DiskFs {
     }
 
     fn size(&self, rel: &Path) -> u64 {
-        std::fs::metadata(self.root.join(rel)).map_or(0, |m| m.len())
+        let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+        *sizes
+            .entry(rel.to_path_buf())
+            .or_insert_with(|| std::fs::metadata(self.root.join(rel)).map_or(0, |m| m.len()))
     }
 }
 
