@@ -141,8 +141,10 @@ impl Costs {
             let start = (mm - rate * mk).clamp(0.0, fastest);
             return (start, rate);
         }
+        // The fastest run alone: slower runs of the same size differ by noise (a busy
+        // machine), and reading that noise as work per KiB would make a split look worth it.
         let start = fastest * START_SHARE;
-        (start, ((mm - start) / mk).max(0.0))
+        (start, (fastest - start) / mk)
     }
 
     /// What a run of `gate` over `kib` KiB of files is expected to cost.
@@ -254,6 +256,11 @@ mod tests {
         let (start, rate) = c.model("sc");
         assert!((start - 128.0).abs() < 1e-9 && (rate - 32.0 / 80.0).abs() < 1e-9);
         // So a gate seen once is not split on a guess: two runs would not finish sooner.
+        let b = c.batch("sc", 80.0, 80, 2);
+        assert_eq!(crate::schedule::split(&[], &[b], 2), [1]);
+        // Nor once a busy machine made a run of the same size slower.
+        c.learn(&files("sc", 80.0, 800.0));
+        assert!((c.model("sc").1 - 32.0 / 80.0).abs() < 1e-9);
         let b = c.batch("sc", 80.0, 80, 2);
         assert_eq!(crate::schedule::split(&[], &[b], 2), [1]);
     }
