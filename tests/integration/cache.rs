@@ -152,6 +152,20 @@ fn no_cache_flag_env_clear_and_per_gate_opt_out_all_run_the_command() {
 }
 
 #[test]
+fn no_cache_leaves_no_stored_result_a_later_run_could_serve() {
+    let (repo, counter) = counting_repo("");
+    assert_eq!(check(&repo).gate("count")["cached"], false);
+    assert_eq!(check(&repo).gate("count")["cached"], true);
+    assert_eq!(runs(counter.path()), 1);
+    // A fresh run decides afresh: what was stored before it is gone, not served later.
+    repo.run(["check", "--no-cache"]);
+    assert_eq!(runs(counter.path()), 2);
+    let after = check(&repo);
+    assert_eq!(after.gate("count")["cached"], false, "{after:?}");
+    assert_eq!(runs(counter.path()), 3);
+}
+
+#[test]
 fn a_timeout_on_unchanged_inputs_is_reported_from_the_cache_not_rerun() {
     let repo = Repo::git();
     let counter = tempfile::NamedTempFile::new().unwrap();

@@ -1,6 +1,5 @@
 //! The scheduler, seen from outside: runs never outnumber `--jobs` and fill them, whole-project
-//! runs start first and then the longest expected, learned costs survive damage, and
-//! `--no-cache` leaves no result behind that a later run could serve. Gates record what they
+//! runs start first and then the longest expected, and learned costs survive damage. Gates record what they
 //! see in files outside the repository; nothing here asserts a duration.
 
 use crate::common::Repo;
@@ -109,36 +108,4 @@ fn a_damaged_or_forged_costs_file_changes_no_verdict() {
             "{text}"
         );
     }
-}
-
-#[test]
-fn no_cache_leaves_no_stored_result_a_later_run_could_serve() {
-    let repo = Repo::git();
-    let counter = tempfile::NamedTempFile::new().unwrap();
-    repo.write("a.txt", "a\n");
-    repo.config(&format!(
-        "[[gate]]\nname = \"count\"\nglobs = [\"*.txt\"]\nenv = {{ COUNTER = \"{}\" }}\nrun = 'echo ran >> \"$COUNTER\"'\n",
-        counter.path().display()
-    ));
-    let runs = || {
-        std::fs::read_to_string(counter.path())
-            .unwrap()
-            .lines()
-            .count()
-    };
-    assert_eq!(
-        repo.run(["check", "--format", "json"]).gate("count")["cached"],
-        false
-    );
-    assert_eq!(
-        repo.run(["check", "--format", "json"]).gate("count")["cached"],
-        true
-    );
-    assert_eq!(runs(), 1);
-    // A fresh run decides afresh: what was stored before it is gone, not served later.
-    repo.run(["check", "--no-cache"]);
-    assert_eq!(runs(), 2);
-    let after = repo.run(["check", "--format", "json"]);
-    assert_eq!(after.gate("count")["cached"], false, "{after:?}");
-    assert_eq!(runs(), 3);
 }

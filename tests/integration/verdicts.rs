@@ -78,7 +78,7 @@ fn a_program_the_command_names_is_part_of_the_key_even_unlisted() {
 }
 
 #[test]
-fn no_cache_runs_fresh_and_stores_the_fresh_verdict() {
+fn no_cache_runs_fresh_and_no_older_verdict_is_served_after_it() {
     let repo = Repo::git();
     repo.write("a.txt", "x\n").write("flag.cfg", "ok\n");
     // flag.cfg is read by the command but declared nowhere, and runs are not observed: the
