@@ -305,11 +305,7 @@ fn estimate(gate: &Gate, planned: &mut PlannedGate, costs: &Costs, fs: &dyn Proj
     planned.kib.clear();
     planned.costs.clear();
     for job in &planned.jobs {
-        let kib: f64 = job
-            .args
-            .iter()
-            .map(|a| crate::costs::kib(fs.size(&job.dir.join(a))))
-            .sum();
+        let kib = crate::costs::job_kib(job, |p| fs.size(p));
         let cost = if whole(gate, job) {
             costs.whole_run(&crate::costs::whole_id(
                 &gate.name,

@@ -128,11 +128,11 @@ fn learn_costs(config: &crate::config::Config, plan: &crate::plan::Plan, results
             }
             let whole = crate::plan::whole(gate, job)
                 .then(|| crate::costs::whole_id(&gate.name, &job.dir, job.label.as_deref()));
+            // Edit feedback plans without costs: its one or two files are sized here.
             let kib = planned.kib.get(i).copied().unwrap_or_else(|| {
-                let size = |a: &std::ffi::OsString| {
-                    std::fs::metadata(config.root.join(&job.dir).join(a)).map_or(0, |m| m.len())
-                };
-                job.args.iter().map(|a| crate::costs::kib(size(a))).sum()
+                crate::costs::job_kib(job, |p| {
+                    std::fs::metadata(config.root.join(p)).map_or(0, |m| m.len())
+                })
             });
             costs.learn(&crate::costs::Ran {
                 gate: &gate.name,

@@ -153,8 +153,8 @@ pub enum Reuse {
     /// Stored results, remembered file stamps and tool answers: the everyday run.
     Everything,
     /// Nothing from `.ralph/`: every file is hashed, every tool asked again, every gate run
-    /// (`--no-cache`, and the verification that may end a loop, which must not rest on
-    /// anything the agent could have written). Fresh results are still stored.
+    /// (the verification that may end a loop, which must not rest on anything the agent
+    /// could have written). Fresh results are still stored.
     Nothing,
     /// Nothing read and nothing stored (`check --no-cache`): runs are not watched for the
     /// files they read (that is only needed to store a result safely), and the stored result
@@ -249,12 +249,12 @@ pub fn run(
             std::thread::Builder::new()
                 .name(format!("ralph-gate-worker-{i}"))
                 .spawn_scoped(scope, move || {
-                    while let Some((pi, ji, cores)) = queue.next() {
+                    while let Some(taken) = queue.next() {
+                        let (pi, ji) = (taken.pi, taken.ji);
                         let planned = &plan.gates[pi];
                         let gate = &cx.config.gates[planned.gate];
                         board.job_started(pi);
                         board.job_done(pi, ji, job::run(cx, gate, &planned.jobs[ji], limits));
-                        queue.done(cores);
                     }
                 })
                 .expect("a worker thread can be started");
@@ -301,24 +301,41 @@ impl Queue {
         }
     }
 
-    /// The next job to start, once the cores allow; `None` when every job has started.
-    fn next(&self) -> Option<(usize, usize, f64)> {
+    /// The next job to start, once the cores allow; `None` when every job has started. Its
+    /// cores are given back when the returned claim is dropped, however the job ends (a
+    /// panicking job must not leave the other workers waiting for ever).
+    fn next(&self) -> Option<Taken<'_>> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            let item = *self.order.get(st.0)?;
+            let (pi, ji, cores) = *self.order.get(st.0)?;
             if crate::schedule::may_start(st.1, self.slots) {
                 st.0 += 1;
-                st.1 += item.2;
-                return Some(item);
+                st.1 += cores;
+                return Some(Taken {
+                    queue: self,
+                    pi,
+                    ji,
+                    cores,
+                });
             }
             st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
     }
+}
 
-    fn done(&self, cores: f64) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.1 = (st.1 - cores).max(0.0);
-        self.freed.notify_all();
+/// A job taken from the [`Queue`], holding its cores until dropped.
+struct Taken<'a> {
+    queue: &'a Queue,
+    pi: usize,
+    ji: usize,
+    cores: f64,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let mut st = self.queue.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = (st.1 - self.cores).max(0.0);
+        self.queue.freed.notify_all();
     }
 }
 
