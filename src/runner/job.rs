@@ -324,9 +324,26 @@ impl Shape<'_> {
 }
 
 pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outcome {
+    let inv = Invocation::new(cx, gate, job);
+    let tools = inv.tools.clone();
+    let outcome = attempt(cx, gate, job, limits, inv);
+    if cx.toolbox.confirm(&tools) {
+        return outcome;
+    }
+    // The run started on a remembered shim answer its version manager did not give: its
+    // outcome does not count. Every answer is known now, so this attempt guesses nothing.
+    attempt(cx, gate, job, limits, Invocation::new(cx, gate, job))
+}
+
+fn attempt(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    job: &Job,
+    limits: &Limits,
+    mut inv: Invocation,
+) -> Outcome {
     let started = Instant::now();
     // The key is the planned job's; the run itself uses its own private folder.
-    let mut inv = Invocation::new(cx, gate, job);
     let moved = job.private.as_ref().map(|p| {
         let to = unguessable(p);
         inv.args = inv.args.iter().map(|a| move_path(a, p, &to)).collect();

@@ -14,7 +14,7 @@ use crate::digest::Digests;
 use crate::env::Environment;
 use crate::plan::Plan;
 use crate::schedule::Cost;
-use crate::tools::Toolbox;
+use crate::tools::{Remembered, Toolbox};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -190,10 +190,16 @@ pub fn with_context<T>(
     let trusted = reuse == Reuse::Everything;
     let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
     let remembered = (!trusted).then(|| Digests::load(&config.root, Some(cache.digest_index())));
+    // A run that trusts nothing remembered still starts its gates on the shim answers an
+    // earlier run was given, while the managers are asked again (see `tools::guesses`).
     let toolbox = Toolbox::new(
         &digests,
         env.tool_vars.clone(),
-        trusted.then(|| cache.tool_store()),
+        if trusted {
+            Remembered::Trusted(cache.tool_store())
+        } else {
+            Remembered::Guesses(cache.tool_store())
+        },
     );
     let context = ContextFiles::new(
         &config.root,

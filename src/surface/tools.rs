@@ -39,7 +39,11 @@ pub fn of(config: &Config, env: &Environment, plan: &Plan) -> BTreeMap<String, T
         .canonicalize()
         .unwrap_or_else(|_| config.root.clone());
     let digests = crate::digest::Digests::load(&config.root, None);
-    let toolbox = crate::tools::Toolbox::new(&digests, env.tool_vars.clone(), None);
+    let toolbox = crate::tools::Toolbox::new(
+        &digests,
+        env.tool_vars.clone(),
+        crate::tools::Remembered::Nothing,
+    );
     let mut out = BTreeMap::new();
     for planned in &plan.gates {
         let gate = &config.gates[planned.gate];

@@ -13,9 +13,11 @@
 //! Digests are remembered by stamp (see [`crate::digest`]) and a shim's answer by the inputs
 //! that decide it, so all this costs a few `stat`s per run once warm.
 
+mod guesses;
 mod shims;
 mod words;
 
+pub use guesses::Guess;
 pub use words::command_words;
 
 use crate::digest::{Content, Digests};
@@ -50,6 +52,28 @@ pub struct Tool {
     /// the gate's PATH, the same executable runs without the shim's start-up (about 70 ms
     /// a process for pyenv), and it is the one the key names.
     pub bypass: Option<PathBuf>,
+    /// Remembered shim answers this identity rests on that the manager has yet to confirm
+    /// (see [`Toolbox::confirm`]); empty unless nothing remembered may be trusted.
+    pub guesses: Vec<Guess>,
+}
+
+/// What identifying a tool finds besides its digest.
+#[derive(Default)]
+struct Findings {
+    package: Option<String>,
+    bypass: Option<PathBuf>,
+    guesses: Vec<Guess>,
+}
+
+/// What a [`Toolbox`] may take from the shim answers and versions an earlier run remembered.
+pub enum Remembered {
+    /// Nothing: every shim is asked.
+    Nothing,
+    /// Everything, kept up to date in this file: the everyday run.
+    Trusted(PathBuf),
+    /// The shim answers in this file, as guesses the managers must confirm: a run that may
+    /// trust nothing an earlier run left (see [`guesses`]).
+    Guesses(PathBuf),
 }
 
 /// Tools resolved in this run, by (name, search path, working folder). Each is resolved
@@ -64,6 +88,7 @@ pub struct Toolbox<'a> {
     memo: Mutex<Memo>,
     store: Mutex<Store>,
     store_path: Option<PathBuf>,
+    guesses: Option<guesses::Guesses>,
 }
 
 /// What is remembered between runs: shims' answers and tools' versions.
@@ -79,24 +104,57 @@ struct Store {
 
 impl<'a> Toolbox<'a> {
     /// `vars` are the environment variables that decide what a shim runs (see
-    /// [`crate::env::Environment::tool_vars`]); `store` is where answers persist.
+    /// [`crate::env::Environment::tool_vars`]); `remembered` says what earlier answers may
+    /// be used, and how.
     pub fn new(
         digests: &'a Digests,
         vars: BTreeMap<String, OsString>,
-        store_path: Option<PathBuf>,
+        remembered: Remembered,
     ) -> Self {
-        let store = store_path
-            .as_deref()
-            .and_then(|p| std::fs::read(p).ok())
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+        let read = |p: &Path| -> Store {
+            std::fs::read(p)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default()
+        };
+        let (store, store_path, guesses) = match remembered {
+            Remembered::Nothing => (Store::default(), None, None),
+            Remembered::Trusted(p) => (read(&p), Some(p), None),
+            Remembered::Guesses(p) => (
+                Store::default(),
+                None,
+                Some(guesses::Guesses::new(read(&p).shims)),
+            ),
+        };
         Self {
             digests,
             vars,
             memo: Mutex::new(HashMap::new()),
             store: Mutex::new(store),
             store_path,
+            guesses,
         }
+    }
+
+    /// True when every remembered shim answer `tools` were built on is the one the manager
+    /// gives (waiting for it if need be). When one is not, the tools are forgotten, so the
+    /// job can be run again on the manager's answers, which no longer guess.
+    pub fn confirm(&self, tools: &[Arc<Tool>]) -> bool {
+        let Some(g) = &self.guesses else {
+            return true;
+        };
+        // Every guess is settled, not just up to the first wrong one: the next attempt must
+        // find every answer known.
+        let settled: Vec<bool> = tools
+            .iter()
+            .flat_map(|t| &t.guesses)
+            .map(|x| g.confirm(x))
+            .collect();
+        let confirmed = settled.iter().all(|&ok| ok);
+        if !confirmed {
+            self.lock_memo().clear();
+        }
+        confirmed
     }
 
     pub fn root(&self) -> &Path {
@@ -120,18 +178,10 @@ impl<'a> Toolbox<'a> {
 
     fn identify(&self, name: &str, found: PathBuf, dirs: &[PathBuf], cwd: &Path) -> Tool {
         let mut h = Fields::new();
-        let mut package = None;
-        let mut bypass = None;
+        let mut f = Findings::default();
         let real = found.canonicalize().unwrap_or_else(|_| found.clone());
         let identity = self
-            .fold_identity(
-                name,
-                &real,
-                (dirs, cwd),
-                0,
-                &mut h,
-                (&mut package, &mut bypass),
-            )
+            .fold_identity(name, &real, (dirs, cwd), 0, &mut h, &mut f)
             .map(|target| (target, h.finish()));
         match identity {
             Ok((target, digest)) => Tool {
@@ -139,22 +189,24 @@ impl<'a> Toolbox<'a> {
                 found,
                 real: target,
                 identity: Ok(digest),
-                package,
-                bypass,
+                package: f.package,
+                bypass: f.bypass,
+                guesses: f.guesses,
             },
             Err(why) => Tool {
                 name: name.to_string(),
                 found,
                 real,
                 identity: Err(why),
-                package,
+                package: f.package,
                 bypass: None,
+                guesses: f.guesses,
             },
         }
     }
 
-    /// Adds what `real` is to `h`; returns the executable that finally runs. `found` collects
-    /// the package version and a shim's bypass folder on the way.
+    /// Adds what `real` is to `h`; returns the executable that finally runs. `f` collects the
+    /// package version, a shim's bypass folder and the guesses made on the way.
     fn fold_identity(
         &self,
         name: &str,
@@ -162,9 +214,8 @@ impl<'a> Toolbox<'a> {
         (dirs, cwd): (&[PathBuf], &Path),
         depth: usize,
         h: &mut Fields,
-        found: (&mut Option<String>, &mut Option<PathBuf>),
+        f: &mut Findings,
     ) -> Result<PathBuf, String> {
-        let (package, bypass) = found;
         let content = self
             .digests
             .of(real)
@@ -184,8 +235,8 @@ impl<'a> Toolbox<'a> {
             if let Ok(c) = self.digests.of(&manifest) {
                 h.add(c.as_str().as_bytes());
             }
-            if package.is_none() {
-                *package = package_version(&manifest);
+            if f.package.is_none() {
+                f.package = package_version(&manifest);
             }
         } else if let Some((metadata, shown)) = interpreter
             .as_deref()
@@ -198,28 +249,21 @@ impl<'a> Toolbox<'a> {
                 h.add(b"distribution");
                 h.add(c.as_str().as_bytes());
             }
-            if package.is_none() {
-                *package = Some(shown);
+            if f.package.is_none() {
+                f.package = Some(shown);
             }
         }
         if depth >= MAX_DEPTH {
             return Ok(real.to_path_buf());
         }
         if let Some(shim) = shims::detect(name, real) {
-            let target = self.shim_target(&shim, name, cwd)?;
+            let target = self.shim_target(&shim, name, cwd, &mut f.guesses)?;
             h.add(b"shim");
             if shim.bypassable() {
-                *bypass = target.parent().map(Path::to_path_buf);
+                f.bypass = target.parent().map(Path::to_path_buf);
             }
             let target_real = target.canonicalize().unwrap_or(target);
-            return self.fold_identity(
-                name,
-                &target_real,
-                (dirs, cwd),
-                depth + 1,
-                h,
-                (package, bypass),
-            );
+            return self.fold_identity(name, &target_real, (dirs, cwd), depth + 1, h, f);
         }
         if let Some(interpreter) = interpreter {
             let resolved = if interpreter.contains('/') {
@@ -230,44 +274,48 @@ impl<'a> Toolbox<'a> {
             if let Some(path) = resolved {
                 h.add(b"interpreter");
                 let path = path.canonicalize().unwrap_or(path);
-                self.fold_identity(
-                    &interpreter,
-                    &path,
-                    (dirs, cwd),
-                    depth + 1,
-                    h,
-                    (package, &mut None),
-                )?;
+                // An interpreter's shim is not bypassed: the script's own `#!` line runs it.
+                let bypass = f.bypass.take();
+                let folded = self.fold_identity(&interpreter, &path, (dirs, cwd), depth + 1, h, f);
+                f.bypass = bypass;
+                folded?;
             }
         }
         Ok(real.to_path_buf())
     }
 
-    fn shim_target(&self, shim: &shims::Shim, name: &str, cwd: &Path) -> Result<PathBuf, String> {
-        let why = |detail: String| {
-            format!(
-                "cannot tell which `{name}` the {} shim runs here: {detail}",
-                shim.manager
-            )
-        };
+    fn shim_target(
+        &self,
+        shim: &shims::Shim,
+        name: &str,
+        cwd: &Path,
+        guessed: &mut Vec<Guess>,
+    ) -> guesses::Answer {
         let memo = shims::memo_key(shim, name, cwd, &self.vars);
+        let question = || {
+            let mut argv = vec![shim.command.clone().into_os_string()];
+            argv.extend(shim.args(name).into_iter().map(OsString::from));
+            guesses::Question {
+                argv,
+                cwd: cwd.to_path_buf(),
+                env: shim.env.clone(),
+                name: name.to_string(),
+                manager: shim.manager,
+            }
+        };
         // The remembered answer lives in `.ralph/`, which the agent can write: it is used
         // only where the manager itself keeps its tools, so it can never point a gate at a
         // program of the agent's choosing (which would then run, and pass).
-        if let Some(hit) = self.lock_store().shims.get(&memo) {
-            if hit.is_file() && shim.keeps(hit) {
-                return Ok(hit.clone());
-            }
+        let plausible = |p: &Path| p.is_file() && shim.keeps(p);
+        if let Some(g) = &self.guesses {
+            let (answer, guess) = g.target(&memo, question, ask, plausible);
+            guessed.extend(guess);
+            return answer;
         }
-        let mut command = vec![shim.command.clone().into_os_string()];
-        command.extend(shim.args(name).into_iter().map(OsString::from));
-        let out = capture(&command, cwd, &shim.env)
-            .ok_or_else(|| why(format!("`{} which {name}` failed", shim.command.display())))?;
-        let text = String::from_utf8_lossy(&out);
-        let target = PathBuf::from(text.lines().next().unwrap_or("").trim());
-        if !target.is_absolute() || !target.is_file() {
-            return Err(why(format!("it answered `{}`", text.trim())));
+        if let Some(hit) = self.lock_store().shims.get(&memo).filter(|p| plausible(p)) {
+            return Ok(hit.clone());
         }
+        let target = ask(&question())?;
         let mut store = self.lock_store();
         store.shims.insert(memo, target.clone());
         store.changed = true;
@@ -498,6 +546,31 @@ pub fn parse_shebang(head: &[u8]) -> Option<String> {
         return crate::shell::unwrap(&words).1.first().cloned();
     }
     Some(program.clone())
+}
+
+/// Asks a version manager which program its shim runs here (`pyenv which NAME`).
+fn ask(q: &guesses::Question) -> guesses::Answer {
+    let why = |detail: String| {
+        format!(
+            "cannot tell which `{}` the {} shim runs here: {detail}",
+            q.name, q.manager
+        )
+    };
+    let shown = || {
+        q.argv
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let out =
+        capture(&q.argv, &q.cwd, &q.env).ok_or_else(|| why(format!("`{}` failed", shown())))?;
+    let text = String::from_utf8_lossy(&out);
+    let target = PathBuf::from(text.lines().next().unwrap_or("").trim());
+    if !target.is_absolute() || !target.is_file() {
+        return Err(why(format!("it answered `{}`", text.trim())));
+    }
+    Ok(target)
 }
 
 /// Runs a short probe (`--version`, a shim's `which`) and returns its stdout, or `None` when

@@ -7,6 +7,11 @@ fn exe(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// A toolbox that remembers nothing.
+fn toolbox(digests: &Digests) -> Toolbox<'_> {
+    Toolbox::new(digests, BTreeMap::new(), Remembered::Nothing)
+}
+
 #[test]
 fn shebangs_name_the_interpreter() {
     assert_eq!(
@@ -66,14 +71,10 @@ fn identity_follows_content_links_interpreters_and_packages() {
             .clone()
             .unwrap()
     };
-    let first = id(&Toolbox::new(&digests, BTreeMap::new(), None));
-    assert_eq!(
-        first,
-        id(&Toolbox::new(&digests, BTreeMap::new(), None)),
-        "stable"
-    );
+    let first = id(&toolbox(&digests));
+    assert_eq!(first, id(&toolbox(&digests)), "stable");
     exe(&bin.join("lint"), "#!/bin/sh\necho v2\n");
-    let second = id(&Toolbox::new(&digests, BTreeMap::new(), None));
+    let second = id(&toolbox(&digests));
     assert_ne!(first, second, "replaced in place");
 
     // A symlink retargeted to another version.
@@ -81,7 +82,7 @@ fn identity_follows_content_links_interpreters_and_packages() {
     exe(&dir.path().join("v2/tool"), "two");
     symlink(dir.path().join("v1/tool"), bin.join("tool")).unwrap();
     let tool_id = || {
-        Toolbox::new(&digests, BTreeMap::new(), None)
+        toolbox(&digests)
             .resolve("tool", std::slice::from_ref(&bin), &root)
             .unwrap()
             .identity
@@ -98,7 +99,7 @@ fn identity_follows_content_links_interpreters_and_packages() {
     exe(&bin.join("cli"), "#!/usr/bin/env node\n");
     let dirs = vec![bin.clone(), dir.path().join("interp")];
     let cli = || {
-        Toolbox::new(&digests, BTreeMap::new(), None)
+        toolbox(&digests)
             .resolve("cli", &dirs, &root)
             .unwrap()
             .identity
@@ -120,7 +121,7 @@ fn identity_follows_content_links_interpreters_and_packages() {
     std::fs::create_dir_all(root.join("node_modules/.bin")).unwrap();
     symlink("../typescript/bin/tsc", root.join("node_modules/.bin/tsc")).unwrap();
     let dirs = vec![root.join("node_modules/.bin")];
-    let tb = Toolbox::new(&digests, BTreeMap::new(), None);
+    let tb = toolbox(&digests);
     let tsc = tb.resolve("tsc", &dirs, &root).unwrap();
     assert_eq!(tsc.package.as_deref(), Some("typescript 5.9.3"));
     assert_eq!(tb.version(&tsc).as_deref(), Some("typescript 5.9.3"));
@@ -129,9 +130,7 @@ fn identity_follows_content_links_interpreters_and_packages() {
         r#"{"name":"typescript","version":"5.9.4"}"#,
     )
     .unwrap();
-    let again = Toolbox::new(&digests, BTreeMap::new(), None)
-        .resolve("tsc", &dirs, &root)
-        .unwrap();
+    let again = toolbox(&digests).resolve("tsc", &dirs, &root).unwrap();
     assert_ne!(tsc.identity, again.identity);
 }
 

@@ -376,10 +376,12 @@ fn a_forged_build_info_file_cannot_make_check_or_a_stop_pass() {
     );
 }
 
-#[test]
-fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
-    // A version manager laid out as pyenv is: a shim that runs `pyenv exec`, and the
-    // manager's `which` naming the real program under its own folder.
+/// A version manager laid out as pyenv is, in a folder of its own: a shim that runs
+/// `pyenv exec lint`, the manager's `which` naming the program under its own folder (version
+/// 1 unless `$home/chosen` names another), and each version's `lint` as given. `which`
+/// waits (up to 5 s) for `$home/gate-started` while `$home/wait-for-gate` exists, and notes
+/// in `$home/asked` whether the gate had started by then.
+fn fake_pyenv(versions: &[(&str, &str)]) -> tempfile::TempDir {
     let manager = tempfile::tempdir().unwrap();
     let home = manager.path();
     write_exe(
@@ -389,29 +391,40 @@ fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
             home.display()
         ),
     );
+    let which = r#"v=$(cat "$H/chosen" 2>/dev/null || echo 1)
+if [ -e "$H/wait-for-gate" ]; then
+  i=0; while [ ! -e "$H/gate-started" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  if [ -e "$H/gate-started" ]; then echo started >> "$H/asked"; else echo waited >> "$H/asked"; fi
+fi
+echo "$H/versions/$v/bin/lint""#;
     write_exe(
         &home.join("bin/pyenv"),
         &format!(
-            "#!/bin/sh\ncase \"$1\" in\n  which) echo '{0}/versions/1/bin/lint' ;;\n  exec) shift 2; exec '{0}/versions/1/bin/lint' \"$@\" ;;\nesac\n",
+            "#!/bin/sh\nH='{}'\ncase \"$1\" in\n  which)\n{which} ;;\n  exec) shift 2; exec \"$H/versions/$(cat \"$H/chosen\" 2>/dev/null || echo 1)/bin/lint\" \"$@\" ;;\nesac\n",
             home.display()
         ),
     );
-    write_exe(
-        &home.join("versions/1/bin/lint"),
-        "#!/bin/sh\n! grep -n BAD \"$@\"\n",
-    );
-    let evil = tempfile::tempdir().unwrap();
-    write_exe(&evil.path().join("lint"), "#!/bin/sh\nexit 0\n");
-    let path = Repo::path_with(&home.join("shims"));
+    for (version, script) in versions {
+        write_exe(&home.join(format!("versions/{version}/bin/lint")), script);
+    }
+    manager
+}
+
+/// A repository whose `lint` gate (`lint {files}` on `a.txt`) runs through `manager`'s shim,
+/// checked once so the shim's answer is remembered; and the PATH it runs with.
+fn shim_repo(manager: &tempfile::TempDir) -> (Repo, std::ffi::OsString) {
+    let path = Repo::path_with(&manager.path().join("shims"));
     let repo = Repo::git();
     repo.write("a.txt", "fine\n");
     repo.config(
         "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrequires = [\"lint\"]\nrun = \"lint {files}\"\n",
     );
     assert_eq!(check(&repo, &path).gate("lint")["status"], "pass");
-    // The agent breaks the file and points the remembered shim answer at a program that
-    // always passes.
-    repo.write("a.txt", "BAD\n");
+    (repo, path)
+}
+
+/// Points every remembered shim answer in `repo` at `target`, as an agent could.
+fn forge_shim_answers(repo: &Repo, target: &std::path::Path) {
     let store = repo.path().join(".ralph/cache/tools.json");
     let mut tools: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&store).unwrap()).unwrap();
@@ -419,17 +432,80 @@ fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
         .as_object_mut()
         .expect("the shim's answer was remembered");
     assert!(!shims.is_empty());
-    for target in shims.values_mut() {
-        *target = json!(evil.path().join("lint"));
+    for answer in shims.values_mut() {
+        *answer = json!(target);
     }
     std::fs::write(&store, serde_json::to_vec(&tools).unwrap()).unwrap();
-    let run = repo.run_env(
+}
+
+const STRICT_LINT: &str = "#!/bin/sh\n! grep -n BAD \"$@\"\n";
+
+fn fresh_check(repo: &Repo, path: &std::ffi::OsStr) -> Run {
+    repo.run_env(
         ["check", "--no-cache", "--format", "json"],
         &[("PATH", path.to_str().unwrap())],
-    );
+    )
+}
+
+#[test]
+fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
+    let manager = fake_pyenv(&[("1", STRICT_LINT)]);
+    let (repo, path) = shim_repo(&manager);
+    // The agent breaks the file and points the remembered shim answer at a program that
+    // always passes.
+    repo.write("a.txt", "BAD\n");
+    let evil = tempfile::tempdir().unwrap();
+    write_exe(&evil.path().join("lint"), "#!/bin/sh\nexit 0\n");
+    forge_shim_answers(&repo, &evil.path().join("lint"));
+    let run = fresh_check(&repo, &path);
     assert_eq!(
         run.gate("lint")["status"],
         "fail",
         "the forged answer ran: {run:?}"
+    );
+}
+
+#[test]
+fn a_fresh_run_counts_only_a_shim_answer_the_manager_gives_again() {
+    // Version 2, also the manager's, passes everything; the manager runs version 1 here.
+    let manager = fake_pyenv(&[
+        ("1", STRICT_LINT),
+        (
+            "2",
+            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../v2-ran\"\nexit 0\n",
+        ),
+    ]);
+    let (repo, path) = shim_repo(&manager);
+    repo.write("a.txt", "BAD\n");
+    forge_shim_answers(&repo, &manager.path().join("versions/2/bin/lint"));
+    let run = fresh_check(&repo, &path);
+    assert_eq!(
+        run.gate("lint")["status"],
+        "fail",
+        "the remembered answer decided: {run:?}"
+    );
+    assert!(
+        run.gate("lint")["output"].as_str().unwrap().contains("BAD"),
+        "version 1 gave the verdict: {run:?}"
+    );
+    // The fresh run started on the remembered answer, and ran again on the manager's.
+    assert!(manager.path().join("v2-ran").exists());
+}
+
+#[test]
+fn a_fresh_run_does_not_wait_for_the_version_manager_to_start_a_gate() {
+    let started =
+        "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../gate-started\"\n! grep -n BAD \"$@\"\n";
+    let manager = fake_pyenv(&[("1", started)]);
+    let (repo, path) = shim_repo(&manager);
+    std::fs::remove_file(manager.path().join("gate-started")).unwrap();
+    std::fs::write(manager.path().join("wait-for-gate"), "").unwrap();
+    repo.write("a.txt", "BAD\n");
+    let run = fresh_check(&repo, &path);
+    assert_eq!(run.gate("lint")["status"], "fail", "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(manager.path().join("asked")).unwrap(),
+        "started\n",
+        "the gate waited for the manager's answer"
     );
 }

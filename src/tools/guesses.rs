@@ -1,0 +1,184 @@
+//! Remembered shim answers as guesses, for a run that may trust nothing an earlier run left
+//! (a fresh verification, `check --no-cache`).
+//!
+//! Such a run must ask the version manager which program a shim runs, and `pyenv which` is
+//! bash starting a dozen processes: tens of milliseconds the gate used to wait for before it
+//! could start. Instead the gate starts at once on the answer remembered for the same
+//! settings, while the manager is asked on a thread of its own. The run's outcome counts only
+//! if the manager then gives the same answer ([`Guesses::confirm`]); otherwise the job runs
+//! again on the manager's answer. A forged or stale remembered answer costs one more run,
+//! never a verdict.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+
+/// A remembered answer a tool's identity was built on before the manager confirmed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guess {
+    /// The shim's memo key (see [`super::shims::memo_key`]).
+    memo: String,
+    target: PathBuf,
+}
+
+/// What to ask a version manager: `argv` run in `cwd` with `env` added.
+pub struct Question {
+    pub argv: Vec<OsString>,
+    pub cwd: PathBuf,
+    pub env: Vec<(OsString, OsString)>,
+    /// The tool asked about and its manager, for the message when there is no answer.
+    pub name: String,
+    pub manager: &'static str,
+}
+
+/// The manager's answer: the program the shim runs, or why it cannot be told.
+pub type Answer = Result<PathBuf, String>;
+
+pub struct Guesses {
+    remembered: BTreeMap<String, PathBuf>,
+    asked: Mutex<HashMap<String, Arc<Asked>>>,
+}
+
+/// One question to the manager, under way on its thread or answered.
+struct Asked {
+    thread: Mutex<Option<JoinHandle<Answer>>>,
+    answer: OnceLock<Answer>,
+}
+
+impl Asked {
+    fn start(question: Question, ask: fn(&Question) -> Answer) -> Self {
+        Self {
+            thread: Mutex::new(Some(std::thread::spawn(move || ask(&question)))),
+            answer: OnceLock::new(),
+        }
+    }
+
+    /// The answer, waiting for it if it is still being asked.
+    fn answer(&self) -> &Answer {
+        self.answer.get_or_init(|| {
+            let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+            thread
+                .and_then(|t| t.join().ok())
+                .unwrap_or_else(|| Err("asking the version manager failed".to_string()))
+        })
+    }
+
+    fn answered(&self) -> bool {
+        self.answer.get().is_some()
+    }
+}
+
+impl Guesses {
+    /// `remembered`: memo key -> the program an earlier run was told; nothing in it is trusted.
+    pub fn new(remembered: BTreeMap<String, PathBuf>) -> Self {
+        Self {
+            remembered,
+            asked: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The program the shim with `memo` runs: the manager's answer once it is known; before,
+    /// the remembered one (if `plausible`), returned with the guess to confirm; without one,
+    /// the manager's answer, waited for. The manager is asked once per memo key.
+    pub fn target(
+        &self,
+        memo: &str,
+        question: impl FnOnce() -> Question,
+        ask: fn(&Question) -> Answer,
+        plausible: impl Fn(&Path) -> bool,
+    ) -> (Answer, Option<Guess>) {
+        let asked = {
+            let mut all = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(
+                all.entry(memo.to_string())
+                    .or_insert_with(|| Arc::new(Asked::start(question(), ask))),
+            )
+        };
+        if !asked.answered() {
+            if let Some(hint) = self.remembered.get(memo).filter(|h| plausible(h)) {
+                let guess = Guess {
+                    memo: memo.to_string(),
+                    target: hint.clone(),
+                };
+                return (Ok(hint.clone()), Some(guess));
+            }
+        }
+        (asked.answer().clone(), None)
+    }
+
+    /// True when the manager gave the guessed answer (waiting for it if need be).
+    pub fn confirm(&self, guess: &Guess) -> bool {
+        let asked = self
+            .asked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&guess.memo)
+            .cloned();
+        asked.is_some_and(|a| a.answer().as_ref() == Ok(&guess.target))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question() -> Question {
+        Question {
+            argv: Vec::new(),
+            cwd: PathBuf::from("/"),
+            env: Vec::new(),
+            name: "py".to_string(),
+            manager: "pyenv",
+        }
+    }
+
+    fn says_one(_: &Question) -> Answer {
+        Ok(PathBuf::from("/m/versions/1/bin/py"))
+    }
+
+    fn fails(_: &Question) -> Answer {
+        Err("no".to_string())
+    }
+
+    fn remembering(target: &str) -> Guesses {
+        Guesses::new(BTreeMap::from([("k".to_string(), PathBuf::from(target))]))
+    }
+
+    #[test]
+    fn a_remembered_answer_is_a_guess_the_manager_must_confirm() {
+        let g = remembering("/m/versions/1/bin/py");
+        let (answer, guess) = g.target("k", question, says_one, |_| true);
+        assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
+        assert!(g.confirm(&guess.expect("a guess")));
+    }
+
+    #[test]
+    fn a_wrong_guess_is_refused_and_the_manager_answers_from_then_on() {
+        let g = remembering("/m/versions/2/bin/py");
+        let (_, guess) = g.target("k", question, says_one, |_| true);
+        assert!(!g.confirm(&guess.expect("a guess")));
+        let (answer, again) = g.target("k", question, says_one, |_| true);
+        assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
+        assert_eq!(again, None, "no second guess once the manager answered");
+    }
+
+    #[test]
+    fn a_failed_question_refutes_every_guess() {
+        let g = remembering("/m/versions/1/bin/py");
+        let (_, guess) = g.target("k", question, fails, |_| true);
+        assert!(!g.confirm(&guess.expect("a guess")));
+        assert!(g.target("k", question, fails, |_| true).0.is_err());
+    }
+
+    #[test]
+    fn without_a_plausible_memory_the_manager_is_waited_for() {
+        let g = remembering("/elsewhere/py");
+        let (answer, guess) = g.target("k", question, says_one, |p| p.starts_with("/m"));
+        assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
+        assert_eq!(guess, None);
+        let none = Guesses::new(BTreeMap::new());
+        assert_eq!(none.target("k", question, says_one, |_| true).1, None);
+    }
+}
