@@ -90,6 +90,42 @@ fn sane_cores(c: Option<f64>) -> f64 {
         .clamp(1.0, 1024.0)
 }
 
+/// The fastest run of each size (KiB) seen at least twice. Noise only ever adds time, so the
+/// fastest is the truest; a size seen once may be all noise (one run on a busy machine), and
+/// a line through it would read that noise as work per KiB.
+fn settled_sizes(samples: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut by_size: Vec<(f64, f64, usize)> = Vec::new(); // (KiB, fastest ms, runs)
+    for &(k, ms) in samples {
+        match by_size.iter_mut().find(|s| s.0 == k) {
+            Some(s) => (s.1, s.2) = (s.1.min(ms), s.2 + 1),
+            None => by_size.push((k, ms, 1)),
+        }
+    }
+    by_size
+        .into_iter()
+        .filter(|s| s.2 >= 2)
+        .map(|s| (s.0, s.1))
+        .collect()
+}
+
+/// `(start-up, rate)` by least squares through `points`, when their sizes are at least 1.5
+/// times apart (closer sizes tell noise more than rate); the start-up at most `fastest`.
+fn fit(points: &[(f64, f64)], fastest: f64) -> Option<(f64, f64)> {
+    let (lo, hi) = points.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), p| {
+        (lo.min(p.0), hi.max(p.0))
+    });
+    if points.len() < 2 || hi < lo * 1.5 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let mk = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mm = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let cov: f64 = points.iter().map(|p| (p.0 - mk) * (p.1 - mm)).sum();
+    let var: f64 = points.iter().map(|p| (p.0 - mk).powi(2)).sum();
+    let rate = (cov / var).max(0.0);
+    Some(((mm - rate * mk).clamp(0.0, fastest), rate))
+}
+
 impl Costs {
     fn path(root: &Path) -> PathBuf {
         crate::state::Layout::at(root).costs()
@@ -113,8 +149,9 @@ impl Costs {
         }
     }
 
-    /// `(start-up ms, ms per KiB)` of `gate`'s file runs: fitted to its recent runs when they
-    /// differ in size, else most of its fastest run taken as start-up, the rest as rate.
+    /// `(start-up ms, ms per KiB)` of `gate`'s file runs: a line through the fastest run of
+    /// each size seen at least twice, when there are such sizes far enough apart; else most of
+    /// its fastest run taken as start-up, the rest as rate.
     fn model(&self, gate: &str) -> (f64, f64) {
         let samples: Vec<(f64, f64)> = self
             .gates
@@ -130,24 +167,13 @@ impl Costs {
         if samples.is_empty() {
             return (START_MS, MS_PER_KIB);
         }
-        let n = samples.len() as f64;
-        let (mk, mm) = (
-            samples.iter().map(|s| s.0).sum::<f64>() / n,
-            samples.iter().map(|s| s.1).sum::<f64>() / n,
-        );
         let fastest = samples.iter().map(|s| s.1).fold(f64::MAX, f64::min);
-        let (lo, hi) = samples.iter().fold((f64::MAX, 0.0_f64), |(lo, hi), s| {
-            (lo.min(s.0), hi.max(s.0))
-        });
-        if hi >= lo * 1.5 {
-            let cov: f64 = samples.iter().map(|s| (s.0 - mk) * (s.1 - mm)).sum();
-            let var: f64 = samples.iter().map(|s| (s.0 - mk).powi(2)).sum();
-            let rate = (cov / var).max(0.0);
-            let start = (mm - rate * mk).clamp(0.0, fastest);
-            return (start, rate);
+        if let Some(fit) = fit(&settled_sizes(&samples), fastest) {
+            return fit;
         }
         // The fastest run alone: slower runs of the same size differ by noise (a busy
         // machine), and reading that noise as work per KiB would make a split look worth it.
+        let mk = samples.iter().map(|s| s.0).sum::<f64>() / samples.len() as f64;
         let start = fastest * START_SHARE;
         (start, (fastest - start) / mk)
     }
@@ -246,11 +272,31 @@ mod tests {
     #[test]
     fn start_up_and_rate_are_fitted_from_runs_of_different_sizes() {
         let mut c = Costs::default();
-        c.learn(&files("py", 150.0, 100.0));
-        c.learn(&files("py", 300.0, 165.0));
+        // Two runs of each size (as a split gives); the slower of each is noise.
+        for (kib, ms) in [
+            (150.0, 100.0),
+            (150.0, 130.0),
+            (300.0, 165.0),
+            (300.0, 190.0),
+        ] {
+            c.learn(&files("py", kib, ms));
+        }
         let (start, rate) = c.model("py");
         assert!((start - 35.0).abs() < 0.01 && (rate - 65.0 / 150.0).abs() < 1e-9);
         assert!((c.files_run("py", 300.0).wall_ms - 165.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_size_seen_once_is_not_read_as_work_per_kib() {
+        // A tiny gate that ran quickly on one file, then once slowly on two (a busy
+        // machine): not a rate of 27 ms per KiB, which would split two files into two runs.
+        let mut c = Costs::default();
+        for ms in [3.0, 2.5, 3.2] {
+            c.learn(&files("g", 1.0, ms));
+        }
+        c.learn(&files("g", 2.0, 30.0));
+        let b = c.batch("g", 2.0, 2, 2);
+        assert_eq!(crate::schedule::split(&[], &[b], 2), [1]);
     }
 
     #[test]

@@ -113,6 +113,9 @@ impl Batch {
 const KEEP_WITHIN: f64 = 1.05;
 /// How much faster one more run must make the whole to be worth its start-up.
 const GAIN: f64 = 0.98;
+/// The least a split must gain (ms): less goes unnoticed, and costs another process, another
+/// stored result, and a split that noise can change from run to run.
+const MIN_GAIN_MS: f64 = 10.0;
 
 /// The batch a step of [`split`] gave one more run.
 fn changed(before: &[usize], after: &[usize]) -> usize {
@@ -151,7 +154,8 @@ pub fn split(fixed: &[Cost], batches: &[Batch], slots: usize) -> Vec<usize> {
             // half of what the extra process costs the cores (work others may need).
             Some((t, tried))
                 if t < best * GAIN
-                    && best - t >= batches[changed(&parts, &tried)].start_ms / 2.0 =>
+                    && best - t
+                        >= (batches[changed(&parts, &tried)].start_ms / 2.0).max(MIN_GAIN_MS) =>
             {
                 (best, parts) = (t, tried)
             }
@@ -238,6 +242,8 @@ mod tests {
         assert_eq!(split(&[], &[batch(20.0, 4000.0)], 4), [4]);
         // Work smaller than its start-up is not worth a second process.
         assert_eq!(split(&[], &[batch(40.0, 10.0)], 2), [1]);
+        // Nor a gain too small to notice.
+        assert_eq!(split(&[], &[batch(0.0, 16.0)], 2), [1]);
     }
 
     #[test]

@@ -338,10 +338,10 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
          [[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"sc {files}\"\n",
     );
     // A slow interpreter start-up (60 ms) and a fast one, each with 150 ms of files: one
-    // run each fills both cores.
+    // run each fills both cores. (Each size seen twice: a size seen once may be noise.)
     let mut costs = crate::costs::Costs::default();
     for (gate, start) in [("py", 60.0), ("sh", 1.0)] {
-        for kib in [20.0, 40.0] {
+        for kib in [20.0, 40.0, 20.0, 40.0] {
             costs.learn(&crate::costs::Ran {
                 gate,
                 whole: None,
