@@ -28,6 +28,8 @@ pub struct Invocation {
     pub tools: Vec<Arc<Tool>>,
     /// The tools reports name (required ones and a driver's program), with versions.
     pub shown_tools: Vec<ToolInfo>,
+    /// Shown tools whose version is being asked while the job runs: (index, tool).
+    versions: Vec<(usize, Arc<Tool>)>,
     /// The first required tool that is not there.
     pub missing: Option<String>,
     script: String,
@@ -42,6 +44,7 @@ pub struct Invocation {
 struct Found {
     tools: Vec<Arc<Tool>>,
     shown: Vec<ToolInfo>,
+    versions: Vec<(usize, Arc<Tool>)>,
     missing: Option<String>,
 }
 
@@ -93,6 +96,7 @@ impl Invocation {
             process_path: process_path(search, &user_dirs, &found.tools),
             tools: found.tools,
             shown_tools: found.shown,
+            versions: found.versions,
             missing: found.missing,
             script,
             args,
@@ -115,6 +119,7 @@ fn find_tools(
     let mut found = Found {
         tools: Vec::new(),
         shown: Vec::new(),
+        versions: Vec::new(),
         missing: None,
     };
     for name in required {
@@ -135,12 +140,13 @@ fn find_tools(
                 .map_or_else(|| t.name.clone(), |n| n.to_string_lossy().into_owned()),
             path: shown_path(root, &t.found),
             runs: (t.real != t.found && t.real != found_real).then(|| shown_path(root, &t.real)),
-            version: if from_user {
-                cx.toolbox.version(&t)
-            } else {
-                t.package.clone()
-            },
+            version: t.package.clone(),
         });
+        if from_user {
+            // Asked while the job runs; filled in when it is done (see `run`).
+            cx.toolbox.ask_version(&t);
+            found.versions.push((found.shown.len() - 1, Arc::clone(&t)));
+        }
         found.tools.push(t);
     }
     found
@@ -324,15 +330,29 @@ impl Shape<'_> {
 }
 
 pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outcome {
-    let inv = Invocation::new(cx, gate, job);
-    let tools = inv.tools.clone();
-    let outcome = attempt(cx, gate, job, limits, inv);
-    if cx.toolbox.confirm(&tools) {
+    let (outcome, confirmed) = run_once(cx, gate, job, limits);
+    if confirmed {
         return outcome;
     }
     // The run started on a remembered shim answer its version manager did not give: its
-    // outcome does not count. Every answer is known now, so this attempt guesses nothing.
-    attempt(cx, gate, job, limits, Invocation::new(cx, gate, job))
+    // outcome does not count. Every answer is known now, so this run guesses nothing.
+    run_once(cx, gate, job, limits).0
+}
+
+/// One run of the job with its tools as resolved now, and whether every guess they rest on
+/// was confirmed (see [`crate::tools::Toolbox::confirm`]).
+fn run_once(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> (Outcome, bool) {
+    let mut inv = Invocation::new(cx, gate, job);
+    let tools = inv.tools.clone();
+    let versions = std::mem::take(&mut inv.versions);
+    let mut outcome = attempt(cx, gate, job, limits, inv);
+    let confirmed = cx.toolbox.confirm(&tools);
+    for (i, tool) in versions {
+        if let Some(shown) = outcome.tools.get_mut(i) {
+            shown.version = cx.toolbox.version(&tool);
+        }
+    }
+    (outcome, confirmed)
 }
 
 fn attempt(

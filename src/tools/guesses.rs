@@ -9,11 +9,11 @@
 //! again on the manager's answer. A forged or stale remembered answer costs one more run,
 //! never a verdict.
 
+use super::pending::Pending;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 
 /// A remembered answer a tool's identity was built on before the manager confirmed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,36 +38,8 @@ pub type Answer = Result<PathBuf, String>;
 
 pub struct Guesses {
     remembered: BTreeMap<String, PathBuf>,
-    asked: Mutex<HashMap<String, Arc<Asked>>>,
-}
-
-/// One question to the manager, under way on its thread or answered.
-struct Asked {
-    thread: Mutex<Option<JoinHandle<Answer>>>,
-    answer: OnceLock<Answer>,
-}
-
-impl Asked {
-    fn start(question: Question, ask: fn(&Question) -> Answer) -> Self {
-        Self {
-            thread: Mutex::new(Some(std::thread::spawn(move || ask(&question)))),
-            answer: OnceLock::new(),
-        }
-    }
-
-    /// The answer, waiting for it if it is still being asked.
-    fn answer(&self) -> &Answer {
-        self.answer.get_or_init(|| {
-            let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-            thread
-                .and_then(|t| t.join().ok())
-                .unwrap_or_else(|| Err("asking the version manager failed".to_string()))
-        })
-    }
-
-    fn answered(&self) -> bool {
-        self.answer.get().is_some()
-    }
+    /// The managers' answers, by memo key: each asked once, on a thread of its own.
+    asked: Mutex<HashMap<String, Arc<Pending<Answer>>>>,
 }
 
 impl Guesses {
@@ -91,12 +63,12 @@ impl Guesses {
     ) -> (Answer, Option<Guess>) {
         let asked = {
             let mut all = self.asked.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(
-                all.entry(memo.to_string())
-                    .or_insert_with(|| Arc::new(Asked::start(question(), ask))),
-            )
+            Arc::clone(all.entry(memo.to_string()).or_insert_with(|| {
+                let question = question();
+                Arc::new(Pending::start(move || ask(&question)))
+            }))
         };
-        if !asked.answered() {
+        if !asked.settled() {
             if let Some(hint) = self.remembered.get(memo).filter(|h| plausible(h)) {
                 let guess = Guess {
                     memo: memo.to_string(),
@@ -105,7 +77,7 @@ impl Guesses {
                 return (Ok(hint.clone()), Some(guess));
             }
         }
-        (asked.answer().clone(), None)
+        (answer(&asked), None)
     }
 
     /// True when the manager gave the guessed answer (waiting for it if need be).
@@ -116,8 +88,15 @@ impl Guesses {
             .unwrap_or_else(|e| e.into_inner())
             .get(&guess.memo)
             .cloned();
-        asked.is_some_and(|a| a.answer().as_ref() == Ok(&guess.target))
+        asked.is_some_and(|a| answer(&a).as_ref() == Ok(&guess.target))
     }
+}
+
+fn answer(asked: &Pending<Answer>) -> Answer {
+    asked
+        .get()
+        .cloned()
+        .unwrap_or_else(|| Err("asking the version manager failed".to_string()))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! that decide it, so all this costs a few `stat`s per run once warm.
 
 mod guesses;
+mod pending;
 mod shims;
 mod words;
 
@@ -21,6 +22,7 @@ pub use guesses::Guess;
 pub use words::command_words;
 
 use crate::digest::{Content, Digests};
+use pending::Pending;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -89,6 +91,8 @@ pub struct Toolbox<'a> {
     store: Mutex<Store>,
     store_path: Option<PathBuf>,
     guesses: Option<guesses::Guesses>,
+    /// `--version` questions under way or answered, by tool identity.
+    versions: Mutex<HashMap<String, Arc<Pending<String>>>>,
 }
 
 /// What is remembered between runs: shims' answers and tools' versions.
@@ -133,6 +137,7 @@ impl<'a> Toolbox<'a> {
             store: Mutex::new(store),
             store_path,
             guesses,
+            versions: Mutex::new(HashMap::new()),
         }
     }
 
@@ -330,7 +335,7 @@ impl<'a> Toolbox<'a> {
     /// `TOOL --version` that has a digit, asked once per identity and only of a tool found on
     /// the search path by name and installed outside the project: a script of the project,
     /// or a path the config names, is never run just to ask (`gates --explain` runs nothing
-    /// the project controls).
+    /// the project controls). Waits for an answer [`Toolbox::ask_version`] started.
     pub fn version(&self, tool: &Tool) -> Option<String> {
         if let Some(p) = &tool.package {
             return Some(p.clone());
@@ -339,31 +344,44 @@ impl<'a> Toolbox<'a> {
         if let Some(v) = self.lock_store().versions.get(identity) {
             return Some(v.clone()).filter(|v| !v.is_empty());
         }
-        if tool.name.contains('/')
-            || tool.real.starts_with(self.root())
-            || tool.found.starts_with(self.root())
-        {
-            return None;
-        }
-        let out = capture(
-            &[tool.found.clone().into_os_string(), "--version".into()],
-            Path::new("/"),
-            &[],
-        );
-        let line = out
-            .map(|o| String::from_utf8_lossy(&o).into_owned())
-            .and_then(|t| {
-                // The first line with a digit: `version: 0.9.0` under ShellCheck's banner.
-                t.lines()
-                    .map(str::trim)
-                    .find(|l| l.chars().any(|c| c.is_ascii_digit()))
-                    .map(|l| l.chars().take(100).collect::<String>())
-            })
-            .unwrap_or_default();
+        let line = self.version_query(tool)?.get().cloned().unwrap_or_default();
         let mut store = self.lock_store();
         store.versions.insert(identity.clone(), line.clone());
         store.changed = true;
         Some(line).filter(|l| !l.is_empty())
+    }
+
+    /// Starts asking the tool's version on a thread of its own when it has to be asked, so
+    /// the run that reports it need not wait for it to start.
+    pub fn ask_version(&self, tool: &Tool) {
+        let _ = self.version_query(tool);
+    }
+
+    /// The question for the tool's version, under way or answered; `None` when it is known
+    /// without asking or must not be asked.
+    fn version_query(&self, tool: &Tool) -> Option<Arc<Pending<String>>> {
+        let identity = tool.identity.as_ref().ok()?;
+        if tool.package.is_some()
+            || tool.name.contains('/')
+            || tool.real.starts_with(self.root())
+            || tool.found.starts_with(self.root())
+            || self.lock_store().versions.contains_key(identity)
+        {
+            return None;
+        }
+        // Through a script shim's target, as the gate runs it: the shim's own start-up
+        // (bash for pyenv) would cost more than the question.
+        let program = tool
+            .bypass
+            .as_ref()
+            .map(|dir| dir.join(&tool.name))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| tool.found.clone());
+        let mut asked = self.versions.lock().unwrap_or_else(|e| e.into_inner());
+        let query = asked
+            .entry(identity.clone())
+            .or_insert_with(|| Arc::new(Pending::start(move || version_line(&program))));
+        Some(Arc::clone(query))
     }
 
     /// Persists what was learned (shims' answers, versions); best effort.
@@ -571,6 +589,24 @@ fn ask(q: &guesses::Question) -> guesses::Answer {
         return Err(why(format!("it answered `{}`", text.trim())));
     }
     Ok(target)
+}
+
+/// The first line of `program --version` with a digit (`version: 0.9.0` under ShellCheck's
+/// banner), at most 100 characters; empty when there is none.
+fn version_line(program: &Path) -> String {
+    let out = capture(
+        &[program.as_os_str().to_owned(), "--version".into()],
+        Path::new("/"),
+        &[],
+    );
+    out.map(|o| String::from_utf8_lossy(&o).into_owned())
+        .and_then(|t| {
+            t.lines()
+                .map(str::trim)
+                .find(|l| l.chars().any(|c| c.is_ascii_digit()))
+                .map(|l| l.chars().take(100).collect::<String>())
+        })
+        .unwrap_or_default()
 }
 
 /// Runs a short probe (`--version`, a shim's `which`) and returns its stdout, or `None` when
