@@ -387,7 +387,7 @@ fn fake_pyenv(versions: &[(&str, &str)]) -> tempfile::TempDir {
     write_exe(
         &home.join("shims/lint"),
         &format!(
-            "#!/bin/sh\n# pyenv shim\nexec '{}/bin/pyenv' exec lint \"$@\"\n",
+            "#!/bin/sh\n# pyenv shim\necho \"$@\" >> '{0}/shim-calls'\nexec '{0}/bin/pyenv' exec lint \"$@\"\n",
             home.display()
         ),
     );
@@ -438,7 +438,8 @@ fn forge_shim_answers(repo: &Repo, target: &std::path::Path) {
     std::fs::write(&store, serde_json::to_vec(&tools).unwrap()).unwrap();
 }
 
-const STRICT_LINT: &str = "#!/bin/sh\n! grep -n BAD \"$@\"\n";
+const STRICT_LINT: &str =
+    "#!/bin/sh\n[ \"$1\" = --version ] && echo 'lint 1.2.3' && exit 0\n! grep -n BAD \"$@\"\n";
 
 fn fresh_check(repo: &Repo, path: &std::ffi::OsStr) -> Run {
     repo.run_env(
@@ -494,9 +495,11 @@ fn a_fresh_run_counts_only_a_shim_answer_the_manager_gives_again() {
 
 #[test]
 fn a_fresh_run_does_not_wait_for_the_version_manager_to_start_a_gate() {
-    let started =
-        "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../gate-started\"\n! grep -n BAD \"$@\"\n";
-    let manager = fake_pyenv(&[("1", started)]);
+    let started = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] || touch \"$(dirname \"$0\")/../../../gate-started\"\n{}",
+        STRICT_LINT.trim_start_matches("#!/bin/sh\n")
+    );
+    let manager = fake_pyenv(&[("1", &started)]);
     let (repo, path) = shim_repo(&manager);
     std::fs::remove_file(manager.path().join("gate-started")).unwrap();
     std::fs::write(manager.path().join("wait-for-gate"), "").unwrap();
@@ -508,4 +511,12 @@ fn a_fresh_run_does_not_wait_for_the_version_manager_to_start_a_gate() {
         "started\n",
         "the gate waited for the manager's answer"
     );
+    // Its version, asked while it ran, of the program the shim runs, not of the shim.
+    assert_eq!(
+        run.gate("lint")["tools"][0]["version"],
+        "lint 1.2.3",
+        "{run:?}"
+    );
+    let shim_calls = std::fs::read_to_string(manager.path().join("shim-calls")).unwrap_or_default();
+    assert!(!shim_calls.contains("--version"), "{shim_calls}");
 }
