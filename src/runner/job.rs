@@ -76,14 +76,6 @@ impl Invocation {
                 template::shell_quote(&job.dir.to_string_lossy())
             )
         };
-        // A run that stores nothing keys itself only to remove what is stored under its key,
-        // the key a later run looks up: from remembered stamps, as that run's are, without
-        // reading every file again.
-        let digests = if cx.cache.store {
-            cx.digests
-        } else {
-            cx.observed
-        };
         let key = if found.missing.is_some() {
             Err("a required tool is missing".to_string())
         } else {
@@ -95,7 +87,7 @@ impl Invocation {
                     tools: &found.tools,
                     vars: &cx.env.gate_vars,
                 },
-                digests,
+                cx.digests,
                 cx.context,
             )
         };

@@ -156,9 +156,11 @@ pub enum Reuse {
     /// (the verification that may end a loop, which must not rest on anything the agent
     /// could have written). Fresh results are still stored.
     Nothing,
-    /// Nothing read and nothing stored (`check --no-cache`): runs are not watched for the
+    /// No result read and nothing stored (`check --no-cache`): runs are not watched for the
     /// files they read (that is only needed to store a result safely), and the stored result
     /// under each run's key is removed, so no later run serves a verdict older than this one.
+    /// Keys are made from remembered stamps, as a later run makes them; shim answers are only
+    /// guesses, confirmed as in [`Reuse::Nothing`].
     Off,
 }
 
@@ -188,8 +190,12 @@ pub fn with_context<T>(
     crate::state::Layout::at(&config.root).ignore_self();
     let cache = Cache::for_run(config, env, reuse);
     let trusted = reuse == Reuse::Everything;
-    let digests = Digests::load(&config.root, trusted.then(|| cache.digest_index()));
-    let remembered = (!trusted).then(|| Digests::load(&config.root, Some(cache.digest_index())));
+    // A run that stores nothing keys its runs (and their tools) only to remove what is stored
+    // under those keys, the keys a later run looks up: from remembered stamps, as that run's
+    // are, without reading every file and tool again. Its verdicts rest on no key.
+    let stamps = trusted || !cache.store;
+    let digests = Digests::load(&config.root, stamps.then(|| cache.digest_index()));
+    let remembered = (!stamps).then(|| Digests::load(&config.root, Some(cache.digest_index())));
     // A run that trusts nothing remembered still starts its gates on the shim answers an
     // earlier run was given, while the managers are asked again (see `tools::guesses`).
     let toolbox = Toolbox::new(
