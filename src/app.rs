@@ -6,8 +6,8 @@ use crate::cli::{
     StatusFormat,
 };
 use crate::commands::{self, cache, check, gates, loops, status, AppError};
-use crate::env::Environment;
-use crate::project::Project;
+use ralph_base::env::Environment;
+use ralph_plan::project::Project;
 
 pub fn run(cli: Cli) -> Result<u8, AppError> {
     let env = Environment::from_process();
@@ -24,7 +24,7 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Hook { via, agent, event } => Ok(commands::hook::run(
             event.into(),
             via.into(),
-            agent,
+            agent.0,
             &env,
             &cwd,
             config,
@@ -60,9 +60,9 @@ impl From<CheckArgs> for check::Options {
             changed: a.changed,
             base: a.base,
             gates: a.gates,
-            phase: a.phase,
+            phase: a.phase.0,
             jobs: a.jobs,
-            format: a.format,
+            format: a.format.map(|f| f.0),
             quiet: a.quiet,
             no_cache: a.no_cache,
             strict: a.strict,
@@ -74,7 +74,7 @@ impl From<GatesArgs> for gates::Options {
     fn from(a: GatesArgs) -> Self {
         gates::Options {
             explain: a.explain,
-            phase: a.phase,
+            phase: a.phase.map(|p| p.0),
         }
     }
 }
@@ -108,9 +108,9 @@ impl From<HookVia> for crate::commands::hook::Via {
     }
 }
 
-impl From<HookCommand> for crate::agents::Event {
+impl From<HookCommand> for ralph_hook::agents::Event {
     fn from(c: HookCommand) -> Self {
-        use crate::agents::Event;
+        use ralph_hook::agents::Event;
         match c {
             HookCommand::PreToolUse => Event::Guard,
             HookCommand::PostToolUse => Event::Edit,
@@ -128,7 +128,7 @@ fn loop_command(c: LoopCommand) -> Result<loops::Command, AppError> {
             max_iterations: a.max_iterations,
             promise: a.promise,
             prompt_file: a.prompt_file,
-            agent: a.agent,
+            agent: a.agent.map(|a| a.0),
             session: a.session,
             any_session: a.any_session,
             prompt: a.prompt,
@@ -142,7 +142,7 @@ fn loop_command(c: LoopCommand) -> Result<loops::Command, AppError> {
 }
 
 /// `loop run`'s options, the prompt read from its file when given.
-fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppError> {
+fn run_options(a: crate::cli::LoopRunArgs) -> Result<ralph_hook::run::Options, AppError> {
     let prompt = loops::prompt_of(a.prompt_file.as_deref(), &a.prompt)?;
     let promise = loops::promise_of(&a.promise)?;
     if a.max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
@@ -150,8 +150,8 @@ fn run_options(a: crate::cli::LoopRunArgs) -> Result<crate::run::Options, AppErr
             "--max-cost must be a positive number of dollars".into(),
         ));
     }
-    Ok(crate::run::Options {
-        agent: a.agent,
+    Ok(ralph_hook::run::Options {
+        agent: a.agent.map(|a| a.0),
         prompt,
         promise,
         max_iterations: a.max_iterations,

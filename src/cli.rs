@@ -2,12 +2,13 @@
 //! here; `app` turns each command's arguments into that command's own options, so nothing
 //! below `app` sees clap.
 
-use crate::agent::Agent;
-use crate::config::Phase;
-use crate::report::Format;
 use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ralph_base::agent::Agent;
+use ralph_config::Phase;
+use ralph_runner::report::Format;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,7 +45,7 @@ pub enum Command {
         /// The agent that runs this hook: its payload is read, and its answer written, in
         /// that agent's format. A payload that is certainly another agent's is refused.
         #[arg(long, global = true, value_enum, default_value = "claude")]
-        agent: Agent,
+        agent: Named<Agent>,
         #[command(subcommand)]
         event: HookCommand,
     },
@@ -167,7 +168,7 @@ pub struct LoopRunArgs {
     /// The agent to run (its non-interactive mode): claude or codex. Default: the agent the
     /// project is set up for.
     #[arg(long, value_enum)]
-    pub agent: Option<Agent>,
+    pub agent: Option<Named<Agent>>,
 
     /// Read the prompt from this file (PROMPT.md, as the original loop does).
     #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
@@ -252,7 +253,7 @@ pub struct LoopStartArgs {
     /// for (`init --agent`); among several, the one whose session runs this, else Claude
     /// Code, else the first (and the others are named).
     #[arg(long, value_enum)]
-    pub agent: Option<Agent>,
+    pub agent: Option<Named<Agent>>,
 
     /// Session that owns the loop (default: CLAUDE_CODE_SESSION_ID, else claimed by the first
     /// session that stops).
@@ -301,7 +302,7 @@ pub struct CheckArgs {
 
     /// Which phase's gates to run.
     #[arg(long, value_enum, default_value = "check")]
-    pub phase: Phase,
+    pub phase: Named<Phase>,
 
     /// Gates run at once (default: `jobs` from the config, else the number of cores).
     #[arg(short = 'j', long, value_name = "N")]
@@ -309,7 +310,7 @@ pub struct CheckArgs {
 
     /// Output format (default: human; github under GITHUB_ACTIONS=true).
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<Named<Format>>,
 
     /// Print only failures and, on failure, the summary.
     #[arg(short, long)]
@@ -334,7 +335,7 @@ pub struct GatesArgs {
 
     /// With --explain: only this phase (default: every phase).
     #[arg(long, value_enum)]
-    pub phase: Option<Phase>,
+    pub phase: Option<Named<Phase>>,
 }
 
 /// `claude`, `codex`, ... or `all`.
@@ -348,14 +349,20 @@ fn parse_agent_choice(s: &str) -> Result<Vec<Agent>, String> {
     })
 }
 
-impl ValueEnum for Agent {
+/// A value of a type from the crates below, named on the command line from a fixed set:
+/// clap's `ValueEnum` is implemented here, at the edge, so those crates never see clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named<T>(pub T);
+
+impl ValueEnum for Named<Agent> {
     fn value_variants<'a>() -> &'a [Self] {
-        &Agent::ALL
+        static ALL: OnceLock<Vec<Named<Agent>>> = OnceLock::new();
+        ALL.get_or_init(|| Agent::ALL.into_iter().map(Named).collect())
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let v = PossibleValue::new(self.name());
-        Some(match self {
+        let v = PossibleValue::new(self.0.name());
+        Some(match self.0 {
             Agent::Opencode => v.help(
                 "OpenCode, through the plugin in `hooks/opencode/`, which sends Claude-shaped payloads",
             ),
@@ -364,28 +371,34 @@ impl ValueEnum for Agent {
     }
 }
 
-impl ValueEnum for Phase {
+impl ValueEnum for Named<Phase> {
     fn value_variants<'a>() -> &'a [Self] {
-        &Phase::ALL
+        static ALL: OnceLock<Vec<Named<Phase>>> = OnceLock::new();
+        ALL.get_or_init(|| Phase::ALL.into_iter().map(Named).collect())
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        let help = match self {
+        let help = match self.0 {
             Phase::Edit => "After an agent edits a file (PostToolUse hook)",
             Phase::Stop => "When the agent tries to end the loop (Stop hook)",
             Phase::Check => "`ralph-gate check`: the CLI, git pre-commit hook and CI",
         };
-        Some(PossibleValue::new(self.as_str()).help(help))
+        Some(PossibleValue::new(self.0.as_str()).help(help))
     }
 }
 
-impl ValueEnum for Format {
+impl ValueEnum for Named<Format> {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Format::Human, Format::Json, Format::Junit, Format::Github]
+        &[
+            Named(Format::Human),
+            Named(Format::Json),
+            Named(Format::Junit),
+            Named(Format::Github),
+        ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
-        Some(match self {
+        Some(match self.0 {
             Format::Human => PossibleValue::new("human"),
             Format::Json => PossibleValue::new("json"),
             Format::Junit => PossibleValue::new("junit"),

@@ -9,26 +9,26 @@ proptest! {
 
     #[test]
     fn hook_input_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = crate::hook::protocol::parse(&bytes);
+        let _ = ralph_hook::hook::protocol::parse(&bytes);
     }
 
     #[test]
     fn json_shaped_hook_input_never_panics(s in r#"\{("[a-z_]{1,20}": ?("[^"]{0,20}"|[0-9]{1,5}|true|null|\[\]|\{\}), ?){0,6}\}"#) {
-        let _ = crate::hook::protocol::parse(s.as_bytes());
+        let _ = ralph_hook::hook::protocol::parse(s.as_bytes());
     }
 
     #[test]
     fn loop_state_never_panics(s in "(---\n)?([a-z_]{0,16}: ?[^\n]{0,24}\n){0,8}(---\n)?[^\0]{0,64}") {
-        if let Ok(state) = crate::loops::LoopState::parse(&s) {
+        if let Ok(state) = ralph_loop::loops::LoopState::parse(&s) {
             // Whatever parsed renders back to text that parses to the same state.
-            let again = crate::loops::LoopState::parse(&state.render()).expect("a rendered state parses");
+            let again = ralph_loop::loops::LoopState::parse(&state.render()).expect("a rendered state parses");
             prop_assert_eq!(again, state);
         }
     }
 
     #[test]
     fn promise_extraction_never_panics(s in "[^\0]{0,200}(<promise>[^\0]{0,40}</promise>)?[ \n]{0,3}") {
-        if let Some(p) = crate::hook::promise::extract(&s) {
+        if let Some(p) = ralph_hook::hook::promise::extract(&s) {
             prop_assert!(!p.is_empty());
             prop_assert!(s.trim_end().ends_with("</promise>"));
         }
@@ -36,12 +36,12 @@ proptest! {
 
     #[test]
     fn config_loader_never_panics(s in "[\\[\\]a-z_=\" \n{}.,*0-9]{0,300}") {
-        let _ = crate::config::parse(Path::new("ralph.toml"), s);
+        let _ = ralph_config::parse(Path::new("ralph.toml"), s);
     }
 
     #[test]
     fn transcript_lines_never_panic(lines in proptest::collection::vec("[^\n]{0,120}", 0..12)) {
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let _ = crate::hook::promise::last_message_text(&refs);
+        let _ = ralph_hook::hook::promise::last_message_text(&refs);
     }
 }

@@ -9,15 +9,18 @@ use std::path::Path;
 /// JSON broke; every agent's adapter reads it as any event without panicking, and an edited
 /// path is never empty.
 pub fn hook_input(bytes: &[u8]) {
-    use crate::agents::{self, Agent, Event};
-    match crate::hook::protocol::parse(bytes) {
+    use ralph_hook::agents::{self, Agent, Event};
+    match ralph_hook::hook::protocol::parse(bytes) {
         Ok(input) => {
             for agent in Agent::ALL {
                 // Stop may read a transcript the payload names: not from fuzzed input.
                 for event in [Event::Edit, Event::Guard] {
-                    if let Ok(ask) =
-                        agents::ask(agent, event, &input, &crate::env::Environment::default())
-                    {
+                    if let Ok(ask) = agents::ask(
+                        agent,
+                        event,
+                        &input,
+                        &ralph_base::env::Environment::default(),
+                    ) {
                         assert!(
                             ask.edited.iter().all(|p| !p.as_os_str().is_empty()),
                             "an empty edited path"
@@ -35,10 +38,10 @@ pub fn hook_input(bytes: &[u8]) {
 pub fn transcript(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().collect();
-    let Some(last) = crate::hook::promise::last_message_text(&lines) else {
+    let Some(last) = ralph_hook::hook::promise::last_message_text(&lines) else {
         return;
     };
-    if let Some(promise) = crate::hook::promise::extract(&last) {
+    if let Some(promise) = ralph_hook::hook::promise::extract(&last) {
         assert!(!promise.is_empty(), "an empty promise");
         assert!(
             last.trim_end().ends_with("</promise>"),
@@ -50,7 +53,7 @@ pub fn transcript(bytes: &[u8]) {
         );
         assert_eq!(
             promise,
-            crate::hook::promise::normalize(&promise),
+            ralph_hook::hook::promise::normalize(&promise),
             "promise not normalised"
         );
     }
@@ -59,7 +62,7 @@ pub fn transcript(bytes: &[u8]) {
 /// A loop state file: what parses renders back to the same state, and the two updates a stop
 /// makes (the next iteration, the claiming session) survive a write and a re-read.
 pub fn loop_state(bytes: &[u8]) {
-    use crate::loops::LoopState;
+    use ralph_loop::loops::LoopState;
     let Ok(text) = std::str::from_utf8(bytes) else {
         return;
     };
@@ -105,8 +108,8 @@ pub fn loop_state(bytes: &[u8]) {
 /// gate bytes), byte 1 `stuck_after`, byte 2 `unchanged_stops`, byte 3 the gate count (up
 /// to 7), then one byte per gate status; the rest is the state file.
 pub fn stop_decision(bytes: &[u8]) {
-    use crate::hook::decide::{decide, Outcome, StopFacts};
-    use crate::loops::LoopState;
+    use ralph_hook::hook::decide::{decide, Outcome, StopFacts};
+    use ralph_loop::loops::LoopState;
     let [flags, stuck_after, unchanged, count, rest @ ..] = bytes else {
         return;
     };
@@ -121,11 +124,11 @@ pub fn stop_decision(bytes: &[u8]) {
     let expected = state
         .completion_promise
         .as_deref()
-        .map(crate::hook::promise::normalize);
+        .map(ralph_hook::hook::promise::normalize);
     let seen = match flags >> 1 & 3 {
         0 => None,
         1 => expected.clone(),
-        _ => Some(crate::hook::promise::normalize(text)),
+        _ => Some(ralph_hook::hook::promise::normalize(text)),
     };
     let results = fuzz_results(statuses, text);
     let facts = StopFacts {
@@ -147,8 +150,8 @@ pub fn stop_decision(bytes: &[u8]) {
     // nothing, a hold on the pinned gates.
     let failing = results
         .iter()
-        .any(|r| crate::report::counts_as_failure(r, facts.ci))
-        || !crate::hook::decide::unverified(&results, facts.ci).is_empty()
+        .any(|r| ralph_runner::report::counts_as_failure(r, facts.ci))
+        || !ralph_hook::hook::decide::unverified(&results, facts.ci).is_empty()
         || facts.hold.is_some();
     let promised = expected.is_some() && seen == expected;
     let stuck = facts.stuck_after > 0 && facts.unchanged_stops >= facts.stuck_after;
@@ -170,8 +173,8 @@ pub fn stop_decision(bytes: &[u8]) {
 }
 
 /// Gate results from status bytes: `b % 5` the status, the high bit `optional`.
-fn fuzz_results(statuses: &[u8], output: &str) -> Vec<crate::runner::GateResult> {
-    use crate::runner::{GateResult, GateStatus};
+fn fuzz_results(statuses: &[u8], output: &str) -> Vec<ralph_runner::runner::GateResult> {
+    use ralph_runner::runner::{GateResult, GateStatus};
     statuses
         .iter()
         .enumerate()
@@ -203,8 +206,11 @@ fn fuzz_results(statuses: &[u8], output: &str) -> Vec<crate::runner::GateResult>
 }
 
 /// A refusal counts an iteration and fits Claude Code's limit; an allowed stop ends the loop.
-fn check_state_change(d: &crate::hook::decide::StopDecision, state: &crate::loops::LoopState) {
-    use crate::hook::decide::{Outcome, StateChange};
+fn check_state_change(
+    d: &ralph_hook::hook::decide::StopDecision,
+    state: &ralph_loop::loops::LoopState,
+) {
+    use ralph_hook::hook::decide::{Outcome, StateChange};
     if d.blocks() {
         assert_eq!(
             d.state,
@@ -213,7 +219,7 @@ fn check_state_change(d: &crate::hook::decide::StopDecision, state: &crate::loop
         );
         let reason = d.output.reason().unwrap_or_default();
         assert!(
-            reason.chars().count() <= crate::report::agent::TEXT_CAP,
+            reason.chars().count() <= ralph_hook::words::TEXT_CAP,
             "reason over Claude Code's limit"
         );
     } else {
@@ -239,9 +245,9 @@ pub fn config(bytes: &[u8]) {
         return;
     };
     let path = Path::new("ralph.toml");
-    match crate::config::parse(path, text.to_string()) {
+    match ralph_config::parse(path, text.to_string()) {
         Ok(file) => {
-            let resolved = crate::config::resolve(
+            let resolved = ralph_config::resolve(
                 std::path::PathBuf::from("/project"),
                 Some(file),
                 &mut Vec::new,

@@ -10,50 +10,11 @@ mod app;
 mod cli;
 mod commands;
 mod dash;
-mod exit;
 mod status;
 
-// The pipeline of a verdict: config -> plan -> cache -> runner -> report.
-mod cache;
-mod config;
-mod costs;
-mod digest;
-mod files;
-mod manifests;
-mod observe;
-mod plan;
-mod project;
-mod report;
-mod results;
-mod runner;
-mod schedule;
-mod staged;
-mod tools;
-
-// The edges: agents' hooks in and out, the loops they are held to, the journal of both, and
-// the guard in front of their tool calls.
-mod agent;
-mod agents;
-mod claude_settings;
-mod goals;
-mod guard;
-mod hook;
-mod journal;
-mod loops;
-mod pin;
-mod run;
-mod surface;
-mod watch;
-
-// Shared ground: ralph-gate's state on disk, the environment, git, the shell lexer, atomic
-// files and locks, signals, text helpers.
-mod atomic;
-mod env;
-mod git;
-mod shell;
-mod signals;
-mod state;
-mod text;
+// Everything else is a library crate under `crates/`, each using only those below it:
+// hook -> loop -> surface -> runner -> plan -> config -> base (ARCHITECTURE.md).
+use ralph_base::exit;
 
 // The fuzz targets' entry points (`fuzz/`), and their properties as unit tests.
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! What is going on in a project, gathered once: the loops, every gate's latest result and
 //! the recent stop decisions. `ralph-gate status` prints it; the dashboard draws it.
 
-use crate::journal::{self, Entry, Line};
-use crate::loops::{self, LoopFile};
-use crate::results::{self, Record};
-use crate::runner::GateStatus;
-use crate::state::Layout;
-use crate::text::duration;
+use ralph_base::state::Layout;
+use ralph_base::text::duration;
+use ralph_loop::journal::{self, Entry, Line};
+use ralph_loop::loops::{self, LoopFile};
+use ralph_runner::results::{self, Record};
+use ralph_runner::runner::GateStatus;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -99,10 +99,10 @@ pub struct StopView {
 /// Reads the loops of the workspace `layout`, the records of `config`'s gates and the
 /// journal; `surface`, when given, is compared with the one each loop started with.
 pub fn gather(
-    config: &crate::config::Config,
+    config: &ralph_config::Config,
     describe: String,
     layout: &Layout,
-    surface: Option<&crate::surface::Surface>,
+    surface: Option<&ralph_surface::surface::Surface>,
 ) -> Status {
     let records = results::load(&config.root);
     let gates = config
@@ -127,7 +127,7 @@ pub fn gather(
                 if let Some(g) = &mut v.goal {
                     g.verdict = last_verdict(&journal, &loops::key(&f.path));
                 }
-                if v.session.as_deref() == Some(crate::state::RUN_SESSION) {
+                if v.session.as_deref() == Some(ralph_base::state::RUN_SESSION) {
                     v.run = Some(run_view(&journal, &loops::key(&f.path)));
                 }
                 v.weakened = surface.and_then(|now| weakened(layout, f, now));
@@ -143,16 +143,16 @@ pub fn gather(
 pub fn weakened(
     layout: &Layout,
     f: &LoopFile,
-    now: &crate::surface::Surface,
+    now: &ralph_surface::surface::Surface,
 ) -> Option<Vec<String>> {
     let state = f.state.as_ref().ok()?;
-    let copy = crate::pin::store::Store::of(layout)
+    let copy = ralph_surface::pin::store::Store::of(layout)
         .read(&loops::key(&f.path))
         .ok()
         .flatten()
         .filter(|c| c.started_at == state.started_at)?;
     let was = copy.surface.as_ref()?;
-    let c = crate::surface::compare(was, now);
+    let c = ralph_surface::surface::compare(was, now);
     Some(c.weaker.iter().map(ToString::to_string).collect())
 }
 
@@ -344,12 +344,12 @@ fn goal_text(l: &LoopView, g: &GoalView, agent: &str) -> String {
         g.stops,
         l.session.as_deref().unwrap_or("(unclaimed)"),
         l.started_at.as_deref().unwrap_or("?"),
-        crate::text::shorten(&g.condition.replace('\n', " "), 200),
+        ralph_base::text::shorten(&g.condition.replace('\n', " "), 200),
     );
     if let Some(v) = &g.verdict {
         out.push_str(&format!(
             "    its judge last said: {}\n",
-            crate::text::shorten(&v.replace('\n', " "), 200)
+            ralph_base::text::shorten(&v.replace('\n', " "), 200)
         ));
     }
     out
@@ -489,14 +489,14 @@ mod tests {
         let layout = Layout::at(dir.path());
         for i in 1..=3 {
             let stop = journal::Stop {
-                agent: crate::agent::Agent::Claude,
+                agent: ralph_base::agent::Agent::Claude,
                 block_cap: 8,
                 session: "s".into(),
                 loop_file: "ralph-loop.local.md".into(),
                 iteration: i,
                 promise_expected: None,
                 promise_seen: None,
-                promise_source: crate::hook::promise::TextSource::None,
+                promise_source: ralph_hook::hook::promise::TextSource::None,
                 stop_hook_active: false,
                 unchanged_stops: 0,
                 blocks_in_a_row: 0,
@@ -512,7 +512,7 @@ mod tests {
                     })
                     .collect(),
                 decision: journal::Decision::Block,
-                outcome: crate::hook::decide::Outcome::Continue,
+                outcome: ralph_hook::hook::decide::Outcome::Continue,
                 why: "w".into(),
                 notes: Vec::new(),
                 goal_verdict: None,

@@ -2,7 +2,7 @@
 
 use super::status::Format;
 use super::AppError;
-use crate::project::Project;
+use ralph_plan::project::Project;
 use std::io::Write;
 use std::path::Path;
 
@@ -18,11 +18,11 @@ pub fn run(cmd: &Command, cwd: &Path, config: Option<&Path>) -> Result<u8, AppEr
     let share = project.config.settings.share_cache;
     let text = match cmd {
         Command::Clear => {
-            let freed = crate::cache::clear(project.root(), share)?;
+            let freed = ralph_runner::cache::clear(project.root(), share)?;
             format!("ralph-gate: cache cleared ({} KiB freed)\n", freed / 1024)
         }
         Command::Stats { format } => {
-            let t = crate::cache::totals(project.root(), share);
+            let t = ralph_runner::cache::totals(project.root(), share);
             match format {
                 Format::Json => serde_json::to_string_pretty(&t).expect("stats serialise") + "\n",
                 Format::Human => {
@@ -45,5 +45,5 @@ pub fn run(cmd: &Command, cwd: &Path, config: Option<&Path>) -> Result<u8, AppEr
         }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(crate::exit::SUCCESS)
+    Ok(ralph_base::exit::SUCCESS)
 }

@@ -11,7 +11,7 @@ pub fn completions(shell: clap_complete::Shell) -> Result<u8, AppError> {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "ralph-gate", &mut out);
     std::io::stdout().lock().write_all(&out)?;
-    Ok(crate::exit::SUCCESS)
+    Ok(ralph_base::exit::SUCCESS)
 }
 
 pub fn man() -> Result<u8, AppError> {
@@ -26,5 +26,5 @@ pub fn man() -> Result<u8, AppError> {
         page.render_options_section(&mut out)?;
     }
     std::io::stdout().lock().write_all(&out)?;
-    Ok(crate::exit::SUCCESS)
+    Ok(ralph_base::exit::SUCCESS)
 }

@@ -2,15 +2,15 @@
 //! this project, found and explained. Exit 1 on any problem. `init` and `loop start` run the
 //! conflict checks and warn.
 
-use crate::claude_settings::{self, Settings};
 use crate::commands::AppError;
-use crate::config::Phase;
-use crate::env::Environment;
-use crate::exit;
-use crate::loops;
-use crate::pin::{self, store::Store};
-use crate::project::Project;
-use crate::state::Layout;
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_base::state::Layout;
+use ralph_config::Phase;
+use ralph_hook::claude_settings::{self, Settings};
+use ralph_loop::loops;
+use ralph_plan::project::Project;
+use ralph_surface::pin::{self, store::Store};
 use std::io::Write;
 use std::path::Path;
 
@@ -81,7 +81,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
     } else {
         format!(
             "{}\n",
-            crate::text::plural(problems.len(), "problem", "problems")
+            ralph_base::text::plural(problems.len(), "problem", "problems")
         )
     });
     std::io::stdout().lock().write_all(out.as_bytes())?;
@@ -182,7 +182,7 @@ fn hooks_on_path(
                 if !claude_settings::is_ralph_gate_hook(&command, sub) {
                     continue;
                 }
-                let program = crate::shell::parse(&command, 0)
+                let program = ralph_base::shell::parse(&command, 0)
                     .into_iter()
                     .next()
                     .and_then(|s| s.words.into_iter().next())
@@ -192,7 +192,7 @@ fn hooks_on_path(
                         .is_file()
                         .then(|| program.clone().into())
                 } else {
-                    crate::tools::find(&program, &dirs, Path::new("/"))
+                    ralph_plan::tools::find(&program, &dirs, Path::new("/"))
                 };
                 match found {
                     Some(p) => fine.push(format!("{event} hook in {}: `{program}` is {}", s.path.display(), p.display())),
@@ -243,12 +243,12 @@ fn stop_timeout(
 fn edit_budget(project: &Project, problems: &mut Vec<String>) {
     let config = &project.config;
     let budget = config.settings.hooks.edit_budget;
-    for r in crate::results::load(project.root()) {
+    for r in ralph_runner::results::load(project.root()) {
         let Some(gate) = config.gates.iter().find(|g| g.name == r.gate) else {
             continue;
         };
         let like_an_edit =
-            r.phase == Phase::Edit.as_str() || gate.scope == crate::config::Scope::Project;
+            r.phase == Phase::Edit.as_str() || gate.scope == ralph_config::Scope::Project;
         let took = std::time::Duration::from_millis(r.duration_ms);
         if r.cached || !like_an_edit || !gate.runs_in(Phase::Edit) || took < budget * 3 / 5 {
             continue;
@@ -283,7 +283,7 @@ fn loops(layout: &Layout, project: &Project, problems: &mut Vec<String>, fine: &
             fine.push(format!(
                 "loop {name}: holds the {} session's own goal to the stop gates: {}",
                 state.agent().unwrap_or_default(),
-                crate::text::shorten(state.prompt().lines().next().unwrap_or_default(), 120)
+                ralph_base::text::shorten(state.prompt().lines().next().unwrap_or_default(), 120)
             ));
         }
         let copy = store
@@ -313,7 +313,7 @@ fn surfaces(layout: &Layout, project: &mut Project, env: &Environment, problems:
     if list.is_empty() {
         return;
     }
-    let now = match crate::surface::of_project(project, env) {
+    let now = match ralph_surface::surface::of_project(project, env) {
         Ok(s) => s,
         Err(e) => {
             problems.push(format!(

@@ -1,18 +1,20 @@
 //! The command layer's one error type: what stops a command before it can give a verdict
 //! (usage, config, files, output). Exit code 2 (see `exit`).
 
-use crate::project::OpenError;
+use ralph_plan::project::OpenError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error(transparent)]
-    Files(#[from] crate::files::FilesError),
+    Files(#[from] ralph_plan::files::FilesError),
     #[error(transparent)]
-    Staged(#[from] crate::staged::StagedError),
+    Staged(#[from] ralph_runner::staged::StagedError),
     #[error(transparent)]
-    Loop(#[from] crate::loops::LoopError),
+    Loop(#[from] ralph_loop::loops::LoopError),
+    #[error(transparent)]
+    Run(#[from] ralph_hook::run::error::RunError),
     #[error("cannot read {what} {}: {source}", path.display())]
     Read {
         what: &'static str,
@@ -24,7 +26,7 @@ pub enum AppError {
     Base {
         rev: String,
         #[source]
-        source: crate::git::GitError,
+        source: ralph_base::git::GitError,
     },
     #[error("{0}")]
     Usage(String),

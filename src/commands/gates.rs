@@ -2,15 +2,15 @@
 //! paths would run, phase by phase.
 
 use crate::commands::AppError;
-use crate::config::Gate;
-use crate::config::{duration, Phase};
-use crate::env::Environment;
-use crate::exit;
-use crate::files;
-use crate::plan::Job;
-use crate::project::Project;
-use crate::runner::{self, Invocation};
-use crate::text::plural;
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_base::text::plural;
+use ralph_config::Gate;
+use ralph_config::{duration, Phase};
+use ralph_plan::files;
+use ralph_plan::plan::Job;
+use ralph_plan::project::Project;
+use ralph_runner::runner::{self, Invocation};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,12 +42,12 @@ fn list(project: &Project) -> String {
         config.root.display()
     );
     for used in &config.presets {
-        if let Some(p) = crate::config::presets::by_name(used.name) {
+        if let Some(p) = ralph_config::presets::by_name(used.name) {
             let _ = writeln!(
                 out,
                 "preset {}: {}",
                 p.name,
-                crate::config::presets::description(p)
+                ralph_config::presets::description(p)
             );
         }
     }
@@ -106,12 +106,12 @@ fn explain(
     let root = config.root.clone();
     let phases: Vec<Phase> = phase.map_or_else(|| Phase::ALL.to_vec(), |p| vec![p]);
     let universe = files::all(&root)?;
-    let surface = crate::surface::of_loop(config, universe.clone(), env);
+    let surface = ralph_surface::surface::of_loop(config, universe.clone(), env);
     let mut out = String::new();
     runner::with_context(
         config,
         env,
-        crate::runner::Reuse::Everything,
+        ralph_runner::runner::Reuse::Everything,
         |cx| -> Result<(), AppError> {
             for path in paths {
                 let rel = files::relative_to_root(&root, &project.cwd, path)?;
@@ -175,7 +175,7 @@ fn observed_inputs(cx: &runner::RunContext<'_>, inv: &Invocation) -> String {
         s.push_str("    inputs: the drivers' model alone ([cache] observe = false)\n");
         return s;
     }
-    if let Err(why) = crate::observe::trace::probe() {
+    if let Err(why) = ralph_runner::observe::trace::probe() {
         let _ = writeln!(
             s,
             "    inputs: the drivers' model alone: runs cannot be observed here ({why})"
@@ -198,8 +198,8 @@ fn observed_inputs(cx: &runner::RunContext<'_>, inv: &Invocation) -> String {
 
 /// The verification surface that bears on `rel`: the options of the configs in its folder
 /// and above (and outside the project), and the suppressions and tests in the file itself.
-fn surface_of(s: &crate::surface::Surface, rel: &Path) -> String {
-    let file = crate::surface::text(rel);
+fn surface_of(s: &ralph_surface::surface::Surface, rel: &Path) -> String {
+    let file = ralph_surface::surface::text(rel);
     // A config applies to the files of its folder and below (Cargo's from the folder that
     // holds `.cargo/`); one outside the project, to every file.
     let applies = |config: &str| {

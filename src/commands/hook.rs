@@ -1,14 +1,14 @@
 //! `ralph-gate hook EVENT --agent A`: the agent's JSON on stdin, parsed by its adapter, decided
 //! agent-neutrally, answered in the agent's own format and exit codes.
 
-use crate::agents::{self, Agent, Event};
-use crate::claude_settings;
-use crate::env::Environment;
-use crate::exit;
-use crate::hook::{
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_base::state::Layout;
+use ralph_hook::agents::{self, Agent, Event};
+use ralph_hook::claude_settings;
+use ralph_hook::hook::{
     post_tool_use, pre_tool_use, promise::TextSource, protocol, shell_effect, stop, Ask, Verdict,
 };
-use crate::state::Layout;
 use std::io::Write;
 use std::path::Path;
 
@@ -48,28 +48,28 @@ pub fn run(
         return exit::SUCCESS;
     }
     if event != Event::Stop {
-        crate::loops::claim_early(&layout, &ask.session, ask.agent);
+        ralph_loop::loops::claim_early(&layout, &ask.session, ask.agent);
     }
     let verdict = match event {
         Event::Guard => pre_tool_use::run(&ask, env, &layout, &base),
-        Event::Edit if matches!(ask.call, Some(crate::guard::Call::Bash(_))) => {
+        Event::Edit if matches!(ask.call, Some(ralph_hook::guard::Call::Bash(_))) => {
             shell_effect::after(&ask, &layout)
         }
-        Event::Edit if crate::hook::batches::seen(&layout, &ask.session) => Verdict::Silent,
+        Event::Edit if ralph_hook::hook::batches::seen(&layout, &ask.session) => Verdict::Silent,
         Event::Edit => post_tool_use::run(&ask, env, &base, config),
         // The session's first batch was checked by its PostToolUse hooks, which stand down
         // from now on.
-        Event::Batch if !crate::hook::batches::note(&layout, &ask.session) => Verdict::Silent,
+        Event::Batch if !ralph_hook::hook::batches::note(&layout, &ask.session) => Verdict::Silent,
         Event::Batch if ask.edited.is_empty() => Verdict::Silent,
         Event::Batch => post_tool_use::run(&ask, env, &base, config),
         Event::Response => record_reply(&ask, &layout),
-        Event::Prompt => crate::hook::prompt::run(&ask, &layout),
+        Event::Prompt => ralph_hook::hook::prompt::run(&ask, &layout),
         Event::Stop => {
             recall_reply(&mut ask, &layout);
             match stop::run(&ask, env, &layout, &base, config) {
                 Ok(v) => v,
                 Err(e) => {
-                    let message = crate::report::agent::stop_unchecked(&e);
+                    let message = ralph_hook::words::stop_unchecked(&e);
                     let (answer, stderr) = agents::stop_error(agent, &message);
                     if let Some(text) = stderr {
                         say(&text);
@@ -100,7 +100,7 @@ fn emit(answer: &agents::Answer, event: Event) -> u8 {
 /// Keeps the agent's reply for its next stop, for agents whose stop payload lacks it.
 fn record_reply(ask: &Ask, layout: &Layout) -> Verdict {
     if let Some(text) = &ask.final_text {
-        let _ = crate::atomic::write(&layout.reply(ask.agent, &ask.session), text.as_bytes());
+        let _ = ralph_base::atomic::write(&layout.reply(ask.agent, &ask.session), text.as_bytes());
     }
     Verdict::Silent
 }

@@ -1,16 +1,16 @@
 //! `ralph-gate loop start|status|list|cancel|approve`: the loops, by hand. What a loop is and
-//! how it starts and ends is [`crate::loops`]; this module reads the command line and words
+//! how it starts and ends is [`ralph_loop::loops`]; this module reads the command line and words
 //! the answer.
 
-use crate::agent::Agent;
 use crate::commands::AppError;
-use crate::env::Environment;
-use crate::exit;
-use crate::journal;
-use crate::loops::{self, LoopFile};
-use crate::pin::Pin;
-use crate::project::Project;
-use crate::state::Layout;
+use ralph_base::agent::Agent;
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_base::state::Layout;
+use ralph_loop::journal;
+use ralph_loop::loops::{self, LoopFile};
+use ralph_plan::project::Project;
+use ralph_surface::pin::Pin;
 use std::io::Write;
 use std::path::Path;
 
@@ -22,7 +22,7 @@ pub enum Command {
     List,
     Cancel { id: Option<String> },
     Approve { id: Option<String> },
-    Run(crate::run::Options),
+    Run(ralph_hook::run::Options),
 }
 
 /// `loop start`'s options.
@@ -49,7 +49,16 @@ pub fn run(
     let layout = Layout::workspace(env, cwd);
     let text = match cmd {
         // The run prints as it goes, and its exit code says how it ended.
-        Command::Run(o) => return crate::run::run(o, env, &layout, cwd, config),
+        Command::Run(o) => {
+            let agent = o.agent.unwrap_or_else(|| {
+                choose_agent(&super::init::agents::set_up(env, layout.root()), None).0
+            });
+            let o = ralph_hook::run::Options {
+                agent: Some(agent),
+                ..o.clone()
+            };
+            return Ok(ralph_hook::run::run(&o, env, &layout, cwd, config)?);
+        }
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
         Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
         Command::List => list(&loops::list(&layout)),
@@ -157,7 +166,7 @@ pub fn prompt_of(file: Option<&Path>, words: &[String]) -> Result<String, AppErr
 
 /// A promise as the loop's state file keeps it: normalized, not empty, no double quote.
 pub fn promise_of(text: &str) -> Result<String, AppError> {
-    let p = crate::hook::promise::normalize(text);
+    let p = ralph_hook::hook::promise::normalize(text);
     if p.is_empty() || p.contains('"') {
         return Err(AppError::Usage(
             "--promise must be non-empty text without double quotes (the state file stores it in quotes)".into(),
@@ -364,8 +373,8 @@ fn approve(
         return Err(AppError::Usage(format!("{}: {e}", f.path.display())));
     }
     let mut project = Project::open(cwd, config)?;
-    let now = crate::pin::of(&project.config);
-    let surface = crate::surface::of_project(&mut project, env)?;
+    let now = ralph_surface::pin::of(&project.config);
+    let surface = ralph_surface::surface::of_project(&mut project, env)?;
     let summary = loops::approve(layout, f, (&now, &surface), &journal::who(env))?;
     Ok(format!(
         "ralph-gate: the loop in {} is now held to the stop gates in force ({}): {summary}\n",

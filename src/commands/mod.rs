@@ -12,8 +12,8 @@ pub mod init;
 pub mod loops;
 pub mod status;
 
-use crate::config::Config;
 pub use error::AppError;
+use ralph_config::Config;
 
 /// Rejects `--gate` names the config does not define, listing the ones it does.
 fn known_gates(config: &Config, wanted: &[String]) -> Result<(), AppError> {
@@ -46,22 +46,22 @@ pub struct FirstRun {
 
 /// What each gate of `phase` would run on `project`, without running anything.
 pub fn first_runs(
-    project: &mut crate::project::Project,
-    env: &crate::env::Environment,
-    phase: crate::config::Phase,
+    project: &mut ralph_plan::project::Project,
+    env: &ralph_base::env::Environment,
+    phase: ralph_config::Phase,
 ) -> Vec<FirstRun> {
     let Ok(all) = project.all_files() else {
         return Vec::new();
     };
     let plan = project.plan(&all, &all, phase, &[]);
     let config = &project.config;
-    crate::runner::with_context(config, env, crate::runner::Reuse::Everything, |cx| {
+    ralph_runner::runner::with_context(config, env, ralph_runner::runner::Reuse::Everything, |cx| {
         plan.gates
             .iter()
             .filter(|pg| !pg.jobs.is_empty())
             .map(|pg| {
                 let gate = &config.gates[pg.gate];
-                let inv = crate::runner::Invocation::new(cx, gate, &pg.jobs[0]);
+                let inv = ralph_runner::runner::Invocation::new(cx, gate, &pg.jobs[0]);
                 FirstRun {
                     gate: gate.name.clone(),
                     runs: pg.jobs.len(),

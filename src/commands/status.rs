@@ -1,8 +1,8 @@
 //! `ralph-gate status`: the loops, every gate's latest result and the recent journal, once.
 
 use super::AppError;
-use crate::env::Environment;
-use crate::project::Project;
+use ralph_base::env::Environment;
+use ralph_plan::project::Project;
 use std::io::Write;
 use std::path::Path;
 
@@ -20,9 +20,9 @@ pub fn run(
     config: Option<&Path>,
 ) -> Result<u8, AppError> {
     let mut project = Project::open(cwd, config)?;
-    let layout = crate::state::Layout::workspace(env, cwd);
+    let layout = ralph_base::state::Layout::workspace(env, cwd);
     // Described once here; the dashboard, which redraws, does not.
-    let surface = crate::surface::of_project(&mut project, env)?;
+    let surface = ralph_surface::surface::of_project(&mut project, env)?;
     let st = crate::status::gather(
         &project.config,
         project.describe_config(),
@@ -30,9 +30,9 @@ pub fn run(
         Some(&surface),
     );
     let text = match format {
-        Format::Human => crate::status::render_text(&st, crate::results::now_ms()),
+        Format::Human => crate::status::render_text(&st, ralph_runner::results::now_ms()),
         Format::Json => serde_json::to_string_pretty(&st).expect("status serialises") + "\n",
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(crate::exit::SUCCESS)
+    Ok(ralph_base::exit::SUCCESS)
 }

@@ -6,10 +6,10 @@ mod app;
 mod tests;
 mod ui;
 
-use crate::config::Phase;
-use crate::env::Environment;
-use crate::project::Project;
 use app::{Action, App, Rerun};
+use ralph_base::env::Environment;
+use ralph_config::Phase;
+use ralph_plan::project::Project;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -21,10 +21,11 @@ const REFRESH: Duration = Duration::from_millis(500);
 const SURFACE_EVERY: Duration = Duration::from_secs(10);
 
 pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Result<()> {
-    let layout = crate::state::Layout::workspace(env, cwd);
+    let layout = ralph_base::state::Layout::workspace(env, cwd);
     // The surface is described at most every SURFACE_EVERY, not at every redraw.
-    let described: std::cell::RefCell<Option<(std::time::Instant, crate::surface::Surface)>> =
-        std::cell::RefCell::new(None);
+    let described: std::cell::RefCell<
+        Option<(std::time::Instant, ralph_surface::surface::Surface)>,
+    > = std::cell::RefCell::new(None);
     let gather = || -> std::io::Result<crate::status::Status> {
         let mut project =
             Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -32,8 +33,8 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
         let stale = described
             .as_ref()
             .is_none_or(|(at, _)| at.elapsed() >= SURFACE_EVERY);
-        if stale && !crate::loops::list(&layout).is_empty() {
-            if let Ok(s) = crate::surface::of_project(&mut project, env) {
+        if stale && !ralph_loop::loops::list(&layout).is_empty() {
+            if let Ok(s) = ralph_surface::surface::of_project(&mut project, env) {
                 *described = Some((std::time::Instant::now(), s));
             }
         }
@@ -44,13 +45,13 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
             described.as_ref().map(|(_, s)| s),
         ))
     };
-    let mut app = App::new(gather()?, !env.no_color, crate::results::now_ms());
+    let mut app = App::new(gather()?, !env.no_color, ralph_runner::results::now_ms());
     // init() enters raw mode and the alternate screen and installs a panic hook that restores
     // the terminal; restore() below covers every other way out.
     let mut terminal = ratatui::init();
     // SIGTERM or SIGHUP from outside: kill any re-run's gates, restore the terminal, exit.
-    crate::signals::before_exit(ratatui::restore);
-    crate::signals::install();
+    ralph_base::signals::before_exit(ratatui::restore);
+    ralph_base::signals::install();
     let result = (|| -> std::io::Result<()> {
         while !app.quit {
             terminal.draw(|f| ui::draw(f, &app))?;
@@ -78,9 +79,9 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                             ))
                         }
                         Action::CancelLoop(file) => {
-                            let who = crate::journal::who(env);
+                            let who = ralph_loop::journal::who(env);
                             app.message = Some(
-                                match crate::loops::cancel(
+                                match ralph_loop::loops::cancel(
                                     &layout,
                                     Path::new(&file),
                                     &format!("{who}, from the dashboard"),
@@ -94,7 +95,7 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                 }
             }
             if let Ok(st) = gather() {
-                app.refresh(st, crate::results::now_ms());
+                app.refresh(st, ralph_runner::results::now_ms());
             }
         }
         Ok(())
@@ -125,24 +126,24 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
         let plan = project.plan(&files, &files, Phase::Check, &[]);
         let cfg = &project.config;
         shared.lock().unwrap_or_else(|e| e.into_inner()).total = plan.gates.len();
-        let limits = crate::runner::Limits {
+        let limits = ralph_runner::runner::Limits {
             jobs: cfg.settings.jobs,
             deadline: None,
             cargo_target: None,
             untracked: None,
         };
-        crate::results::run_recorded(
+        ralph_runner::results::run_recorded(
             cfg,
             &plan,
             &limits,
             &env,
-            crate::runner::Reuse::Everything,
+            ralph_runner::runner::Reuse::Everything,
             Phase::Check,
             &|e| {
-                if let crate::runner::Event::Finished(r) = e {
+                if let ralph_runner::runner::Event::Finished(r) = e {
                     let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
                     p.done += 1;
-                    if crate::report::counts_as_failure(r, env.strict()) {
+                    if ralph_runner::report::counts_as_failure(r, env.strict()) {
                         p.failed += 1;
                     }
                 }

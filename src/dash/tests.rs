@@ -1,8 +1,8 @@
 use super::app::{Action, App, Focus};
 use super::ui::draw;
-use crate::results::Record;
-use crate::runner::GateStatus;
 use crate::status::{GateView, LoopView, Status, StopView, SCHEMA};
+use ralph_runner::results::Record;
+use ralph_runner::runner::GateStatus;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -132,7 +132,7 @@ fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
 #[test]
 fn a_loop_run_shows_its_iterations_and_cost() {
     let mut st = status();
-    st.loops[0].session = Some(crate::state::RUN_SESSION.into());
+    st.loops[0].session = Some(ralph_base::state::RUN_SESSION.into());
     st.loops[0].run = Some(crate::status::RunView {
         iterations: 3,
         cost_usd: 0.42,

@@ -2,10 +2,10 @@
 //! ratatui's test backend and read the screen back.
 
 use super::app::{App, Focus};
-use crate::runner::GateStatus;
 use crate::status::{ago, status_tag};
-use crate::text::{duration, strip_ansi};
 use ansi_to_tui::IntoText;
+use ralph_base::text::{duration, strip_ansi};
+use ralph_runner::runner::GateStatus;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};

@@ -2,11 +2,11 @@
 //! so that every format (human, JSON, JUnit, GitHub annotations) reports it as it reports
 //! a gate, each weakening a `file:line: message` line.
 
-use crate::config::{Config, Phase};
-use crate::pin;
-use crate::runner::{GateResult, GateStatus};
-use crate::surface::{self, base::Against, Finding};
-use crate::text::plural;
+use ralph_base::text::plural;
+use ralph_config::{Config, Phase};
+use ralph_runner::runner::{GateResult, GateStatus};
+use ralph_surface::pin;
+use ralph_surface::surface::{self, base::Against, Finding};
 
 /// Its place in the report: after every gate.
 pub const INDEX: usize = usize::MAX;

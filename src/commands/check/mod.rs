@@ -4,16 +4,16 @@
 
 use super::known_gates;
 use crate::commands::AppError;
-use crate::config::{Config, Phase};
-use crate::env::Environment;
-use crate::exit;
-use crate::files::{self, Selection};
-use crate::project::Project;
-use crate::report::reporter::{Reporter, Style};
-use crate::report::{github, Format, RunInfo, Summary};
-use crate::runner::{self, Reuse};
-use crate::staged::Hidden;
-use crate::text::plural;
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_base::text::plural;
+use ralph_config::{Config, Phase};
+use ralph_plan::files::{self, Selection};
+use ralph_plan::project::Project;
+use ralph_runner::report::reporter::{Reporter, Style};
+use ralph_runner::report::{github, Format, RunInfo, Summary};
+use ralph_runner::runner::{self, Reuse};
+use ralph_runner::staged::Hidden;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
@@ -143,15 +143,21 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         .base
         .as_ref()
         .filter(|_| asks_integrity)
-        .filter(|rev| !s.base_implied || crate::git::is_commit(project.root(), rev))
+        .filter(|rev| !s.base_implied || ralph_base::git::is_commit(project.root(), rev))
     {
         Some(rev) => Some(
-            crate::surface::base::against(&project.config, rev, s.phase, universe.clone(), env)
-                .map(|a| integrity::compare(a, &project.config, s.phase))
-                .map_err(|source| AppError::Base {
-                    rev: rev.clone(),
-                    source,
-                })?,
+            ralph_surface::surface::base::against(
+                &project.config,
+                rev,
+                s.phase,
+                universe.clone(),
+                env,
+            )
+            .map(|a| integrity::compare(a, &project.config, s.phase))
+            .map_err(|source| AppError::Base {
+                rev: rev.clone(),
+                source,
+            })?,
         ),
         None => None,
     };
@@ -183,7 +189,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
             .flatten(),
     };
     let mut results =
-        crate::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
+        ralph_runner::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
             reporter.event(&e, &name)
         });
     if let Some(a) = &against {
@@ -214,7 +220,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
 fn untracked(
     root: &std::path::Path,
 ) -> Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>> {
-    crate::git::untracked(root)
+    ralph_base::git::untracked(root)
         .ok()
         .map(|p| std::sync::Arc::new(p.into_iter().collect()))
 }
@@ -224,11 +230,11 @@ mod integrity;
 /// For `--staged`: a killed earlier run's hidden work is put back, then this run's unstaged
 /// changes are set aside so the gates see the index.
 fn set_aside(project: &Project, selection: &Selection) -> Result<Option<Hidden>, AppError> {
-    for message in crate::staged::recover(project.root())? {
+    for message in ralph_runner::staged::recover(project.root())? {
         note(&message);
     }
-    if *selection == Selection::Staged && crate::git::in_work_tree(project.root()) {
-        Ok(crate::staged::hide_unstaged(project.root())?)
+    if *selection == Selection::Staged && ralph_base::git::in_work_tree(project.root()) {
+        Ok(ralph_runner::staged::hide_unstaged(project.root())?)
     } else {
         Ok(None)
     }
@@ -306,8 +312,8 @@ mod tests {
         };
         let args = Options::from(args);
         let file =
-            crate::config::parse(std::path::Path::new("/p/ralph.toml"), String::new()).unwrap();
-        let config = crate::config::resolve("/p".into(), Some(file), &mut Vec::new).unwrap();
+            ralph_config::parse(std::path::Path::new("/p/ralph.toml"), String::new()).unwrap();
+        let config = ralph_config::resolve("/p".into(), Some(file), &mut Vec::new).unwrap();
         Settings::resolve(
             &args,
             env,

@@ -1,7 +1,7 @@
 //! Each agent's hook config: its file, its shape, its event and field names, its timeout unit
 //! (agent-hooks.md). Merged into what is there, idempotently, never removing anything.
 
-use crate::agents::Agent;
+use ralph_hook::agents::Agent;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -141,7 +141,7 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
             hooks: vec![
                 hook("afterFileEdit", "post-tool-use", json!({"command": cmd("post-tool-use")})),
                 hook("afterAgentResponse", "agent-response", json!({"command": cmd("agent-response")})),
-                hook("stop", "stop", json!({"command": cmd("stop"), "loop_limit": crate::agents::CURSOR_LOOP_LIMIT})),
+                hook("stop", "stop", json!({"command": cmd("stop"), "loop_limit": ralph_hook::agents::CURSOR_LOOP_LIMIT})),
             ],
             note: Some("Cursor's hook protocol is not published on npm: the shape ralph-gate writes is from secondary sources; check it against your Cursor version"),
         },
@@ -222,7 +222,7 @@ pub fn detected(ws: &Path) -> Vec<Agent> {
 /// The agents whose stops ralph-gate holds in this project: their hook file registers
 /// `hook stop` (OpenCode: holds ralph-gate's plugin), or, for Claude Code, any settings file
 /// it reads does, or the ralph-gate plugin is enabled.
-pub fn set_up(env: &crate::env::Environment, ws: &Path) -> Vec<Agent> {
+pub fn set_up(env: &ralph_base::env::Environment, ws: &Path) -> Vec<Agent> {
     Agent::ALL
         .into_iter()
         .filter(|&agent| {
@@ -238,13 +238,13 @@ pub fn set_up(env: &crate::env::Environment, ws: &Path) -> Vec<Agent> {
         .collect()
 }
 
-fn claude_holds_stops(env: &crate::env::Environment, ws: &Path) -> bool {
-    let (settings, _) = crate::claude_settings::load(env, ws);
-    crate::claude_settings::plugin_enabled(&settings, "ralph-gate").is_some()
+fn claude_holds_stops(env: &ralph_base::env::Environment, ws: &Path) -> bool {
+    let (settings, _) = ralph_hook::claude_settings::load(env, ws);
+    ralph_hook::claude_settings::plugin_enabled(&settings, "ralph-gate").is_some()
         || settings.iter().any(|s| {
-            crate::claude_settings::hooks(&s.value, "Stop")
+            ralph_hook::claude_settings::hooks(&s.value, "Stop")
                 .iter()
-                .any(|(c, _)| crate::claude_settings::is_ralph_gate_hook(c, "hook stop"))
+                .any(|(c, _)| ralph_hook::claude_settings::is_ralph_gate_hook(c, "hook stop"))
         })
 }
 
@@ -302,7 +302,7 @@ mod tests {
         let (cursor, _) = merge(None, &spec(Agent::Cursor, "ralph-gate")).unwrap();
         assert_eq!(
             cursor["hooks"]["stop"][0]["loop_limit"],
-            crate::agents::CURSOR_LOOP_LIMIT
+            ralph_hook::agents::CURSOR_LOOP_LIMIT
         );
         assert_eq!(
             cursor["hooks"]["afterAgentResponse"][0]["command"],

@@ -8,14 +8,14 @@
 pub(crate) mod agents;
 mod frameworks;
 
-use crate::atomic;
 use crate::commands::AppError;
-use crate::config::presets;
-use crate::config::template::shell_quote;
-use crate::env::Environment;
-use crate::exit;
-use crate::files;
 use frameworks::Framework;
+use ralph_base::atomic;
+use ralph_base::env::Environment;
+use ralph_base::exit;
+use ralph_config::presets;
+use ralph_config::template::shell_quote;
+use ralph_plan::files;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,11 +29,11 @@ pub struct Options {
     /// Write this binary's absolute path into the hooks instead of `ralph-gate`.
     pub absolute: bool,
     /// The agents to set up; empty: Claude Code and every agent the project shows signs of.
-    pub agents: Vec<crate::agents::Agent>,
+    pub agents: Vec<ralph_hook::agents::Agent>,
 }
 
 pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError> {
-    let layout = crate::state::Layout::workspace(env, cwd);
+    let layout = ralph_base::state::Layout::workspace(env, cwd);
     let ws = layout.root().to_path_buf();
     let me = std::env::current_exe()
         .ok()
@@ -49,14 +49,14 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
         }
     }
     report.push(write_config(&ws, env)?);
-    let mut asked: Vec<crate::agents::Agent> = Vec::new();
+    let mut asked: Vec<ralph_hook::agents::Agent> = Vec::new();
     for a in &opts.agents {
         if !asked.contains(a) {
             asked.push(*a);
         }
     }
     let chosen = if asked.is_empty() {
-        let mut all = vec![crate::agents::Agent::Claude];
+        let mut all = vec![ralph_hook::agents::Agent::Claude];
         let found = agents::detected(&ws);
         if !found.is_empty() {
             report.push(format!(
@@ -96,7 +96,7 @@ fn path_warning(env: &Environment, ws: &Path, me: Option<&Path>) -> Option<Strin
         .map(|p| std::env::split_paths(p).collect())
         .unwrap_or_default();
     let me_text = me.map_or_else(|| "this binary".to_string(), |p| p.display().to_string());
-    match crate::tools::find("ralph-gate", &dirs, ws) {
+    match ralph_plan::tools::find("ralph-gate", &dirs, ws) {
         None => Some(format!(
             "WARNING: `ralph-gate` is not on PATH, so the hooks written below would fail to start. \
              Put it there (cargo install --path <ralph-gate checkout>), or run `ralph-gate init --absolute` \
@@ -116,7 +116,7 @@ fn path_warning(env: &Environment, ws: &Path, me: Option<&Path>) -> Option<Strin
 }
 
 fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
-    let path = ws.join(crate::config::FILE_NAME);
+    let path = ws.join(ralph_config::FILE_NAME);
     if path.exists() {
         return Ok("ralph.toml: exists, left as it is".into());
     }
@@ -166,10 +166,10 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
 /// workspace and `--shell=bash` for sourced libraries show), and its tool, or that the tool
 /// is missing and how to install it.
 fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
-    let Ok(mut project) = crate::project::Project::open(ws, None) else {
+    let Ok(mut project) = ralph_plan::project::Project::open(ws, None) else {
         return Vec::new();
     };
-    super::first_runs(&mut project, env, crate::config::Phase::Check)
+    super::first_runs(&mut project, env, ralph_config::Phase::Check)
         .into_iter()
         .map(|r| {
             let tool = match (&r.missing, &r.tool) {
@@ -186,7 +186,7 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
             format!(
                 "{}: {} on this project, e.g. `{}`{tool}",
                 r.gate,
-                crate::text::plural(r.runs, "run", "runs"),
+                ralph_base::text::plural(r.runs, "run", "runs"),
                 r.command.chars().take(120).collect::<String>()
             )
         })
@@ -197,13 +197,13 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
 fn write_agent(
     env: &Environment,
     ws: &Path,
-    agent: crate::agents::Agent,
+    agent: ralph_hook::agents::Agent,
     program: &str,
 ) -> Result<String, AppError> {
     let spec = agents::spec(agent, program);
-    if agent == crate::agents::Agent::Claude {
-        let (all, _) = crate::claude_settings::load(env, ws);
-        if let Some(by) = crate::claude_settings::plugin_enabled(&all, "ralph-gate") {
+    if agent == ralph_hook::agents::Agent::Claude {
+        let (all, _) = ralph_hook::claude_settings::load(env, ws);
+        if let Some(by) = ralph_hook::claude_settings::plugin_enabled(&all, "ralph-gate") {
             // Both would run for every event: one stop would count as two iterations.
             return Ok(format!(
                 "{}: no hooks added, the ralph-gate plugin is enabled ({}) and its hooks act",
@@ -302,11 +302,11 @@ fn is_ours(text: &str) -> bool {
 }
 
 fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, AppError> {
-    if !crate::git::in_work_tree(ws) {
+    if !ralph_base::git::in_work_tree(ws) {
         return Ok("pre-commit: not a git repository, no hook installed".into());
     }
-    let path =
-        crate::git::git_path(ws, "hooks/pre-commit").map_err(|e| AppError::Usage(e.to_string()))?;
+    let path = ralph_base::git::git_path(ws, "hooks/pre-commit")
+        .map_err(|e| AppError::Usage(e.to_string()))?;
     let script = if program == "ralph-gate" {
         PRE_COMMIT.to_string()
     } else {
@@ -336,7 +336,7 @@ fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, App
 }
 
 /// `.ralph/` and the loop files of the chosen agents other than Claude are never committed.
-fn ignore_state(ws: &Path, chosen: &[crate::agents::Agent]) -> Result<String, AppError> {
+fn ignore_state(ws: &Path, chosen: &[ralph_hook::agents::Agent]) -> Result<String, AppError> {
     let path = ws.join(".gitignore");
     let current = std::fs::read_to_string(&path).unwrap_or_default();
     let has = |line: &str| current.lines().any(|l| l.trim() == line);
@@ -376,7 +376,7 @@ mod tests {
     fn merge_adds_both_hooks_to_empty_settings() {
         let (v, added) = agents::merge(
             None,
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert_eq!(
@@ -408,7 +408,7 @@ mod tests {
         });
         let (once, added) = agents::merge(
             Some(existing.clone()),
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert_eq!(added.len(), 6);
@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         let (twice, added) = agents::merge(
             Some(once.clone()),
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert!(added.is_empty());
@@ -436,17 +436,17 @@ mod tests {
     fn merge_refuses_shapes_it_would_have_to_destroy() {
         assert!(agents::merge(
             Some(json!([1])),
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
         assert!(agents::merge(
             Some(json!({"hooks": "x"})),
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
         assert!(agents::merge(
             Some(json!({"hooks": {"Stop": {}}})),
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate")
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
     }
@@ -461,7 +461,7 @@ mod tests {
             serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
         let (merged, _) = agents::merge(
             None,
-            &agents::spec(crate::agents::Agent::Claude, "ralph-gate"),
+            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         let plugin = plugin["hooks"].to_string().replace(" --via plugin", "");

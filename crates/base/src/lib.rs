@@ -1,0 +1,16 @@
+//! The shared ground every other crate stands on: the environment (read in one place), the
+//! workspace's state layout under `.ralph/`, atomic writes and locks, git, signals, text
+//! helpers, content digests, the shell lexer and `#!` lines, the agents' identities and the
+//! exit codes. It uses no other crate of ralph-gate.
+
+pub mod agent;
+pub mod atomic;
+pub mod digest;
+pub mod env;
+pub mod exit;
+pub mod git;
+pub mod shebang;
+pub mod shell;
+pub mod signals;
+pub mod state;
+pub mod text;

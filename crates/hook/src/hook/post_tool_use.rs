@@ -1,0 +1,175 @@
+//! `ralph-gate hook post-tool-use`: after an agent edits a file, run the edit-phase gates that
+//! match it and hand their errors straight back to the agent as `additionalContext`.
+
+use super::notices;
+use super::{Ask, Verdict};
+use crate::words as agent;
+use ralph_base::env::Environment;
+use ralph_config::{Phase, Scope};
+use ralph_plan::files;
+use ralph_plan::project::Project;
+use ralph_runner::cache::readers;
+use ralph_runner::runner::{self, GateResult, Limits};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The edit gates for the files an edit wrote, and what the agent is told.
+pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> Verdict {
+    let started = Instant::now();
+    let base = ask.cwd.clone().unwrap_or_else(|| cwd.to_path_buf());
+    // Deleted files, and things that are not files, have nothing to check.
+    let edited: Vec<&PathBuf> = ask
+        .edited
+        .iter()
+        .filter(|p| base.join(p).is_file())
+        .collect();
+    if edited.is_empty() {
+        return Verdict::Silent;
+    }
+    let project = match Project::open(&base, config) {
+        Ok(p) => p,
+        // The agent may have broken ralph.toml itself; tell it, so it can repair it.
+        Err(e) => {
+            return Verdict::Context {
+                text: agent::edit_config_error(&e),
+                system: None,
+            }
+        }
+    };
+    let rels: Vec<PathBuf> = edited
+        .iter()
+        .filter_map(|p| files::relative_to_root(project.root(), &base, p).ok())
+        .filter(|rel| !files::is_own_state(rel))
+        .collect();
+    match edit_gates(&project, &rels, env, started) {
+        Some(results) => tell(&project, &ask.session, &rels, &results, env.strict()),
+        None => Verdict::Silent,
+    }
+}
+
+/// Runs the edit gates that match `rels`, and the project runs whose last run read one of
+/// them from outside their folder; `None` when there is none (the common case, answered
+/// without listing the project).
+fn edit_gates(
+    project: &Project,
+    rels: &[PathBuf],
+    env: &Environment,
+    started: Instant,
+) -> Option<Vec<GateResult>> {
+    let root = project.root();
+    let config = &project.config;
+    let head = |p: &Path| files::head(&root.join(p));
+    let matching: Vec<&ralph_config::Gate> = config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
+        .collect();
+    let readers: Vec<(&ralph_config::Gate, PathBuf)> = config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(Phase::Edit) && g.scope == Scope::Project)
+        .flat_map(|g| {
+            readers::dirs_reading(root, &g.name, rels)
+                .into_iter()
+                .map(move |d| (g, d))
+        })
+        .collect();
+    if matching.is_empty() && readers.is_empty() {
+        return None;
+    }
+    // Project gates, drivers and declared inputs see more than the edited files. An edited
+    // file is one of them even when git ignores it (a generated file the code imports).
+    let universe = if !readers.is_empty() || matching.iter().any(|g| g.needs_listing()) {
+        let mut all = files::all(root).unwrap_or_default();
+        all.extend(rels.iter().cloned());
+        all.sort();
+        all.dedup();
+        all
+    } else {
+        rels.to_vec()
+    };
+    let mut asked = rels.to_vec();
+    for (gate, dir) in &readers {
+        asked.extend(one_file_of(config, gate, dir, &universe, &head));
+    }
+    asked.sort();
+    asked.dedup();
+    let plan = project.plan(&asked, &universe, Phase::Edit, &[]);
+    let limits = Limits {
+        jobs: config.settings.jobs,
+        deadline: Some(started + config.settings.hooks.edit_budget),
+        cargo_target: None,
+        untracked: None,
+    };
+    let results = ralph_runner::results::run_recorded(
+        config,
+        &plan,
+        &limits,
+        env,
+        runner::Reuse::Everything,
+        Phase::Edit,
+        &|_| {},
+    );
+    Some(results.into_iter().filter(|r| r.runs > 0).collect())
+}
+
+/// A file of `dir` that plans `gate`'s run there, preferring one no other edit gate checks
+/// on its own (so a dependent's project run does not bring its files' own checks along).
+fn one_file_of(
+    config: &ralph_config::Config,
+    gate: &ralph_config::Gate,
+    dir: &Path,
+    universe: &[PathBuf],
+    head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+) -> Option<PathBuf> {
+    let candidates: Vec<&PathBuf> = universe
+        .iter()
+        .filter(|f| f.starts_with(dir) && gate.matches_file(f, head))
+        .collect();
+    let alone = |f: &&&PathBuf| {
+        !config.gates.iter().any(|g| {
+            g.name != gate.name
+                && g.runs_in(Phase::Edit)
+                && g.scope != Scope::Project
+                && g.matches_file(f, head)
+        })
+    };
+    candidates
+        .iter()
+        .find(alone)
+        .or(candidates.first())
+        .map(|f| PathBuf::clone(f))
+}
+
+/// What the agent is told after its edit: the failing gates, and once per session the tools
+/// that are missing.
+fn tell(
+    project: &Project,
+    session: &str,
+    rels: &[PathBuf],
+    results: &[GateResult],
+    strict: bool,
+) -> Verdict {
+    let root = project.root();
+    let named = rels
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let told = notices::told(root, session);
+    let notice = agent::missing_notice(&named, results, &told);
+    if let Some((_, tools)) = &notice {
+        notices::remember(root, session, tools);
+    }
+    let failures = agent::edit_feedback(&named, results, strict, agent::TEXT_CAP);
+    let text = match (failures, &notice) {
+        (None, None) => return Verdict::Silent,
+        (Some(f), None) => f,
+        (None, Some((n, _))) => n.clone(),
+        (Some(f), Some((n, _))) => format!("{n}\n\n{f}"),
+    };
+    Verdict::Context {
+        text: agent::cap(&text, agent::TEXT_CAP),
+        system: notice.map(|(_, tools)| agent::missing_line(&tools)),
+    }
+}

@@ -1,0 +1,156 @@
+//! A stop's view of the loop's pin: how the stop gates in force compare with the ones the
+//! loop started with, what the agent is told when they were weakened, and pinning again.
+
+use ralph_base::env::Environment;
+use ralph_base::state::Layout;
+use ralph_config::Config;
+use ralph_loop::loops::LoopState;
+use ralph_plan::files::FilesError;
+use ralph_plan::project::Project;
+use ralph_surface::pin::store::{ReadError, Store};
+use ralph_surface::pin::{self, Pin, Record, Verdict as PinVerdict};
+use ralph_surface::surface::{Finding, Surface};
+use std::path::PathBuf;
+
+pub struct Pinning {
+    pub verdict: PinVerdict,
+    /// The stop gates as resolved now.
+    pub now: Pin,
+    /// This loop's copy of its pin, when it has one.
+    copy: Option<Record>,
+    /// The surface described at this stop, when the stop needed it.
+    pub surface: Option<Surface>,
+    /// What it lost against the surface the loop is held to.
+    pub weakened: Vec<Finding>,
+}
+
+impl Pinning {
+    /// Compares the gates in force with this loop's pin (state file and copy); what a person
+    /// should know goes to `notes`.
+    pub fn judge(
+        layout: &Layout,
+        the_loop: Read<'_>,
+        config: &Config,
+        notes: &mut Vec<String>,
+    ) -> Self {
+        let Read {
+            loop_file,
+            state,
+            copy,
+        } = the_loop;
+        let store = Store::of(layout);
+        let now = pin::of(config);
+        let mut mine_kept = None;
+        let verdict = match copy {
+            // A copy made for another start time, or none where the loop was pinned: the
+            // state file was edited or the pin removed, so that the weakened gates would be
+            // pinned as if the loop were new. Only a person starts a loop anew.
+            Ok(Some(c)) if c.started_at != state.started_at => PinVerdict::Tampered(format!(
+                "the state file says the loop started {}, its pin was made for the loop started {}",
+                state.started_at.as_deref().unwrap_or("(nowhere)"),
+                c.started_at.as_deref().unwrap_or("?")
+            )),
+            Ok(None) if state.gates_pin.is_none() && store.marked(loop_file).is_some() => {
+                PinVerdict::Tampered(
+                    "the loop was pinned, and its pin was removed from the state file and the git folder".into(),
+                )
+            }
+            Ok(copy) => {
+                let verdict = pin::judge(state.gates_pin.as_deref(), copy.as_ref(), &now);
+                mine_kept = copy;
+                verdict
+            }
+            Err(e) => PinVerdict::Tampered(format!("the pin's copy cannot be read: {e}")),
+        };
+        if let PinVerdict::Tampered(why) = &verdict {
+            notes.push(format!("pin tampered: {why}"));
+        }
+        Self {
+            verdict,
+            now,
+            copy: mine_kept,
+            surface: None,
+            weakened: Vec::new(),
+        }
+    }
+
+    /// Describes the surface when this stop needs it (at the first stop of a loop nobody
+    /// pinned, to record it; at a stop that could end the loop, `may_end`, to compare) and
+    /// compares it with the one the loop is held to. Returns why the loop may not end when
+    /// it was weakened; the weakenings go to `notes` for the journal.
+    pub fn surface(
+        &mut self,
+        project: &mut Project,
+        env: &Environment,
+        may_end: bool,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<String>, FilesError> {
+        let wanted = self.verdict == PinVerdict::First || (may_end && !self.verdict.holds());
+        if !wanted {
+            return Ok(None);
+        }
+        let now = ralph_surface::surface::of_project(project, env)?;
+        if let Some(was) = self.copy.as_ref().and_then(|c| c.surface.as_ref()) {
+            self.weakened = ralph_surface::surface::compare(was, &now).weaker;
+        }
+        self.surface = Some(now);
+        if self.weakened.is_empty() {
+            return Ok(None);
+        }
+        let each: Vec<String> = self.weakened.iter().map(ToString::to_string).collect();
+        notes.push(format!("surface weakened: {}", each.join("; ")));
+        Ok(Some(crate::words::surface_hold(&self.weakened)))
+    }
+
+    /// The gates and surface to pin again at this stop: the gates when the verdict says so,
+    /// the surface when it was described and lost nothing (a stronger one raises the bar, a
+    /// weaker one never replaces it).
+    pub fn repin(&self) -> Option<(&Pin, Option<&Surface>)> {
+        let held = self.copy.as_ref().and_then(|c| c.surface.as_ref());
+        let raised = self.surface.as_ref().filter(|_| self.weakened.is_empty());
+        let surface = raised.or(held);
+        if self.verdict.repins() {
+            return Some((&self.now, surface));
+        }
+        // By what is stored: the surface described now also knows the tree's files.
+        let moved = raised.is_some() && raised.map(Surface::digest) != held.map(Surface::digest);
+        (self.verdict == PinVerdict::Same && moved).then_some((&self.now, surface))
+    }
+}
+
+/// A loop as a stop reads it: its key, its state file, and its pin's copy, read once (it
+/// holds the surface, which can be large) for the root and the judgement both.
+pub struct Read<'a> {
+    pub loop_file: &'a str,
+    pub state: &'a LoopState,
+    pub copy: Result<Option<Record>, ReadError>,
+}
+
+impl<'a> Read<'a> {
+    pub fn of(layout: &Layout, loop_file: &'a str, state: &'a LoopState) -> Self {
+        Self {
+            loop_file,
+            state,
+            copy: Store::of(layout).read(loop_file),
+        }
+    }
+
+    /// The project root this loop's gates were pinned in, from its copy (when it is this
+    /// loop's and records one).
+    pub fn pinned_root(&self) -> Option<PathBuf> {
+        let copy = self.copy.as_ref().ok()?.as_ref()?;
+        let root = &copy.pin.root;
+        (copy.started_at == self.state.started_at && !root.is_empty()).then(|| PathBuf::from(root))
+    }
+}
+
+pub fn word(verdict: &PinVerdict) -> &'static str {
+    match verdict {
+        PinVerdict::Same => "same",
+        PinVerdict::First => "pinned",
+        PinVerdict::Reworded => "reworded",
+        PinVerdict::Stronger(_) => "strengthened",
+        PinVerdict::Weaker(_) => "weakened",
+        PinVerdict::Tampered(_) => "tampered",
+    }
+}

@@ -1,0 +1,8 @@
+//! The state of loops: a loop's life and its files (`loops`), the journal of stops and loop
+//! events (`journal`), the guard by effect on protected files (`watch`), and the agents' own
+//! goals, read only (`goals`). Uses the crates below it: base, config, plan, runner, surface.
+
+pub mod goals;
+pub mod journal;
+pub mod loops;
+pub mod watch;

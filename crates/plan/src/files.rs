@@ -1,0 +1,246 @@
+//! Which files a run looks at: all project files, git's staged or changed files, or paths
+//! named on the command line. Every path returned is relative to the project root.
+
+use ralph_base::git::{self, GitError};
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    #[error("{} is outside the project root {}", path.display(), root.display())]
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    #[error("no such file or folder: {}", .0.display())]
+    Missing(PathBuf),
+    #[error("--{0} needs a git repository, and {1} is not inside one")]
+    NotGit(&'static str, PathBuf),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("bad revision `{0}`: {1}")]
+    BadRevision(String, String),
+    #[error("cannot list files under {}: {message}", root.display())]
+    Walk { root: PathBuf, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Every project file: git-tracked plus untracked-not-ignored (a `.gitignore`-honouring walk
+    /// outside git).
+    All,
+    /// Files staged for commit (added, copied, modified, renamed).
+    Staged,
+    /// The working tree against a revision, untracked files included.
+    Changed(String),
+    /// Files and folders named by the user, relative to the current directory.
+    Paths(Vec<PathBuf>),
+}
+
+pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<PathBuf>, FilesError> {
+    let mut files = match selection {
+        Selection::All => all(root)?,
+        Selection::Staged => {
+            require_git(root, "staged")?;
+            git::paths(
+                root,
+                &[
+                    "diff",
+                    "--cached",
+                    "--name-only",
+                    "-z",
+                    "--diff-filter=ACMR",
+                    "--relative",
+                ],
+            )?
+        }
+        Selection::Changed(rev) => changed(root, rev)?,
+        Selection::Paths(paths) => named(root, cwd, paths)?,
+    };
+    // Deleted files cannot be checked; a staged or changed list may still name them.
+    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// Every project file, sorted.
+pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    // One git call both lists the files and says whether this is a repository at all: outside
+    // one (or without git) it fails and the folder is walked instead.
+    let mut files = match git::paths(
+        root,
+        &[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ],
+    ) {
+        Ok(files) => files,
+        Err(e) if e.not_a_repository() => walk(root)?,
+        Err(GitError::Spawn(_)) => walk(root)?,
+        Err(e) => return Err(e.into()),
+    };
+    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// ralph-gate's own state (`.ralph/`: journal, cache, locks) is never a project file, even in
+/// a repository that does not ignore it; nor is a loop's state file (`.claude/ralph-loop*.local.md`
+/// and its temporary files while it is rewritten), which changes at every stop: as a project
+/// file it would make every whole-project gate miss the cache at every stop of a loop.
+pub fn is_own_state(rel: &Path) -> bool {
+    if rel.starts_with(ralph_base::state::DIR) {
+        return true;
+    }
+    let (Some(dir), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return false;
+    };
+    let name = name.to_string_lossy();
+    ralph_base::agent::Agent::ALL
+        .iter()
+        .any(|a| dir == Path::new(a.state_dir()))
+        && ((name.starts_with("ralph-loop") && name.ends_with(".local.md"))
+            || name.starts_with(".ralph-gate-"))
+}
+
+pub use ralph_base::shebang::head;
+
+/// Makes a user-given path relative to `root`, refusing anything outside it. Works for paths
+/// that no longer exist (an agent may report a deleted file) by resolving their parent.
+pub fn relative_to_root(root: &Path, cwd: &Path, path: &Path) -> Result<PathBuf, FilesError> {
+    let absolute = normalize(&cwd.join(path));
+    let root_real = root.canonicalize().unwrap_or_else(|_| normalize(root));
+    let real = match absolute.canonicalize() {
+        Ok(p) => p,
+        Err(_) => match (absolute.parent(), absolute.file_name()) {
+            (Some(parent), Some(name)) => parent
+                .canonicalize()
+                .map(|p| p.join(name))
+                .unwrap_or_else(|_| absolute.clone()),
+            _ => absolute.clone(),
+        },
+    };
+    match real.strip_prefix(&root_real) {
+        Ok(rel) if rel.as_os_str().is_empty() => Ok(PathBuf::new()),
+        Ok(rel) => Ok(rel.to_path_buf()),
+        Err(_) => Err(FilesError::OutsideRoot {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+        }),
+    }
+}
+
+/// Lexically removes `.` and `..` (no file system access).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn named(root: &Path, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, FilesError> {
+    let mut out = Vec::new();
+    let mut listing: Option<Vec<PathBuf>> = None;
+    for p in paths {
+        let rel = relative_to_root(root, cwd, p)?;
+        let full = root.join(&rel);
+        if full.is_dir() {
+            let everything = match &listing {
+                Some(l) => l,
+                None => listing.insert(all(root)?),
+            };
+            out.extend(everything.iter().filter(|f| f.starts_with(&rel)).cloned());
+        } else if full.is_file() {
+            out.push(rel);
+        } else {
+            return Err(FilesError::Missing(p.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn changed(root: &Path, rev: &str) -> Result<Vec<PathBuf>, FilesError> {
+    require_git(root, "changed")?;
+    if rev.starts_with('-') {
+        return Err(FilesError::BadRevision(
+            rev.into(),
+            "a revision cannot start with '-'".into(),
+        ));
+    }
+    let verify = git::run(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
+    );
+    let mut files = match verify {
+        Ok(_) => git::paths(
+            root,
+            &[
+                "diff",
+                "--name-only",
+                "-z",
+                "--diff-filter=ACMR",
+                "--relative",
+                rev,
+                "--",
+            ],
+        )?,
+        // A repository with no commit yet: everything in it is a change.
+        Err(_)
+            if rev == "HEAD"
+                && git::run(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_err() =>
+        {
+            git::paths(root, &["ls-files", "-z", "--cached"])?
+        }
+        Err(_) => {
+            return Err(FilesError::BadRevision(
+                rev.into(),
+                "not a commit in this repository".into(),
+            ))
+        }
+    };
+    files.extend(git::untracked(root)?);
+    Ok(files)
+}
+
+fn require_git(root: &Path, flag: &'static str) -> Result<(), FilesError> {
+    if git::in_work_tree(root) {
+        Ok(())
+    } else {
+        Err(FilesError::NotGit(flag, root.to_path_buf()))
+    }
+}
+
+fn walk(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| FilesError::Walk {
+            root: root.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            if let Ok(rel) = entry.path().strip_prefix(root) {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    Ok(out)
+}

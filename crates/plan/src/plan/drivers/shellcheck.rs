@@ -1,0 +1,236 @@
+//! ShellCheck, one run per script, as real shell projects need it:
+//! - the severity that fails comes from the gate's `fail_on` (default `warning`: likely bugs
+//!   fail; notes and style hints, which real projects often leave on purpose, do not), and
+//!   "not following a sourced file" (SC1091) never fails;
+//! - a library without a `#!` line or `# shellcheck shell=` directive is checked in the
+//!   dialect of the scripts that source it (`--shell=bash`), else as bash, instead of failing
+//!   on SC2148 (no shebang);
+//! - a library some script of the project sources is not failed for variables it sets for
+//!   that script ("appears unused", SC2034);
+//! - scripts in a dialect ShellCheck cannot read (zsh, fish) are left alone;
+//! - when sources are followed (`external-sources=true` in a `.shellcheckrc`, or the
+//!   directive), each script's inputs include what it sources, so the per-file cache stays
+//!   right.
+//!
+//! ShellCheck starts in milliseconds, so one run per file costs little and lets one edited
+//! script re-check one script, and `check` spread over every core.
+
+use super::join_inside;
+use crate::plan::{as_argument, Context, Job, ProjectFs};
+use crate::tools::parse_shebang;
+use ralph_config::{Gate, Severity};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Interpreters ShellCheck understands, and the dialect to name for each.
+fn dialect_of(interpreter: &str) -> Option<&'static str> {
+    let base = interpreter.rsplit('/').next().unwrap_or(interpreter);
+    let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match base {
+        "bash" | "bats" => Some("bash"),
+        "sh" | "ash" => Some("sh"),
+        "dash" => Some("dash"),
+        "ksh" | "mksh" => Some("ksh"),
+        "busybox" => Some("busybox"),
+        _ => None,
+    }
+}
+
+pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
+    let severity = gate.severity.unwrap_or(Severity::Warning);
+    let mut sourced_as: Option<BTreeMap<String, &'static str>> = None;
+    let mut jobs = Vec::new();
+    for f in matched {
+        let text = cx.fs.read(f).unwrap_or_default();
+        let interpreter = parse_shebang(&text);
+        if let Some(i) = &interpreter {
+            if dialect_of(i).is_none() {
+                continue; // zsh, fish, python...: not a script ShellCheck can read
+            }
+        }
+        let text = String::from_utf8_lossy(&text);
+        let declared = interpreter.is_some()
+            || has_directive(&text, "shell=")
+            || f.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "bash" | "ksh" | "dash" | "bats"));
+        let mut argv: Vec<OsString> = vec![
+            "shellcheck".into(),
+            "--format=gcc".into(),
+            format!("--severity={}", severity.as_str()).into(),
+            "--exclude=SC1091".into(),
+        ];
+        let index = sourced_as.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !declared {
+            let dialect = index.get(&name).copied().unwrap_or("bash");
+            argv.push(format!("--shell={dialect}").into());
+        }
+        if index.contains_key(&name) {
+            // A library's variables are set for the scripts that source it: "appears unused"
+            // (SC2034) is true of the library alone and false of the program.
+            argv.push("--exclude=SC2034".into());
+        }
+        let mut inputs = vec![f.clone()];
+        if follows_sources(f, &text, cx.fs) {
+            inputs.extend(source_closure(f, cx.fs));
+        }
+        jobs.push(Job {
+            argv: Some(argv),
+            args: vec![as_argument(f)],
+            inputs,
+            label: Some(f.display().to_string()),
+            ..Job::default()
+        });
+    }
+    jobs
+}
+
+fn has_directive(text: &str, what: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with('#')
+            && l.trim_start_matches('#')
+                .trim_start()
+                .starts_with("shellcheck ")
+            && l.contains(what)
+    })
+}
+
+/// The files a script sources, as written (`source lib.sh`, `. "$DIR/lib.sh"`,
+/// `# shellcheck source=lib.sh`).
+fn sourced(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        if let Some(rest) = l.strip_prefix('#') {
+            let rest = rest.trim_start();
+            if let Some(d) = rest.strip_prefix("shellcheck ") {
+                for part in d.split_whitespace() {
+                    if let Some(p) = part.strip_prefix("source=") {
+                        out.push(p.to_string());
+                    }
+                }
+            }
+            continue;
+        }
+        let after = l.strip_prefix("source ").or_else(|| l.strip_prefix(". "));
+        if let Some(rest) = after {
+            let word = first_word(rest.trim_start());
+            if !word.is_empty() {
+                out.push(word);
+            }
+        }
+    }
+    out
+}
+
+/// The first shell word of `s`, quotes removed, command substitutions kept whole
+/// (`"$(dirname "$0")/lib.sh"` is one word).
+fn first_word(s: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut depth = 0usize;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, c) if depth == 0 && (c.is_whitespace() || matches!(c, ';' | '&' | '|')) => break,
+            (None, '\'' | '"') | (Some('"'), '"') if depth == 0 => {
+                quote = if quote.is_some() { None } else { Some(c) };
+            }
+            (Some('\''), '\'') => quote = None,
+            (_, '$') if chars.peek() == Some(&'(') => {
+                depth += 1;
+                out.push(c);
+            }
+            (_, ')') if depth > 0 => {
+                depth -= 1;
+                out.push(c);
+            }
+            (_, '"') if depth > 0 => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// For every file name that a script in the project sources, the dialect of those scripts
+/// (bash wins when scripts of several dialects source it).
+fn sourcing_dialects(
+    gate: &Gate,
+    universe: &[PathBuf],
+    fs: &dyn ProjectFs,
+) -> BTreeMap<String, &'static str> {
+    let head = |p: &Path| fs.head(p);
+    let mut out: BTreeMap<String, &'static str> = BTreeMap::new();
+    for f in universe.iter().filter(|f| gate.matches_file(f, &head)) {
+        let Some(text) = fs.read(f) else { continue };
+        let Some(dialect) = parse_shebang(&text).as_deref().and_then(dialect_of) else {
+            continue;
+        };
+        for target in sourced(&String::from_utf8_lossy(&text)) {
+            let name = target.rsplit('/').next().unwrap_or(&target).to_string();
+            if name.is_empty() || name.contains('$') {
+                continue;
+            }
+            let slot = out.entry(name).or_insert(dialect);
+            if dialect == "bash" {
+                *slot = "bash";
+            }
+        }
+    }
+    out
+}
+
+/// True when ShellCheck will read the files this script sources: a `.shellcheckrc` from the
+/// script's folder up, or the script itself, sets `external-sources=true`.
+fn follows_sources(f: &Path, text: &str, fs: &dyn ProjectFs) -> bool {
+    has_directive(text, "external-sources=true")
+        || f.ancestors().skip(1).any(|d| {
+            [".shellcheckrc", "shellcheckrc"].iter().any(|n| {
+                fs.read(&d.join(n)).is_some_and(|rc| {
+                    String::from_utf8_lossy(&rc)
+                        .lines()
+                        .any(|l| l.trim().replace(' ', "") == "external-sources=true")
+                })
+            })
+        })
+}
+
+/// What a script sources, transitively, wherever ShellCheck may look for it (the folder it
+/// runs in, the script's folder); paths that do not exist count too (their creation changes
+/// the result).
+fn source_closure(f: &Path, fs: &dyn ProjectFs) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut queue = vec![f.to_path_buf()];
+    while let Some(script) = queue.pop() {
+        let Some(text) = fs.read(&script) else {
+            continue;
+        };
+        let dir = script.parent().unwrap_or(Path::new("")).to_path_buf();
+        for target in sourced(&String::from_utf8_lossy(&text)) {
+            if target.contains('$') {
+                continue; // ShellCheck cannot follow it either
+            }
+            let target = target.replace("SCRIPTDIR/", "");
+            for base in [Path::new(""), dir.as_path()] {
+                if let Some(p) = join_inside(base, &target) {
+                    if !out.contains(&p) && p != f {
+                        out.push(p.clone());
+                        if fs.is_file(&p) {
+                            queue.push(p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+use super::*;
+use crate::plan::drivers::testing;
+use crate::plan::MemFs;
+use ralph_config::Config;
+
+fn preset() -> Config {
+    testing::config("presets = [\"shell\"]\n")
+}
+
+fn argv_of(j: &Job) -> String {
+    testing::shown(j)
+}
+
+fn jobs(fs: &MemFs, config: &Config) -> Vec<Job> {
+    testing::jobs(plan, config, fs, None)
+}
+
+#[test]
+fn libraries_get_the_dialect_of_their_sourcing_scripts() {
+    let fs = MemFs::new(&[
+        (
+            "bin/run",
+            "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../lib/util.sh\"\n",
+        ),
+        ("lib/util.sh", "helper() { echo hi; }\n"),
+        ("lib/posix.sh", "x=1\n"),
+        ("tests/t1", "#!/bin/sh\n. ./lib/posix.sh\n"),
+        ("lib/declared.sh", "# shellcheck shell=dash\nx=1\n"),
+        ("zsh/thing.sh", "#!/bin/zsh\nsetopt x\n"),
+        ("notes.txt", "#!/bin/bash\n"),
+    ]);
+    let c = preset();
+    let j = jobs(&fs, &c);
+    let shown: Vec<String> = j.iter().map(argv_of).collect();
+    assert_eq!(shown.len(), 5, "{shown:#?}");
+    let sev = "shellcheck --format=gcc --severity=warning --exclude=SC1091";
+    assert!(shown.contains(&format!("{sev} bin/run")), "{shown:#?}");
+    assert!(
+        shown.contains(&format!("{sev} --shell=bash --exclude=SC2034 lib/util.sh")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&format!("{sev} --shell=sh --exclude=SC2034 lib/posix.sh")),
+        "{shown:#?}"
+    );
+    assert!(
+        shown.contains(&format!("{sev} lib/declared.sh")),
+        "sourced by no script: every warning counts: {shown:#?}"
+    );
+    assert!(shown.contains(&format!("{sev} tests/t1")), "{shown:#?}");
+}
+
+#[test]
+fn severity_comes_from_fail_on() {
+    let c = testing::config("presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n");
+    let fs = MemFs::new(&[("a.sh", "#!/bin/sh\n")]);
+    let j = jobs(&fs, &c);
+    assert!(
+        argv_of(&j[0]).contains("--severity=style"),
+        "{}",
+        argv_of(&j[0])
+    );
+}
+
+#[test]
+fn followed_sources_are_inputs_only_when_shellcheck_follows_them() {
+    let files = [
+        (
+            "main.sh",
+            "#!/bin/bash\nsource lib/a.sh\n. ./lib/missing.sh\nsource \"$X/dyn.sh\"\n",
+        ),
+        (
+            "lib/a.sh",
+            "# shellcheck source=lib/b.sh\nsource \"$DIR/b.sh\"\n",
+        ),
+        ("lib/b.sh", "y=2\n"),
+    ];
+    let c = preset();
+    let plain = jobs(&MemFs::new(&files), &c);
+    let main = plain
+        .iter()
+        .find(|j| argv_of(j).ends_with("main.sh"))
+        .unwrap();
+    assert_eq!(main.inputs, vec![PathBuf::from("main.sh")]);
+    let mut with_rc = files.to_vec();
+    with_rc.push((".shellcheckrc", "external-sources=true\n"));
+    let follow = jobs(&MemFs::new(&with_rc), &c);
+    let main = follow
+        .iter()
+        .find(|j| argv_of(j).ends_with("main.sh"))
+        .unwrap();
+    for p in ["lib/a.sh", "lib/b.sh", "lib/missing.sh"] {
+        assert!(
+            main.inputs.contains(&PathBuf::from(p)),
+            "{p} in {:?}",
+            main.inputs
+        );
+    }
+}
+
+#[test]
+fn source_words_keep_substitutions_whole() {
+    assert_eq!(
+        first_word("\"$(dirname \"$0\")/../lib/util.sh\" arg"),
+        "$(dirname $0)/../lib/util.sh"
+    );
+    assert_eq!(first_word("'lib/a b.sh'; x"), "lib/a b.sh");
+    assert_eq!(first_word("./x.sh&&y"), "./x.sh");
+}

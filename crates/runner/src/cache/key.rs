@@ -1,0 +1,139 @@
+//! What a result cache key holds: everything that can change a run's result.
+//!
+//! - ralph-gate's version and the key format;
+//! - the config and presets in use (their whole text), the gate's name, scope, env, `path`,
+//!   `requires` and timeout;
+//! - the environment the run inherits, but for the variables that name the session;
+//! - the run's folder (relative to the project root, so a checkout elsewhere shares keys),
+//!   its command and, where the command reads them, its file arguments;
+//! - the identity of every tool it runs (see [`ralph_plan::tools`]): content, interpreter,
+//!   package version, what a shim resolves to;
+//! - the content of its inputs (its files, a project's files, declared `inputs`, what a
+//!   driver found it reads), the absence of inputs that do not exist included;
+//! - the content of the manifests, lock files and tool configs from its folders up to the
+//!   project root (see [`super::context`]).
+//!
+//! When one of these cannot be known, there is no key and the run is not cached: the
+//! reason says why.
+
+use super::context::ContextFiles;
+use ralph_base::digest::Digests;
+use ralph_config::template::Placeholder;
+use ralph_config::Gate;
+use ralph_plan::plan::Job;
+use ralph_plan::tools::{Fields, Tool};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+pub struct Parts<'a> {
+    pub config_digest: &'a str,
+    pub gate: &'a Gate,
+    pub job: &'a Job,
+    /// Every tool the run uses, resolved.
+    pub tools: &'a [Arc<Tool>],
+    /// The environment the run inherits, but for what names the session (see
+    /// [`ralph_base::env::names_the_session`]).
+    pub vars: &'a std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+}
+
+/// The key of one run, or why there cannot be one.
+pub fn compose(
+    parts: &Parts<'_>,
+    digests: &Digests,
+    context: &ContextFiles,
+) -> Result<String, String> {
+    let (gate, job) = (parts.gate, parts.job);
+    if !gate.cache {
+        return Err("the gate has cache = false".into());
+    }
+    if let Some(why) = &job.no_cache {
+        return Err(why.clone());
+    }
+    let mut h = Fields::new();
+    h.add(super::FORMAT.as_bytes());
+    h.add(env!("CARGO_PKG_VERSION").as_bytes());
+    h.add(parts.config_digest.as_bytes());
+    h.add(gate.name.as_bytes());
+    h.add(format!("{:?}", gate.scope).as_bytes());
+    for (k, v) in &gate.env {
+        h.add(k.as_bytes());
+        h.add(v.as_bytes());
+    }
+    for p in gate.path.iter().chain(&gate.requires) {
+        h.add(p.as_bytes());
+    }
+    h.add(&gate.timeout.as_millis().to_le_bytes());
+    // `RUSTFLAGS="-D warnings"`, `GOFLAGS`, `PYTHONPATH`: the same files, another verdict.
+    for (k, v) in parts.vars {
+        h.add(b"var");
+        h.add(k.as_bytes());
+        h.add(v.as_bytes());
+    }
+    h.add(job.dir.as_os_str().as_bytes());
+    h.add(job.tools_from.as_os_str().as_bytes());
+    let reads_args = match (&job.argv, &gate.run) {
+        (Some(argv), _) => {
+            for a in argv {
+                h.add(a.as_bytes());
+            }
+            true
+        }
+        // Arguments matter only to a command that reads them: `tsc -p .` gives the same
+        // result whichever file's edit triggered it, so those runs share one key.
+        (None, Some(run)) => {
+            h.add(run.shell_script().as_bytes());
+            run.uses(Placeholder::File) || run.uses(Placeholder::Files)
+        }
+        (None, None) => false,
+    };
+    if reads_args {
+        h.add(b"args");
+        for a in &job.args {
+            h.add(a.as_bytes());
+        }
+    }
+    // What a driver writes before the run (a tsconfig naming the files to check)
+    // decides the result as much as the command does.
+    for (path, text) in &job.setup {
+        h.add(b"setup");
+        h.add(path.as_os_str().as_bytes());
+        h.add(text.as_bytes());
+    }
+    let mut tools: Vec<&Arc<Tool>> = parts.tools.iter().collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    for t in tools {
+        h.add(b"tool");
+        h.add(t.name.as_bytes());
+        h.add(t.identity.as_ref().map_err(Clone::clone)?.as_bytes());
+    }
+    let dirs = std::iter::once(job.dir.as_path())
+        .chain(std::iter::once(job.tools_from.as_path()))
+        .chain(
+            job.inputs
+                .iter()
+                .map(|p| p.parent().unwrap_or(Path::new(""))),
+        );
+    for (name, path) in context.outside() {
+        let content = digests
+            .of(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        h.add(b"outside");
+        h.add(name.as_bytes());
+        h.add(content.as_str().as_bytes());
+    }
+    for (kind, files) in [
+        (&b"context"[..], context.for_dirs(dirs)),
+        (&b"input"[..], job.inputs.clone()),
+    ] {
+        for f in files {
+            let content = digests
+                .of(&f)
+                .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            h.add(kind);
+            h.add(f.as_os_str().as_bytes());
+            h.add(content.as_str().as_bytes());
+        }
+    }
+    Ok(h.finish())
+}

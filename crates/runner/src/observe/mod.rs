@@ -1,0 +1,315 @@
+//! Observed inputs: the files a gate's run actually read, recorded as it ran (see [`trace`]),
+//! so a stored result is reused only while every one of them is as it was. The drivers'
+//! static model of a tool's inputs (its files, manifests, configs) still makes the key; what
+//! a run observed is checked on top of it, and catches what no model lists: a gitignored
+//! generated file, a dependency's `.d.ts`, the checker's own package after an upgrade, a
+//! config a tool looks for in a folder above the project.
+//!
+//! Left out of what a run read: what it wrote, and the caches tools keep of their own work
+//! (a folder tagged with `CACHEDIR.TAG`, `__pycache__`, `.mypy_cache`, ...): they follow
+//! from the inputs, and keying on them would make every run new.
+
+mod filter;
+pub mod trace;
+
+use ralph_base::digest::{Content, Digests};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// How a run touched a path; a path touched several ways keeps the strongest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// stat, access, readlink: what kind of thing is there (and a file's content).
+    Probe,
+    /// Opened for reading: a file's content, a folder's listing.
+    Read,
+    /// Written, created or renamed onto: an output, not an input.
+    Write,
+}
+
+/// One input of a stored result: its path (relative to the project root, `~/`-relative, or
+/// absolute) and what it was when the run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    pub path: String,
+    pub seen: String,
+}
+
+/// Where a run's paths are judged from.
+pub struct Places {
+    pub root: PathBuf,
+    pub home: Option<PathBuf>,
+    /// Folders whose content is never an input: ralph-gate's own state, the run's private
+    /// folder, tools' caches outside the project.
+    pub skip: Vec<PathBuf>,
+    /// Temporary folders (`$TMPDIR`, `/tmp`): what tools make and look for there has a new
+    /// name every run (`/tmp/go-build1234`). Outside the project only: a project may live in
+    /// one.
+    pub temp: Vec<PathBuf>,
+}
+
+impl Places {
+    pub fn new(root: PathBuf, home: Option<PathBuf>, skip: Vec<PathBuf>) -> Self {
+        let mut temp = vec![std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()];
+        temp.dedup();
+        Self {
+            root,
+            home,
+            skip,
+            temp,
+        }
+    }
+}
+
+/// Folder names tools keep their caches in, when they do not tag them with `CACHEDIR.TAG`.
+/// Only caches of what was read: `.tox` and `.nox` hold environments whose packages a run
+/// reads, and `.hypothesis` the examples a test replays, so they are inputs.
+const CACHE_NAMES: &[&str] = &[
+    ".git",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+];
+const SYSTEM: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+
+/// The inputs of a finished run: every path it read or probed that is not an output or a
+/// cache, with what it is now. `Err` says why the result cannot be stored: an input changed
+/// while the run was going on (its time is at or after `started`, on the kernel's coarse
+/// clock, the one file times are taken from).
+pub fn inputs(
+    paths: &HashMap<PathBuf, Access>,
+    places: &Places,
+    digests: &Digests,
+    started: i128,
+) -> Result<Vec<Input>, String> {
+    let written: HashSet<&Path> = paths
+        .iter()
+        .filter(|(_, a)| **a == Access::Write)
+        .map(|(p, _)| p.as_path())
+        .collect();
+    let mut tags = Tags::default();
+    let mut out = Vec::new();
+    for (path, access) in paths {
+        if *access == Access::Write || skipped(path, places) || tags.in_cache(path, &places.root) {
+            continue;
+        }
+        let Some(stored) = stored_form(path, places) else {
+            return Err(format!(
+                "the run read {}, whose name cannot be stored",
+                path.display()
+            ));
+        };
+        let seen = fingerprint(path, *access == Access::Read, digests, &written);
+        // Read after the digest, not with it: a write between the two would otherwise
+        // store content the run never read. A folder's own time moves with every file made
+        // in it (by this run too); its listing leaves the run's outputs out instead.
+        if let Some(time) = changed_at(path).filter(|_| seen.starts_with("f:")) {
+            if time >= started {
+                return Err(format!("{} changed while the gate ran", path.display()));
+            }
+        }
+        out.push(Input { path: stored, seen });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// The first input that is no longer what it was, described; `None` when all are.
+pub fn changed(inputs: &[Input], places: &Places, digests: &Digests) -> Option<String> {
+    inputs.iter().find_map(|i| {
+        let path = real_path(&i.path, places);
+        let listing = i.seen.starts_with("ls:");
+        let now = fingerprint(&path, listing, digests, &HashSet::new());
+        (now != i.seen).then(|| format!("{} changed", i.path))
+    })
+}
+
+/// The time a path last changed (content or metadata), in nanoseconds.
+fn changed_at(path: &Path) -> Option<i128> {
+    let m = std::fs::metadata(path).ok()?;
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    Some(ns(m.mtime(), m.mtime_nsec()).max(ns(m.ctime(), m.ctime_nsec())))
+}
+
+/// Now on the coarse clock file times are taken from: a file changed from here on has a
+/// time at or after it.
+pub fn coarse_now() -> i128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
+}
+
+/// What is at `path`: a file's content digest, a folder (its listing when it was read),
+/// nothing, or something else. `written` names are left out of a listing: the run's own
+/// outputs are not what it read.
+fn fingerprint(path: &Path, listing: bool, digests: &Digests, written: &HashSet<&Path>) -> String {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return "absent".into(),
+        Err(e) => return format!("unreadable:{:?}", e.kind()),
+    };
+    if meta.is_dir() {
+        return if listing {
+            format!("ls:{}", list(path, written))
+        } else {
+            "dir".into()
+        };
+    }
+    if !meta.is_file() {
+        return "special".into();
+    }
+    // Inside the project, by the relative name the static key's digests use too.
+    let named = path.strip_prefix(digests.root()).unwrap_or(path);
+    match digests.of(named) {
+        Ok(Content::Digest(d)) => format!("f:{d}"),
+        Ok(Content::Absent) => "absent".into(),
+        Err(e) => format!("unreadable:{:?}", e.kind()),
+    }
+}
+
+/// A digest of a folder's names, without caches and what the run wrote there.
+fn list(dir: &Path, written: &HashSet<&Path>) -> String {
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| !written.contains(e.path().as_path()))
+                .map(|e| e.file_name())
+                .filter(|n| !CACHE_NAMES.iter().any(|c| n.as_bytes() == c.as_bytes()))
+                .map(|n| n.as_bytes().to_vec())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut h = blake3::Hasher::new();
+    for n in &names {
+        h.update(&(n.len() as u64).to_le_bytes());
+        h.update(n);
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+/// Paths that are never inputs: the system's virtual folders, temporary ones outside the
+/// project, the places the caller names, tools' cache folders by name, `*.tsbuildinfo` and `*.pyc`.
+fn skipped(path: &Path, places: &Places) -> bool {
+    if SYSTEM.iter().any(|s| path.starts_with(s))
+        || places.skip.iter().any(|s| path.starts_with(s))
+        || places.temp.iter().any(|t| in_temp(path, t, &places.root))
+    {
+        return true;
+    }
+    let mut previous: Option<&std::ffi::OsStr> = None;
+    for c in path.components() {
+        if let Component::Normal(name) = c {
+            let b = name.as_bytes();
+            if CACHE_NAMES.iter().any(|n| b == n.as_bytes())
+                || (b == b".cache" && previous.is_some_and(|p| p == "node_modules"))
+            {
+                return true;
+            }
+            previous = Some(name);
+        }
+    }
+    // Compiled forms of what was read (Python's bytecode, wherever its prefix puts it) and
+    // TypeScript's record of its last build.
+    path.extension()
+        .is_some_and(|e| e == "tsbuildinfo" || e == "pyc")
+}
+
+/// Whether `path` is scratch in the temporary folder `temp`: under it, and not under the
+/// folder of it that holds the project. A project checked out in `/tmp/work/app` keeps its
+/// own files and its neighbours (`/tmp/work/.cargo/config.toml`); `/tmp/go-build1234` is
+/// still scratch.
+fn in_temp(path: &Path, temp: &Path, root: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix(temp) else {
+        return false;
+    };
+    let project_side = root
+        .strip_prefix(temp)
+        .ok()
+        .and_then(|r| r.components().next())
+        .zip(rest.components().next())
+        .is_some_and(|(r, p)| r == p);
+    !project_side
+}
+
+/// Which folders are caches by the Cache Directory Tagging convention (Cargo's `target/`,
+/// `.mypy_cache`, `.pytest_cache`, `.ruff_cache` carry `CACHEDIR.TAG`) or, for Go's build
+/// cache, by its README; remembered per run.
+#[derive(Default)]
+struct Tags(HashMap<PathBuf, bool>);
+
+impl Tags {
+    /// A tagged folder that holds the project is not a cache of it: a project made inside
+    /// Cargo's `target/` (a test's scratch project) keeps its files.
+    fn in_cache(&mut self, path: &Path, root: &Path) -> bool {
+        path.ancestors()
+            .skip(1)
+            .filter(|dir| !root.starts_with(dir))
+            .any(|dir| self.tagged(dir))
+    }
+
+    fn tagged(&mut self, dir: &Path) -> bool {
+        if let Some(t) = self.0.get(dir) {
+            return *t;
+        }
+        let starts = |name: &str, text: &[u8]| {
+            std::fs::read(dir.join(name)).is_ok_and(|b| b.starts_with(text))
+        };
+        // Go's build cache ($GOCACHE) does not carry the tag; its README says what it is.
+        let t = starts(
+            "CACHEDIR.TAG",
+            b"Signature: 8a477f597d28d172789f06886806bc55",
+        ) || (dir.join("trim.txt").is_file()
+            && starts(
+                "README",
+                b"This directory holds cached build artifacts from the Go build system.",
+            ));
+        self.0.insert(dir.to_path_buf(), t);
+        t
+    }
+}
+
+/// How a path is stored: relative to the root inside the project (so worktrees share
+/// results), `~/...` under the home folder (so machines do), else absolute. `None` for a
+/// name that is not UTF-8.
+fn stored_form(path: &Path, places: &Places) -> Option<String> {
+    if let Ok(rel) = path.strip_prefix(&places.root) {
+        let s = rel.to_str()?;
+        return Some(if s.is_empty() {
+            ".".into()
+        } else {
+            format!("./{s}")
+        });
+    }
+    if let Some(rel) = places.home.as_ref().and_then(|h| path.strip_prefix(h).ok()) {
+        return Some(format!("~/{}", rel.to_str()?));
+    }
+    path.to_str().map(str::to_string)
+}
+
+/// The path a stored form names here.
+fn real_path(stored: &str, places: &Places) -> PathBuf {
+    if stored == "." {
+        return places.root.clone();
+    }
+    if let Some(rel) = stored.strip_prefix("./") {
+        return places.root.join(rel);
+    }
+    match (stored.strip_prefix("~/"), &places.home) {
+        (Some(rel), Some(home)) => home.join(rel),
+        // No home here: a path under another machine's home is not this machine's.
+        (Some(_), None) => PathBuf::from("/nonexistent-home").join(stored),
+        _ => PathBuf::from(stored),
+    }
+}
+
+#[cfg(test)]
+mod tests;

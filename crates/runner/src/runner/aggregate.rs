@@ -1,0 +1,216 @@
+//! A gate's result from its runs' outcomes.
+
+use super::job::Outcome;
+use super::process::Exit;
+use super::{GateResult, GateStatus, RunDetail, ToolInfo};
+use ralph_config::Gate;
+use std::time::Duration;
+
+pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) -> GateResult {
+    let base = GateResult {
+        gate: index,
+        name: gate.name.clone(),
+        status: GateStatus::NoFiles,
+        duration: Duration::ZERO,
+        total: Duration::ZERO,
+        files,
+        runs: done.len(),
+        command: gate.command_text(),
+        output: String::new(),
+        exit_code: None,
+        reason: None,
+        optional: gate.optional,
+        cached: false,
+        install: None,
+        missing: None,
+        run_details: Vec::new(),
+        tools: Vec::new(),
+        unverified: Vec::new(),
+    };
+    if done.is_empty() {
+        if gate.require_files {
+            return GateResult {
+                status: GateStatus::Fail,
+                reason: Some("checked 0 files, and the gate has require_files = true".into()),
+                ..base
+            };
+        }
+        return base;
+    }
+    let any_bad = done.iter().any(bad);
+    let shown: Vec<&Outcome> = if any_bad {
+        done.iter().filter(|o| bad(o)).collect()
+    } else {
+        done.iter().collect()
+    };
+    let output = output(&shown);
+    let (status, reason) = fail_on(gate, &output, status(&done), reason(gate, &done));
+    GateResult {
+        cached: done.iter().all(|o| o.cached),
+        status,
+        duration: wall(&done),
+        total: done.iter().map(|o| o.duration).sum(),
+        command: shown
+            .first()
+            .map_or(base.command.clone(), |o| o.command.clone()),
+        output,
+        exit_code: done.iter().find_map(|o| match o.exit {
+            Some(Exit::Code(c)) if c != 0 => Some(c),
+            _ => None,
+        }),
+        install: (status == GateStatus::Skipped)
+            .then(|| gate.install.clone())
+            .flatten(),
+        missing: (status == GateStatus::Skipped)
+            .then(|| done.iter().find_map(|o| o.missing.clone()))
+            .flatten(),
+        reason,
+        run_details: done.iter().map(detail).collect(),
+        tools: tools(&done),
+        ..base
+    }
+}
+
+/// A run that did not exit 0 (and ran).
+fn bad(o: &Outcome) -> bool {
+    !matches!(o.exit, Some(Exit::Code(0)) | None)
+}
+
+/// The worst of the runs: a timeout, a failure, a skip, else a pass.
+fn status(done: &[Outcome]) -> GateStatus {
+    if done.iter().any(|o| o.exit == Some(Exit::TimedOut)) {
+        GateStatus::Timeout
+    } else if done.iter().any(bad) {
+        GateStatus::Fail
+    } else if done.iter().any(|o| o.skipped_because.is_some()) {
+        GateStatus::Skipped
+    } else {
+        GateStatus::Pass
+    }
+}
+
+/// Why the gate did not simply pass or fail, when there is more to say than an exit code.
+fn reason(gate: &Gate, done: &[Outcome]) -> Option<String> {
+    let timed_out = |o: &&Outcome| o.exit == Some(Exit::TimedOut);
+    if done.iter().filter(timed_out).any(|o| o.cut_by_budget) {
+        return Some("stopped: the hook's time budget ran out before this gate finished".into());
+    }
+    if done.iter().any(|o| timed_out(&o)) {
+        return Some(format!(
+            "timed out after {}{}",
+            ralph_config::duration::display(gate.timeout),
+            if done.iter().filter(timed_out).any(|o| o.cached) {
+                " on these same inputs before (not re-run: change a file, or raise `timeout`)"
+            } else {
+                ""
+            }
+        ));
+    }
+    for o in done {
+        match &o.exit {
+            Some(Exit::SpawnFailed(m)) => return Some(m.clone()),
+            _ => continue,
+        }
+    }
+    for o in done {
+        if let Some(Exit::Signal(sig)) = o.exit {
+            return Some(format!("killed by signal {sig}"));
+        }
+    }
+    done.iter().find_map(|o| o.skipped_because.clone())
+}
+
+/// The output shown: one run's as it is, several runs' each under its command.
+fn output(shown: &[&Outcome]) -> String {
+    if shown.len() == 1 {
+        return shown[0].output.clone();
+    }
+    shown
+        .iter()
+        .filter(|o| !o.output.is_empty())
+        .map(|o| format!("$ {}\n{}", o.command, o.output))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A gate that exits 0 can still say it checked nothing ("0 tests ran"): `fail_on`.
+fn fail_on(
+    gate: &Gate,
+    output: &str,
+    status: GateStatus,
+    reason: Option<String>,
+) -> (GateStatus, Option<String>) {
+    if status != GateStatus::Pass {
+        return (status, reason);
+    }
+    let plain = ralph_base::text::strip_ansi(output);
+    match gate.fail_on.iter().find(|p| p.is_match(&plain)) {
+        Some(p) => (
+            GateStatus::Fail,
+            Some(format!(
+                "exited 0, but its output matched fail_on pattern `{}`",
+                p.as_str()
+            )),
+        ),
+        None => (status, reason),
+    }
+}
+
+/// From the first run's start to the last run's end.
+fn wall(done: &[Outcome]) -> Duration {
+    let first_start = done.iter().map(|o| o.started).min();
+    let last_end = done.iter().map(|o| o.started + o.duration).max();
+    match (first_start, last_end) {
+        (Some(a), Some(b)) => b.saturating_duration_since(a),
+        _ => Duration::ZERO,
+    }
+}
+
+/// Every tool the runs used, once each.
+fn tools(done: &[Outcome]) -> Vec<ToolInfo> {
+    let mut tools: Vec<ToolInfo> = Vec::new();
+    for t in done.iter().flat_map(|o| o.tools.iter()) {
+        if !tools.contains(t) {
+            tools.push(t.clone());
+        }
+    }
+    tools
+}
+
+fn detail(o: &Outcome) -> RunDetail {
+    RunDetail {
+        dir: if o.dir.as_os_str().is_empty() {
+            ".".into()
+        } else {
+            o.dir.display().to_string()
+        },
+        label: o.label.clone(),
+        command: o.command.clone(),
+        status: o.status(),
+        exit_code: match o.exit {
+            Some(Exit::Code(c)) => Some(c),
+            _ => None,
+        },
+        duration: o.duration,
+        cpu: o.cpu,
+        cached: o.cached,
+        not_cached: o.not_cached.clone(),
+        tools: o.tools.clone(),
+    }
+}
+
+/// Files the gate could not tell how to check join the result, and its reason says so.
+pub fn note_unverified(result: &mut GateResult, files: &[std::path::PathBuf]) {
+    if files.is_empty() {
+        return;
+    }
+    result.unverified = files.iter().map(|f| f.display().to_string()).collect();
+    let note = format!(
+        "not verified: {} (the #! line names no interpreter that can be told; give the file a plain #! line or an extension)",
+        result.unverified.join(", ")
+    );
+    result.reason = Some(match result.reason.take() {
+        Some(r) => format!("{r}; {note}"),
+        None => note,
+    });
+}

@@ -1,0 +1,742 @@
+//! One job: resolve its tools, make its cache key, reuse a stored result or run it in a
+//! process group of its own, and store what it found.
+
+use super::process::{self, Exit, Spec};
+use super::{paths, GateStatus, Limits, RunContext, ToolInfo};
+use crate::cache::{self, key};
+use crate::observe;
+use ralph_base::atomic;
+use ralph_config::{template, Gate};
+use ralph_plan::plan::Job;
+use ralph_plan::tools::{self, Tool};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The script that runs a driver's argv as it is.
+const EXEC: &str = "exec \"$@\"";
+
+/// What a job does, known before it runs (also what `gates --explain` shows).
+pub struct Invocation {
+    pub cwd: PathBuf,
+    /// The PATH the gate runs with: the folders its tools were searched in, with the folders
+    /// of what script shims run placed before PATH's own (see [`ralph_plan::tools::Tool::bypass`]).
+    pub process_path: Vec<PathBuf>,
+    /// The tools it uses, resolved: its `requires`, a driver's program, and the programs its
+    /// command names.
+    pub tools: Vec<Arc<Tool>>,
+    /// The tools reports name (required ones and a driver's program), with versions.
+    pub shown_tools: Vec<ToolInfo>,
+    /// Shown tools whose version is being asked while the job runs: (index, tool).
+    versions: Vec<(usize, Arc<Tool>)>,
+    /// The first required tool that is not there.
+    pub missing: Option<String>,
+    script: String,
+    args: Vec<OsString>,
+    /// The command as a person would type it.
+    pub display: String,
+    /// The cache key, or why the run cannot be cached.
+    pub key: Result<String, String>,
+}
+
+/// The tools a job uses, as found.
+struct Found {
+    tools: Vec<Arc<Tool>>,
+    shown: Vec<ToolInfo>,
+    versions: Vec<(usize, Arc<Tool>)>,
+    missing: Option<String>,
+}
+
+impl Invocation {
+    pub fn new(cx: &RunContext<'_>, gate: &Gate, job: &Job) -> Self {
+        let root = &cx.config.root;
+        let cwd = root.join(&job.dir);
+        let search = tools::search_path(root, &job.tools_from, &gate.path, cx.env.path.as_deref());
+        let required = required(gate, job);
+        // PATH's own folders. Only a tool the user installed (found in one) is asked its
+        // version: one from a folder the config names is the project's, and is not run to
+        // ask. Shims' targets go in front of them on the gate's PATH.
+        let user_dirs: Vec<PathBuf> = cx
+            .env
+            .path
+            .as_deref()
+            .map(|p| std::env::split_paths(p).collect())
+            .unwrap_or_default();
+        let mut found = find_tools(cx, &required, &search, &cwd, &user_dirs);
+        found
+            .tools
+            .extend(run_tools(cx.toolbox, gate, &required, &search, &cwd));
+        let (script, args, display) = command(cx, gate, job);
+        let display = if job.dir.as_os_str().is_empty() {
+            display
+        } else {
+            format!(
+                "cd {} && {display}",
+                template::shell_quote(&job.dir.to_string_lossy())
+            )
+        };
+        let key = if found.missing.is_some() {
+            Err("a required tool is missing".to_string())
+        } else {
+            key::compose(
+                &key::Parts {
+                    config_digest: &cx.config.digest,
+                    gate,
+                    job,
+                    tools: &found.tools,
+                    vars: &cx.env.gate_vars,
+                },
+                cx.digests,
+                cx.context,
+            )
+        };
+        Self {
+            cwd,
+            process_path: process_path(search, &user_dirs, &found.tools),
+            tools: found.tools,
+            shown_tools: found.shown,
+            versions: found.versions,
+            missing: found.missing,
+            script,
+            args,
+            display,
+            key,
+        }
+    }
+}
+
+/// Resolves the `required` tools; a tool from PATH's own folders (`user_dirs`) is asked its
+/// version.
+fn find_tools(
+    cx: &RunContext<'_>,
+    required: &[String],
+    search: &[PathBuf],
+    cwd: &Path,
+    user_dirs: &[PathBuf],
+) -> Found {
+    let root = &cx.config.root;
+    let mut found = Found {
+        tools: Vec::new(),
+        shown: Vec::new(),
+        versions: Vec::new(),
+        missing: None,
+    };
+    for name in required {
+        let Some(t) = cx.toolbox.resolve(name, search, cwd) else {
+            found.missing.get_or_insert_with(|| name.clone());
+            continue;
+        };
+        let found_real = t.found.canonicalize().unwrap_or_else(|_| t.found.clone());
+        let from_user = t
+            .found
+            .parent()
+            .is_some_and(|d| user_dirs.iter().any(|u| u == d));
+        found.shown.push(ToolInfo {
+            // A driver's program named by its path (`node_modules/typescript/bin/tsc`) is
+            // shown by its name; the path follows.
+            name: Path::new(&t.name)
+                .file_name()
+                .map_or_else(|| t.name.clone(), |n| n.to_string_lossy().into_owned()),
+            path: shown_path(root, &t.found),
+            runs: (t.real != t.found && t.real != found_real).then(|| shown_path(root, &t.real)),
+            version: t.package.clone(),
+        });
+        if from_user {
+            // Asked while the job runs; filled in when it is done (see `run`).
+            cx.toolbox.ask_version(&t);
+            found.versions.push((found.shown.len() - 1, Arc::clone(&t)));
+        }
+        found.tools.push(t);
+    }
+    found
+}
+
+/// The tools a job runs, resolved as its run resolves them (see [`Invocation::new`]), for
+/// a caller that runs nothing: the verification surface.
+pub fn tools_used(
+    toolbox: &tools::Toolbox<'_>,
+    path: Option<&std::ffi::OsStr>,
+    root: &Path,
+    gate: &Gate,
+    job: &Job,
+) -> Vec<Arc<Tool>> {
+    let cwd = root.join(&job.dir);
+    let search = tools::search_path(root, &job.tools_from, &gate.path, path);
+    let required = required(gate, job);
+    let mut out: Vec<Arc<Tool>> = required
+        .iter()
+        .filter_map(|name| toolbox.resolve(name, &search, &cwd))
+        .collect();
+    out.extend(run_tools(toolbox, gate, &required, &search, &cwd));
+    out
+}
+
+/// The tools a job must have: its `requires` and a driver's program.
+fn required(gate: &Gate, job: &Job) -> Vec<String> {
+    let mut required: Vec<String> = gate.requires.clone();
+    if let Some(program) = job.argv.as_ref().and_then(|a| a.first()) {
+        let program = program.to_string_lossy().into_owned();
+        if !required.contains(&program) {
+            required.insert(0, program);
+        }
+    }
+    required
+}
+
+/// The programs a `run` command names besides the required ones: they decide the verdict
+/// as much as the required ones.
+fn run_tools(
+    toolbox: &tools::Toolbox<'_>,
+    gate: &Gate,
+    required: &[String],
+    search: &[PathBuf],
+    cwd: &Path,
+) -> Vec<Arc<Tool>> {
+    let Some(run) = &gate.run else {
+        return Vec::new();
+    };
+    tools::command_words(&run.shell_script())
+        .into_iter()
+        .filter(|word| !required.contains(word))
+        .filter_map(|word| toolbox.resolve(&word, search, cwd))
+        .collect()
+}
+
+/// The script, its arguments and the command as a person would type it.
+fn command(cx: &RunContext<'_>, gate: &Gate, job: &Job) -> (String, Vec<OsString>, String) {
+    let cwd = cx.config.root.join(&job.dir);
+    match (&job.argv, &gate.run) {
+        (Some(argv), _) => {
+            let mut all = argv.clone();
+            all.extend(job.args.iter().cloned());
+            let shown: Vec<String> = all
+                .iter()
+                .map(|a| template::shell_quote(&a.to_string_lossy()))
+                .collect();
+            (EXEC.to_string(), all, shown.join(" "))
+        }
+        (None, Some(run)) => {
+            let shown_args: Vec<String> = job
+                .args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            (
+                run.shell_script(),
+                job.args.clone(),
+                run.display_with(&shown_args, &cwd.to_string_lossy()),
+            )
+        }
+        (None, None) => (String::from("exit 0"), Vec::new(), String::new()),
+    }
+}
+
+/// The gate's PATH: the search path, with the folders of what script shims run placed
+/// before PATH's own folders.
+fn process_path(search: Vec<PathBuf>, user_dirs: &[PathBuf], tools: &[Arc<Tool>]) -> Vec<PathBuf> {
+    let mut path = search;
+    let at = path.len().saturating_sub(user_dirs.len());
+    for dir in tools.iter().filter_map(|t| t.bypass.clone()).rev() {
+        if !path[..at].contains(&dir) {
+            path.insert(at, dir);
+        }
+    }
+    path
+}
+
+fn shown_path(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .map_or_else(|_| p.display().to_string(), |r| r.display().to_string())
+}
+
+pub struct Outcome {
+    pub started: Instant,
+    pub cached: bool,
+    /// The run's time limit was the caller's deadline, not the gate's own timeout.
+    pub cut_by_budget: bool,
+    pub exit: Option<Exit>,
+    pub duration: Duration,
+    /// CPU time of the process and what it waited for, when it ran and the kernel said.
+    pub cpu: Option<Duration>,
+    pub output: String,
+    pub command: String,
+    pub dir: PathBuf,
+    pub label: Option<String>,
+    pub skipped_because: Option<String>,
+    /// The required tool that is not there.
+    pub missing: Option<String>,
+    pub not_cached: Option<String>,
+    pub tools: Vec<ToolInfo>,
+}
+
+impl Outcome {
+    pub fn status(&self) -> GateStatus {
+        match &self.exit {
+            None => GateStatus::Skipped,
+            Some(Exit::Code(0)) => GateStatus::Pass,
+            Some(Exit::TimedOut) => GateStatus::Timeout,
+            Some(_) => GateStatus::Fail,
+        }
+    }
+}
+
+/// The outcomes a job can have, shaped alike.
+struct Shape<'a> {
+    started: Instant,
+    inv: &'a Invocation,
+    job: &'a Job,
+}
+
+impl Shape<'_> {
+    fn outcome(&self, exit: Option<Exit>, output: String) -> Outcome {
+        Outcome {
+            started: self.started,
+            cached: false,
+            cut_by_budget: false,
+            exit,
+            duration: self.started.elapsed(),
+            cpu: None,
+            output,
+            command: self.inv.display.clone(),
+            dir: self.job.dir.clone(),
+            label: self.job.label.clone(),
+            skipped_because: None,
+            missing: None,
+            not_cached: self.inv.key.as_ref().err().cloned(),
+            tools: self.inv.shown_tools.clone(),
+        }
+    }
+
+    fn cached(&self, entry: cache::Entry) -> Outcome {
+        let exit = if entry.timed_out {
+            Exit::TimedOut
+        } else {
+            Exit::Code(entry.exit_code)
+        };
+        Outcome {
+            cached: true,
+            ..self.outcome(Some(exit), entry.output)
+        }
+    }
+
+    /// The caller's deadline came before the run could (finish or start).
+    fn stopped_by_budget(&self) -> Outcome {
+        Outcome {
+            cut_by_budget: true,
+            ..self.outcome(Some(Exit::TimedOut), String::new())
+        }
+    }
+}
+
+pub fn run(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> Outcome {
+    let (outcome, confirmed) = run_once(cx, gate, job, limits);
+    if confirmed {
+        return outcome;
+    }
+    // The run started on a remembered shim answer its version manager did not give: its
+    // outcome does not count. Every answer is known now, so this run guesses nothing.
+    run_once(cx, gate, job, limits).0
+}
+
+/// One run of the job with its tools as resolved now, and whether every guess they rest on
+/// was confirmed (see [`ralph_plan::tools::Toolbox::confirm`]).
+fn run_once(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> (Outcome, bool) {
+    let mut inv = Invocation::new(cx, gate, job);
+    let tools = inv.tools.clone();
+    let versions = std::mem::take(&mut inv.versions);
+    let mut outcome = attempt(cx, gate, job, limits, inv);
+    let confirmed = cx.toolbox.confirm(&tools);
+    for (i, tool) in versions {
+        if let Some(shown) = outcome.tools.get_mut(i) {
+            shown.version = cx.toolbox.version(&tool);
+        }
+    }
+    (outcome, confirmed)
+}
+
+fn attempt(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    job: &Job,
+    limits: &Limits,
+    mut inv: Invocation,
+) -> Outcome {
+    let started = Instant::now();
+    // The key is the planned job's; the run itself uses its own private folder.
+    let moved = job.private.as_ref().map(|p| {
+        let to = unguessable(p);
+        inv.args = inv.args.iter().map(|a| move_path(a, p, &to)).collect();
+        privately(job, p, &to)
+    });
+    let job = moved.as_ref().unwrap_or(job);
+    let shape = Shape {
+        started,
+        inv: &inv,
+        job,
+    };
+    if let Some(tool) = &inv.missing {
+        return Outcome {
+            skipped_because: Some(
+                job.missing_note
+                    .clone()
+                    .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
+            ),
+            missing: Some(tool.clone()),
+            not_cached: None,
+            ..shape.outcome(None, String::new())
+        };
+    }
+    let key = inv.key.as_ref().ok();
+    let cache = cx.cache;
+    let places = places(cx, job, limits);
+    let stored = |k: &str| fresh_hit(cx, &places, k);
+    let served = |hit: cache::Entry| {
+        let read = untracked_read(hit.observed.as_deref(), limits);
+        outside_commit(shape.cached(hit), read)
+    };
+    let _claim = match key {
+        Some(k) if cache.read => {
+            if let Some(hit) = stored(k) {
+                return served(hit);
+            }
+            // While an identical run is under way (another hook, another session), wait for
+            // its result instead of starting a second tsc or cargo.
+            let Some(lock) = cache.claim(k, limits.deadline) else {
+                return shape.stopped_by_budget();
+            };
+            if let Some(hit) = stored(k) {
+                return served(hit);
+            }
+            Some(lock)
+        }
+        _ => None,
+    };
+    // Runs that share a build-info file take turns.
+    let _exclusive = match &job.exclusive {
+        Some(name) => match wait_lock(&cx.config.root, name, limits.deadline) {
+            Some(lock) => Some(lock),
+            None => return shape.stopped_by_budget(),
+        },
+        None => None,
+    };
+    if let Err(why) = prepare(&cx.config.root, job) {
+        return shape.outcome(Some(Exit::SpawnFailed(why)), String::new());
+    }
+    let outcome = execute(cx, gate, &shape, limits, key.map(|k| (k.as_str(), &places)));
+    if let Some(p) = &job.private {
+        let _ = std::fs::remove_dir_all(cx.config.root.join(p));
+    }
+    outcome
+}
+
+/// The stored result under `k`, if every input its run was seen to read is as it was.
+fn fresh_hit(cx: &RunContext<'_>, places: &observe::Places, k: &str) -> Option<cache::Entry> {
+    let entry = cx.cache.get(k)?;
+    match &entry.observed {
+        Some(inputs) if observe::changed(inputs, places, cx.digests).is_some() => None,
+        _ => Some(entry),
+    }
+}
+
+/// Where a run's observed paths are judged from: what is never an input of it.
+fn places(cx: &RunContext<'_>, job: &Job, limits: &Limits) -> observe::Places {
+    let root = &cx.config.root;
+    let mut skip = vec![ralph_base::state::Layout::at(root).dir()];
+    skip.extend(job.private.as_ref().map(|p| root.join(p)));
+    skip.extend(limits.cargo_target.clone());
+    observe::Places::new(root.clone(), cx.env.home.clone(), skip)
+}
+
+/// `dir` with a suffix nobody can know in advance (the standard library's hasher keys are
+/// drawn from the operating system's randomness).
+fn unguessable(dir: &Path) -> PathBuf {
+    use std::hash::BuildHasher;
+    let n = std::collections::hash_map::RandomState::new().hash_one((
+        std::process::id(),
+        Instant::now(),
+        dir,
+    ));
+    let mut name = dir.as_os_str().to_owned();
+    name.push(format!("-{n:016x}"));
+    PathBuf::from(name)
+}
+
+/// `arg` with a leading `from` replaced by `to`.
+fn move_path(arg: &OsString, from: &Path, to: &Path) -> OsString {
+    match Path::new(arg).strip_prefix(from) {
+        Ok(rest) if rest.as_os_str().is_empty() => to.as_os_str().to_owned(),
+        Ok(rest) => to.join(rest).into_os_string(),
+        Err(_) => arg.clone(),
+    }
+}
+
+/// The job as it runs in its private folder `to` instead of `from`.
+fn privately(job: &Job, from: &Path, to: &Path) -> Job {
+    let moved = |p: &Path| PathBuf::from(move_path(&p.as_os_str().to_owned(), from, to));
+    Job {
+        argv: job
+            .argv
+            .as_ref()
+            .map(|a| a.iter().map(|x| move_path(x, from, to)).collect()),
+        setup: job
+            .setup
+            .iter()
+            .map(|(p, text)| (moved(p), text.clone()))
+            .collect(),
+        private: Some(to.to_path_buf()),
+        ..job.clone()
+    }
+}
+
+/// Runs the job's process within the gate's timeout and the caller's deadline, and stores
+/// what it found under `key`.
+fn execute(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    shape: &Shape<'_>,
+    limits: &Limits,
+    key: Option<(&str, &observe::Places)>,
+) -> Outcome {
+    let (inv, job) = (shape.inv, shape.job);
+    // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
+    let left = limits
+        .deadline
+        .map(|d| d.saturating_duration_since(Instant::now()));
+    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
+    let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
+    if timeout.is_zero() {
+        return shape.stopped_by_budget();
+    }
+    let started = observe::coarse_now();
+    let finished = process::run(&Spec {
+        script: inv.script.clone(),
+        args: inv.args.clone(),
+        cwd: inv.cwd.clone(),
+        env: variables(gate, inv, limits.cargo_target.as_deref()),
+        timeout,
+        // Observed only when there is a result to store, or a verdict that rests on what the
+        // run read (a commit's untracked files).
+        observe: key.is_some()
+            && cx.config.settings.observe_inputs
+            && (cx.cache.store || limits.untracked.is_some()),
+    });
+    let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
+    let mut read_untracked = None;
+    let not_stored = key.and_then(|(k, places)| {
+        let observed = match &finished.observed {
+            Some(Ok(record)) => {
+                match observe::inputs(&record.paths, places, cx.observed, started) {
+                    Ok(inputs) => {
+                        if gate.scope == ralph_config::Scope::Project {
+                            cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
+                        }
+                        read_untracked = untracked_read(Some(&inputs), limits);
+                        Some(inputs)
+                    }
+                    Err(why) => return Some(why),
+                }
+            }
+            // Not observed, or not allowed here: the key alone, as the model makes it.
+            _ => None,
+        };
+        store(cx.cache, k, &finished, &output, cut_by_budget, observed);
+        None
+    });
+    let outcome = Outcome {
+        cut_by_budget,
+        duration: finished.duration,
+        cpu: finished.cpu,
+        not_cached: not_stored.or_else(|| inv.key.as_ref().err().cloned()),
+        ..shape.outcome(Some(finished.exit), output)
+    };
+    outside_commit(outcome, read_untracked)
+}
+
+/// The first file git does not track that a run was seen to read, when the caller checks a
+/// commit (`check --staged`).
+fn untracked_read(inputs: Option<&[observe::Input]>, limits: &Limits) -> Option<String> {
+    let untracked = limits.untracked.as_ref()?;
+    inputs?
+        .iter()
+        .filter_map(|i| i.path.strip_prefix("./"))
+        .find(|p| untracked.contains(Path::new(p)))
+        .map(str::to_string)
+}
+
+/// A run that read a file the commit will not contain fails, saying which: its verdict is
+/// the working tree's, not the commit's.
+fn outside_commit(mut outcome: Outcome, read: Option<String>) -> Outcome {
+    let Some(path) = read else {
+        return outcome;
+    };
+    if outcome.status() == GateStatus::Pass {
+        outcome.exit = Some(Exit::Code(1));
+    }
+    outcome.output = format!(
+        "ralph-gate: this run read {path}, which git does not track: the commit will not contain it. Add it (git add {}) or stop using it.\n{}",
+        template::shell_quote(&path),
+        outcome.output
+    );
+    outcome
+}
+
+/// Removes what the job must start without (build state: a `tsc -b` project's build-info
+/// files) and writes the files it needs (the tsconfig naming the files a project does not
+/// include). A tool must not read the state it was meant to start without.
+fn prepare(root: &Path, job: &Job) -> Result<(), String> {
+    if let Some(p) = &job.private {
+        // Made here, and only here: a folder that already exists was not made for this run.
+        let dir = root.join(p);
+        let made = dir
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::create_dir(&dir));
+        made.map_err(|e| format!("cannot make the run's own folder {}: {e}", dir.display()))?;
+    }
+    for rel in &job.clear {
+        let path = root.join(rel);
+        let removed = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        removed.map_err(|e| format!("cannot remove {} before the run: {e}", path.display()))?;
+    }
+    for (rel, text) in &job.setup {
+        let path = root.join(rel);
+        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            atomic::write(&path, text.as_bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The gate's environment: its own variables, where the project is, and its PATH; and for
+/// a Cargo gate, the target folder the caller gives (unless the gate names its own).
+fn variables(
+    gate: &Gate,
+    inv: &Invocation,
+    cargo_target: Option<&Path>,
+) -> Vec<(OsString, OsString)> {
+    let mut vars: Vec<(OsString, OsString)> = gate
+        .env
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect();
+    if let Some(dir) = cargo_target.filter(|_| runs_cargo(gate)) {
+        if !gate.env.contains_key(CARGO_TARGET) {
+            vars.push((CARGO_TARGET.into(), dir.as_os_str().to_owned()));
+        }
+    }
+    vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
+    vars.push(("RALPH_GATE".into(), "1".into()));
+    vars.push(("RALPH_GATE_NAME".into(), gate.name.clone().into()));
+    if let Ok(joined) = std::env::join_paths(&inv.process_path) {
+        vars.push(("PATH".into(), joined));
+    }
+    vars
+}
+
+const CARGO_TARGET: &str = "CARGO_TARGET_DIR";
+
+/// True when the gate runs Cargo: the Cargo driver, or a command that starts with `cargo`.
+fn runs_cargo(gate: &Gate) -> bool {
+    gate.driver == Some(ralph_config::Driver::Cargo)
+        || gate
+            .run
+            .as_ref()
+            .is_some_and(|r| r.source().split_whitespace().next() == Some("cargo"))
+}
+
+/// Stores a finished run under `key`: an exit code, or a timeout of the gate's own (one cut
+/// by a hook's budget says nothing about the inputs, and a run that could not start neither).
+fn store(
+    cache: &cache::Cache,
+    key: &str,
+    finished: &process::Finished,
+    output: &str,
+    cut_by_budget: bool,
+    observed: Option<Vec<observe::Input>>,
+) {
+    let stored = match &finished.exit {
+        Exit::Code(code) => Some((*code, false)),
+        Exit::TimedOut if !cut_by_budget => Some((0, true)),
+        _ => None,
+    };
+    if !cache.store {
+        cache.forget(key);
+        return;
+    }
+    if let Some((exit_code, timed_out)) = stored {
+        let _ = cache.put(&cache::Entry {
+            key: key.to_string(),
+            origin: None,
+            exit_code,
+            timed_out,
+            duration_ms: finished.duration.as_millis() as u64,
+            output: output.to_string(),
+            observed,
+        });
+    }
+}
+
+/// The lock `.ralph/locks/NAME.lock`, waited for until `deadline`.
+fn wait_lock(root: &Path, name: &str, deadline: Option<Instant>) -> Option<atomic::Lock> {
+    let path = ralph_base::state::Layout::at(root).lock(name);
+    // A lock that cannot be made must not stop the gate: it only avoids double work.
+    atomic::lock_until(&path, deadline).unwrap_or_else(|_| Some(atomic::Lock::none()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_private_folder_gets_a_name_nobody_knows_and_the_run_follows_it() {
+        let from = Path::new(".ralph/tsc/f-abc");
+        let (a, b) = (unguessable(from), unguessable(from));
+        assert_ne!(a, b, "two runs, two folders");
+        assert!(a.to_string_lossy().starts_with(".ralph/tsc/f-abc-"));
+        assert_eq!(a.parent(), from.parent(), "at the same depth");
+        let job = Job {
+            argv: Some(vec![
+                "tsc".into(),
+                "-b".into(),
+                from.join("x/tsconfig.json").into(),
+            ]),
+            setup: vec![(from.join("x/tsconfig.json"), "{}".into())],
+            private: Some(from.to_path_buf()),
+            ..Job::default()
+        };
+        let moved = privately(&job, from, &a);
+        assert_eq!(
+            moved.argv.unwrap()[2],
+            a.join("x/tsconfig.json").into_os_string()
+        );
+        assert_eq!(moved.setup[0].0, a.join("x/tsconfig.json"));
+        assert_eq!(moved.private.as_deref(), Some(a.as_path()));
+        assert_eq!(
+            move_path(&".ralph/tsc/f-abcdef/x".into(), from, &a),
+            OsString::from(".ralph/tsc/f-abcdef/x"),
+            "only whole components move"
+        );
+    }
+
+    #[test]
+    fn a_private_folder_that_already_exists_was_not_made_for_the_run() {
+        let root = tempfile::tempdir().unwrap();
+        let job = Job {
+            private: Some(PathBuf::from(".ralph/tsc/f-x-1")),
+            ..Job::default()
+        };
+        std::fs::create_dir_all(root.path().join(".ralph/tsc/f-x-1")).unwrap();
+        let err = prepare(root.path(), &job).unwrap_err();
+        assert!(err.contains("own folder"), "{err}");
+        std::fs::remove_dir(root.path().join(".ralph/tsc/f-x-1")).unwrap();
+        prepare(root.path(), &job).unwrap();
+        assert!(root.path().join(".ralph/tsc/f-x-1").is_dir());
+    }
+}

@@ -1,0 +1,351 @@
+//! The stop gates a loop is held to, pinned when the loop starts.
+//!
+//! An agent that wants out could weaken the gates instead of fixing the code: run `true`, drop
+//! a gate, exclude the broken file, delete `ralph.toml` so that presets missing the failure
+//! apply. The pin is a description of every resolved stop gate (and of where the config came
+//! from, and which ralph-gate judged it); at each stop the gates in force are described again
+//! and compared. Pure functions here; [`store`] keeps the pin where a plain edit is seen.
+
+pub mod store;
+
+use ralph_config::{Config, Gate, Phase};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One stop gate, as far as its verdict is concerned. Every field is text so that the pin
+/// stays readable in `.git/ralph-gate/` and comparable across versions of the config types.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinnedGate {
+    pub name: String,
+    /// Field name to its value; a field that changes is named in the refusal.
+    pub fields: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    /// blake3 of everything below: what the state file holds.
+    pub digest: String,
+    pub version: String,
+    /// `ralph.toml (blake3 …)` or `presets: python, shell`.
+    pub source: String,
+    /// The project root the gates run in: a stop is judged there, whatever folder the agent
+    /// stops in, and a loop judged in another root is held. Empty in pins made before it was
+    /// recorded.
+    #[serde(default)]
+    pub root: String,
+    pub gates: Vec<PinnedGate>,
+}
+
+/// The pin of `config`'s stop gates as resolved now.
+pub fn of(config: &Config) -> Pin {
+    of_phase(config, Phase::Stop)
+}
+
+/// The pin of `config`'s gates of `phase`: what `check --base` compares.
+pub fn of_phase(config: &Config, phase: Phase) -> Pin {
+    let source = match &config.file {
+        Some(path) => {
+            let text = std::fs::read(path).unwrap_or_default();
+            let name = path
+                .strip_prefix(&config.root)
+                .unwrap_or(path)
+                .display()
+                .to_string();
+            format!("{name} (blake3 {})", &blake3::hash(&text).to_hex()[..16])
+        }
+        None => {
+            let names: Vec<&str> = config.presets.iter().map(|p| p.name).collect();
+            format!("presets: {}", names.join(", "))
+        }
+    };
+    let gates = config
+        .gates
+        .iter()
+        .filter(|g| g.phases.contains(&phase))
+        .map(describe)
+        .collect();
+    let root = config.root.display().to_string();
+    seal(env!("CARGO_PKG_VERSION").to_string(), source, root, gates)
+}
+
+fn seal(version: String, source: String, root: String, gates: Vec<PinnedGate>) -> Pin {
+    let mut pin = Pin {
+        digest: String::new(),
+        version,
+        source,
+        root,
+        gates,
+    };
+    let body = serde_json::to_vec(&(&pin.version, &pin.source, &pin.root, &pin.gates))
+        .expect("serialises");
+    pin.digest = blake3::hash(&body).to_hex()[..32].to_string();
+    pin
+}
+
+/// Everything about a gate that can turn a failure into a pass.
+fn describe(g: &Gate) -> PinnedGate {
+    let list = |v: &[String]| v.join(" | ");
+    let mut fields = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        fields.insert(k.to_string(), v);
+    };
+    put("command", g.command_text());
+    put("driver", format!("{:?}", g.driver));
+    put("globs", list(&g.globs));
+    put("exclude", list(&g.exclude));
+    put("shebangs", list(&g.shebangs));
+    put("inputs", list(&g.inputs));
+    put("scope", format!("{:?}", g.scope));
+    put("root_markers", list(&g.root_markers));
+    put("requires", list(&g.requires));
+    put("path", list(&g.path));
+    put("timeout", format!("{:?}", g.timeout));
+    put(
+        "env",
+        g.env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    put("optional", g.optional.to_string());
+    put(
+        "fail_on",
+        g.fail_on
+            .iter()
+            .map(|r| r.as_str().to_string())
+            .collect::<Vec<_>>()
+            .join(" | "),
+    );
+    put("severity", format!("{:?}", g.severity));
+    put("require_files", g.require_files.to_string());
+    PinnedGate {
+        name: g.name.clone(),
+        fields,
+    }
+}
+
+/// What differs between the pin and the gates in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Added(String),
+    Removed(String),
+    Changed {
+        gate: String,
+        field: String,
+        from: String,
+        to: String,
+    },
+    Source {
+        from: String,
+        to: String,
+    },
+    Version {
+        from: String,
+        to: String,
+    },
+    /// The gates are judged in another project root (a copy of the config in a subfolder).
+    Root {
+        from: String,
+        to: String,
+    },
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |s: &str| {
+            if s.is_empty() {
+                "(none)".to_string()
+            } else {
+                format!("`{s}`")
+            }
+        };
+        match self {
+            Change::Added(g) => write!(f, "stop gate `{g}` added"),
+            Change::Removed(g) => write!(f, "stop gate `{g}` removed"),
+            Change::Changed {
+                gate,
+                field,
+                from,
+                to,
+            } => {
+                let what = match field.as_str() {
+                    "globs" | "exclude" | "shebangs" => "coverage changed: ",
+                    "command" | "driver" => "command changed: ",
+                    _ => "",
+                };
+                write!(
+                    f,
+                    "stop gate `{gate}`: {what}{field} {} -> {}",
+                    shown(from),
+                    shown(to)
+                )
+            }
+            Change::Source { from, to } => write!(f, "config {from} -> {to}"),
+            Change::Version { from, to } => write!(f, "ralph-gate {from} -> {to}"),
+            Change::Root { from, to } => write!(f, "project root {from} -> {to}"),
+        }
+    }
+}
+
+/// Every difference from `pinned` to `now`; empty when they are the same gates.
+pub fn compare(pinned: &Pin, now: &Pin) -> Vec<Change> {
+    if pinned.digest == now.digest {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if pinned.version != now.version {
+        out.push(Change::Version {
+            from: pinned.version.clone(),
+            to: now.version.clone(),
+        });
+    }
+    if !pinned.root.is_empty() && pinned.root != now.root {
+        out.push(Change::Root {
+            from: pinned.root.clone(),
+            to: now.root.clone(),
+        });
+    }
+    let find = |gates: &[PinnedGate], name: &str| gates.iter().find(|g| g.name == name).cloned();
+    for old in &pinned.gates {
+        match find(&now.gates, &old.name) {
+            None => out.push(Change::Removed(old.name.clone())),
+            Some(new) => {
+                let keys: std::collections::BTreeSet<&String> =
+                    old.fields.keys().chain(new.fields.keys()).collect();
+                for k in keys {
+                    let (a, b) = (old.fields.get(k), new.fields.get(k));
+                    if a != b {
+                        out.push(Change::Changed {
+                            gate: old.name.clone(),
+                            field: k.clone(),
+                            from: a.cloned().unwrap_or_default(),
+                            to: b.cloned().unwrap_or_default(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    for new in &now.gates {
+        if find(&pinned.gates, &new.name).is_none() {
+            out.push(Change::Added(new.name.clone()));
+        }
+    }
+    // The config text alone changed (a comment, a setting outside the stop gates): the gates
+    // are the same, so nothing a stop is judged by changed.
+    if out.is_empty() && pinned.source != now.source {
+        let same_kind = pinned.source.starts_with("presets:") == now.source.starts_with("presets:");
+        if !same_kind {
+            out.push(Change::Source {
+                from: pinned.source.clone(),
+                to: now.source.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// True when every change can only make completion harder: stop gates were added and nothing
+/// else moved. Those are accepted without a person, because a loop that must now also pass
+/// a new gate is held to more, never less; anything else waits for `loop approve`.
+pub fn only_stronger(changes: &[Change]) -> bool {
+    changes.iter().all(|c| matches!(c, Change::Added(_)))
+}
+
+/// The pin as the copy kept outside the work tree holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub pin: Pin,
+    /// The loop's `started_at`: tells this loop's copy from one left by an earlier loop of
+    /// the same file name.
+    pub started_at: Option<String>,
+    /// The session that owned the loop when it was pinned (empty: not yet claimed).
+    #[serde(default)]
+    pub session: String,
+    /// The verification surface the loop is held to: recorded when it started, raised when a
+    /// stop found it stronger, replaced only by `loop approve`.
+    #[serde(default)]
+    pub surface: Option<crate::surface::Surface>,
+}
+
+impl Record {
+    /// What the loop's state file names: the pin's digest, bound to the surface when there
+    /// is one, so that an edit of either in the copy is seen.
+    pub fn seal(&self) -> String {
+        match &self.surface {
+            None => self.pin.digest.clone(),
+            Some(s) => {
+                let both = format!("{}:{}", self.pin.digest, s.digest());
+                blake3::hash(both.as_bytes()).to_hex()[..32].to_string()
+            }
+        }
+    }
+}
+
+/// What a stop learns from comparing the pin with the gates in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The same gates.
+    Same,
+    /// No pin yet (a loop started by the official plugin's command): pin the gates now.
+    First,
+    /// The config text changed but no stop gate did: pin again, nothing to approve.
+    Reworded,
+    /// Stop gates were only added: accepted, pinned again.
+    Stronger(Vec<Change>),
+    /// Anything that could turn a failure into a pass: the loop cannot complete until a
+    /// person approves.
+    Weaker(Vec<Change>),
+    /// The pin itself was edited or removed.
+    Tampered(String),
+}
+
+impl Verdict {
+    /// True when this stop may not end the loop, whatever the gates say.
+    pub fn holds(&self) -> bool {
+        matches!(self, Verdict::Weaker(_) | Verdict::Tampered(_))
+    }
+
+    /// True when the pin is to be written again (state file and copy).
+    pub fn repins(&self) -> bool {
+        matches!(
+            self,
+            Verdict::First | Verdict::Reworded | Verdict::Stronger(_)
+        )
+    }
+}
+
+/// Judges the gates in force (`now`) against the pin in the state file (`in_state`) and its
+/// copy (`copy`, already matched to this loop by `started_at`).
+pub fn judge(in_state: Option<&str>, copy: Option<&Record>, now: &Pin) -> Verdict {
+    match (in_state, copy) {
+        (None, None) => Verdict::First,
+        (Some(_), None) => Verdict::Tampered(
+            "the state file names a pin whose copy under the git folder is gone".into(),
+        ),
+        (None, Some(_)) => {
+            Verdict::Tampered("the `gates_pin` line was removed from the loop's state file".into())
+        }
+        (Some(s), Some(c)) if s != c.seal() => Verdict::Tampered(format!(
+            "the state file's gates_pin ({s}) differs from its copy ({})",
+            c.seal()
+        )),
+        (Some(_), Some(c)) => {
+            if c.pin.digest == now.digest {
+                return Verdict::Same;
+            }
+            let changes = compare(&c.pin, now);
+            if changes.is_empty() {
+                Verdict::Reworded
+            } else if only_stronger(&changes) {
+                Verdict::Stronger(changes)
+            } else {
+                Verdict::Weaker(changes)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

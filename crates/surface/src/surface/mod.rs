@@ -1,0 +1,287 @@
+//! The verification surface: everything besides the checked code's content that decides a
+//! gate's verdict. An agent that cannot make a failing check pass can make it check less: an
+//! option in a tool's config, a suppression comment, a deleted test, a file that drops out of
+//! a gate. The surface describes those things as facts with a direction, so that two
+//! surfaces (a loop's start and its end, a pull request's base and head) can be compared and
+//! every weakening named with its file and line, while honest work (new code, new tests, a
+//! stricter option) passes unremarked.
+//!
+//! `describe` is pure over a [`source::Source`] (a work tree or a git revision, both seen
+//! through the planner's `ProjectFs`); `compare` is pure over two surfaces.
+
+pub mod base;
+pub mod configs;
+pub mod markers;
+pub mod source;
+pub mod tools;
+
+use ralph_config::{Config, Driver, Phase};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// How a setting's value moves between weaker and stronger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// A boolean option: `stricter` is the value that checks more, `default` applies when
+    /// the option is absent.
+    Flag { stricter: bool, default: bool },
+    /// A level on a scale; the value is its rank (higher checks more), `default` when absent.
+    Level { default: u8 },
+    /// A list of what is checked (`include`, `testpaths`): an entry that goes is a weakening.
+    /// An absent list means the tool's default, which is never narrower.
+    Shrinks,
+    /// A list of what is left out (`exclude`, `disable`): an entry that comes is a weakening.
+    Grows,
+    /// A value that can turn any failure into a pass (a test runner, a compiler wrapper, the
+    /// script a gate runs): set or changed is a weakening, removed is not.
+    Fixed,
+    /// A shell command a gate runs (a package.json script, a Makefile recipe): a weakening
+    /// when a program it ran is gone, or a failure is newly swallowed (`|| true`, `exit 0`),
+    /// or an option that runs less is added (`--ignore`, `-k`, `--passWithNoTests`).
+    Command,
+    /// An interpreter version: a lower one is a weakening.
+    Version,
+    /// A Rust toolchain name: one that is not a release channel or version is a weakening.
+    Toolchain,
+    /// A dependency on a checker: one that points at a local path or a repository is a
+    /// weakening, since the checker is then whatever that folder holds.
+    Dependency,
+}
+
+/// One option of one config file, as it decides what is checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setting {
+    pub file: String,
+    pub key: String,
+    /// Lists: one entry per line.
+    pub value: String,
+    pub line: u32,
+    pub rule: Rule,
+}
+
+/// A suppression or skip in checked code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Marker {
+    pub file: String,
+    pub line: u32,
+    /// What it suppresses, as written: `@ts-ignore`, `#[ignore]`, `# noqa`.
+    pub kind: String,
+    /// The test or function it applies to, else the line's text: what tells one marker from
+    /// another when lines move.
+    pub context: String,
+    /// It skips a test (rather than silencing a checker): on a test that is new, it takes
+    /// nothing away that ran before.
+    #[serde(default)]
+    pub skips_test: bool,
+}
+
+/// A test the project defines, as its runner finds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Test {
+    pub file: String,
+    pub line: u32,
+    pub name: String,
+    /// A digest of its code with its name taken out: a test renamed keeps it, a test
+    /// replaced by another does not. Empty when not known (surfaces stored before it was).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Surface {
+    pub settings: Vec<Setting>,
+    pub markers: Vec<Marker>,
+    pub tests: Vec<Test>,
+    /// Stop gate name to the files it checks.
+    pub checked: BTreeMap<String, BTreeSet<String>>,
+    /// Tracked files that a gate would check but git keeps out of the work tree (sparse
+    /// checkout, `--skip-worktree`).
+    pub absent: BTreeSet<String>,
+    /// The stop gates' tools that run files of the project (see [`tools`]). Only a work tree
+    /// has them: a revision's `node_modules` is not in git.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, tools::ToolFact>,
+    /// Every file of the tree described, to tell a file that left a gate from one that is
+    /// gone. Not stored: only the surface described now needs it.
+    #[serde(skip)]
+    pub present: BTreeSet<String>,
+}
+
+impl Surface {
+    /// A short digest of what is stored, for the loop's state file.
+    pub fn digest(&self) -> String {
+        let body = serde_json::to_vec(self).expect("surfaces serialise");
+        blake3::hash(&body).to_hex()[..32].to_string()
+    }
+}
+
+/// One difference between two surfaces, where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub file: String,
+    /// 0 when it is about a whole file.
+    pub line: u32,
+    pub what: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.file.is_empty(), self.line) {
+            (true, _) => write!(f, "{}", self.what),
+            (false, 0) => write!(f, "{}: {}", self.file, self.what),
+            (false, n) => write!(f, "{}:{n}: {}", self.file, self.what),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Comparison {
+    pub weaker: Vec<Finding>,
+    pub stronger: Vec<Finding>,
+}
+
+/// Which kinds of weakening can change a verdict of these gates: a `# noqa` matters only
+/// where a gate runs a linter that reads it, a skipped test only where a gate runs tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reads {
+    pub tsc: bool,
+    pub tests: bool,
+    pub clippy: bool,
+    pub python_lint: bool,
+    pub python_types: bool,
+    pub eslint: bool,
+    pub shellcheck: bool,
+    pub cargo: bool,
+    pub go: bool,
+}
+
+impl Reads {
+    pub fn of(config: &Config, phase: Phase) -> Self {
+        let mut r = Reads::default();
+        for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
+            let text = g.command_text().to_lowercase();
+            let has = |w: &str| text.contains(w);
+            r.tsc |= g.driver == Some(Driver::Typescript) || has("tsc");
+            r.shellcheck |= g.driver == Some(Driver::Shellcheck) || has("shellcheck");
+            r.cargo |= g.driver == Some(Driver::Cargo) || has("cargo");
+            r.go |= has("go ") || has("gofmt");
+            r.tests |= has("test") || has("jest") || has("vitest") || has("mocha") || has("bats");
+            r.clippy |= has("clippy");
+            r.python_lint |= has("ruff") || has("flake8") || has("pylint");
+            r.python_types |= has("mypy") || has("pyright") || has("pytype");
+            r.eslint |= has("eslint") || has("biome");
+        }
+        r
+    }
+}
+
+/// The surface of `source` for `config`'s gates of `phase`.
+pub fn describe(config: &Config, phase: Phase, source: &source::Source) -> Surface {
+    describe_planned(config, phase, source, &source.plan(config, phase))
+}
+
+fn describe_planned(
+    config: &Config,
+    phase: Phase,
+    source: &source::Source,
+    plan: &ralph_plan::plan::Plan,
+) -> Surface {
+    let reads = Reads::of(config, phase);
+    let scripts = configs::scripts_run(config, phase);
+    let settings = configs::settings(source, &reads, &scripts);
+    let checked = source::checked(config, plan);
+    let code: BTreeSet<&PathBuf> = source
+        .files
+        .iter()
+        .filter(|f| in_code(f, &checked))
+        .collect();
+    let (markers, tests) = markers::scan(source, code.into_iter(), &reads);
+    Surface {
+        settings,
+        markers,
+        tests,
+        absent: source.absent_checked(config, phase),
+        checked: checked
+            .into_iter()
+            .map(|(g, fs)| (g, fs.iter().map(|f| text(f)).collect()))
+            .collect(),
+        tools: BTreeMap::new(),
+        present: source.files.iter().map(|f| text(f)).collect(),
+    }
+}
+
+/// The surface of a loop's stop gates in the work tree of `config`'s project, whose files
+/// (`files::all`) are `files`, with the tools they run.
+pub fn of_loop(
+    config: &Config,
+    files: Vec<PathBuf>,
+    env: &ralph_base::env::Environment,
+) -> Surface {
+    let source = source::Source::work_tree(&config.root, files, env);
+    let plan = source.plan(config, Phase::Stop);
+    let mut surface = describe_planned(config, Phase::Stop, &source, &plan);
+    surface.tools = tools::of(config, env, &plan);
+    surface
+}
+
+/// The surface of a loop's stop gates in `project`'s work tree.
+pub fn of_project(
+    project: &mut ralph_plan::project::Project,
+    env: &ralph_base::env::Environment,
+) -> Result<Surface, ralph_plan::files::FilesError> {
+    let files = project.all_files()?;
+    Ok(of_loop(&project.config, files, env))
+}
+
+/// Code whose markers and tests count: what a gate checks, and `conftest.py`, which pytest
+/// reads wherever it is.
+fn in_code(f: &std::path::Path, checked: &BTreeMap<String, BTreeSet<PathBuf>>) -> bool {
+    f.file_name().is_some_and(|n| n == "conftest.py") || checked.values().any(|s| s.contains(f))
+}
+
+/// A path as the surface stores and shows it.
+pub fn text(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Every weakening and strengthening from `old` to `new`.
+pub fn compare(old: &Surface, new: &Surface) -> Comparison {
+    let mut out = Comparison::default();
+    configs::compare(&old.settings, &new.settings, &mut out);
+    markers::compare_markers(old, new, &mut out);
+    markers::compare_tests(&old.tests, &new.tests, &mut out);
+    compare_checked(old, new, &mut out);
+    let deps = configs::dependencies_changed(&old.settings, &new.settings);
+    tools::compare(&old.tools, &new.tools, &deps, &mut out);
+    for f in new.absent.difference(&old.absent) {
+        out.weaker.push(Finding {
+            file: f.clone(),
+            line: 0,
+            what: "tracked but kept out of the work tree (sparse checkout, or `git update-index --skip-worktree`): no gate checks it".into(),
+        });
+    }
+    out
+}
+
+fn compare_checked(old: &Surface, new: &Surface, out: &mut Comparison) {
+    for (gate, files) in &old.checked {
+        // A gate that is gone is the pin's to name.
+        let Some(now) = new.checked.get(gate) else {
+            continue;
+        };
+        for f in files {
+            if !now.contains(f) && new.present.contains(f) {
+                out.weaker.push(Finding {
+                    file: f.clone(),
+                    line: 0,
+                    what: format!("no longer checked by gate `{gate}`"),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
