@@ -142,7 +142,7 @@ fn loop_command(c: LoopCommand) -> Result<loops::Command, AppError> {
 }
 
 /// `loop run`'s options, the prompt read from its file when given.
-fn run_options(a: crate::cli::LoopRunArgs) -> Result<ralph_hook::run::Options, AppError> {
+fn run_options(a: crate::cli::LoopRunArgs) -> Result<ralph_hook::fresh::Options, AppError> {
     let prompt = loops::prompt_of(a.prompt_file.as_deref(), &a.prompt)?;
     let promise = loops::promise_of(&a.promise)?;
     if a.max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
@@ -150,7 +150,7 @@ fn run_options(a: crate::cli::LoopRunArgs) -> Result<ralph_hook::run::Options, A
             "--max-cost must be a positive number of dollars".into(),
         ));
     }
-    Ok(ralph_hook::run::Options {
+    Ok(ralph_hook::fresh::Options {
         agent: a.agent.map(|a| a.0),
         prompt,
         promise,

@@ -148,9 +148,7 @@ pub fn stop_decision(bytes: &[u8]) {
 
     // Anything that keeps a promise from counting: a failing gate, a gate that verified
     // nothing, a hold on the pinned gates.
-    let failing = results
-        .iter()
-        .any(|r| ralph_runner::report::counts_as_failure(r, facts.ci))
+    let failing = results.iter().any(|r| r.counts_as_failure(facts.ci))
         || !ralph_hook::hook::decide::unverified(&results, facts.ci).is_empty()
         || facts.hold.is_some();
     let promised = expected.is_some() && seen == expected;

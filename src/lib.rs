@@ -10,7 +10,7 @@ mod app;
 mod cli;
 mod commands;
 mod dash;
-mod status;
+mod overview;
 
 // Everything else is a library crate under `crates/`, each using only those below it:
 // hook -> loop -> surface -> runner -> plan -> config -> base (ARCHITECTURE.md).

@@ -323,7 +323,7 @@ fn surfaces(layout: &Layout, project: &mut Project, env: &Environment, problems:
         }
     };
     for f in &list {
-        let Some(weaker) = crate::status::weakened(layout, f, &now).filter(|w| !w.is_empty())
+        let Some(weaker) = crate::overview::weakened(layout, f, &now).filter(|w| !w.is_empty())
         else {
             continue;
         };
@@ -363,7 +363,7 @@ fn leftovers(layout: &Layout, problems: &mut Vec<String>) {
 /// Loops an agent ended itself, from the journal: a cancel from a session, a state file
 /// deleted by hand.
 fn agent_events(layout: &Layout) -> Vec<String> {
-    crate::status::recent_stops(layout, crate::status::RECENT_STOPS * 5)
+    crate::overview::recent_stops(layout, crate::overview::RECENT_STOPS * 5)
         .into_iter()
         .filter(|e| {
             (e.event == "cancel" && e.who.starts_with("session"))

@@ -14,7 +14,7 @@ pub enum AppError {
     #[error(transparent)]
     Loop(#[from] ralph_loop::loops::LoopError),
     #[error(transparent)]
-    Run(#[from] ralph_hook::run::error::RunError),
+    Run(#[from] ralph_hook::fresh::error::RunError),
     #[error("cannot read {what} {}: {source}", path.display())]
     Read {
         what: &'static str,

@@ -22,7 +22,7 @@ pub enum Command {
     List,
     Cancel { id: Option<String> },
     Approve { id: Option<String> },
-    Run(ralph_hook::run::Options),
+    Run(ralph_hook::fresh::Options),
 }
 
 /// `loop start`'s options.
@@ -51,13 +51,13 @@ pub fn run(
         // The run prints as it goes, and its exit code says how it ended.
         Command::Run(o) => {
             let agent = o.agent.unwrap_or_else(|| {
-                choose_agent(&super::init::agents::set_up(env, layout.root()), None).0
+                choose_agent(&super::init::hook_files::set_up(env, layout.root()), None).0
             });
-            let o = ralph_hook::run::Options {
+            let o = ralph_hook::fresh::Options {
                 agent: Some(agent),
                 ..o.clone()
             };
-            return Ok(ralph_hook::run::run(&o, env, &layout, cwd, config)?);
+            return Ok(ralph_hook::fresh::run(&o, env, &layout, cwd, config)?);
         }
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
         Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
@@ -97,7 +97,7 @@ fn start(
         Some(a) => (a, None),
         None => {
             let (a, why) = choose_agent(
-                &super::init::agents::set_up(env, layout.root()),
+                &super::init::hook_files::set_up(env, layout.root()),
                 in_session(env),
             );
             (a, Some(why))

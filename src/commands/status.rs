@@ -23,14 +23,14 @@ pub fn run(
     let layout = ralph_base::state::Layout::workspace(env, cwd);
     // Described once here; the dashboard, which redraws, does not.
     let surface = ralph_surface::surface::of_project(&mut project, env)?;
-    let st = crate::status::gather(
+    let st = crate::overview::gather(
         &project.config,
         project.describe_config(),
         &layout,
         Some(&surface),
     );
     let text = match format {
-        Format::Human => crate::status::render_text(&st, ralph_runner::results::now_ms()),
+        Format::Human => crate::overview::render_text(&st, ralph_runner::results::now_ms()),
         Format::Json => serde_json::to_string_pretty(&st).expect("status serialises") + "\n",
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;

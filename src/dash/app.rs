@@ -1,7 +1,7 @@
 //! The dashboard's state and what each key does to it. No terminal here: the event loop feeds
 //! keys in, the renderer reads the state out.
 
-use crate::status::Status;
+use crate::overview::Status;
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,7 +26,7 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
     let described: std::cell::RefCell<
         Option<(std::time::Instant, ralph_surface::surface::Surface)>,
     > = std::cell::RefCell::new(None);
-    let gather = || -> std::io::Result<crate::status::Status> {
+    let gather = || -> std::io::Result<crate::overview::Status> {
         let mut project =
             Project::open(cwd, config).map_err(|e| std::io::Error::other(e.to_string()))?;
         let mut described = described.borrow_mut();
@@ -38,7 +38,7 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                 *described = Some((std::time::Instant::now(), s));
             }
         }
-        Ok(crate::status::gather(
+        Ok(crate::overview::gather(
             &project.config,
             project.describe_config(),
             &layout,
@@ -143,7 +143,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
                 if let ralph_runner::runner::Event::Finished(r) = e {
                     let mut p = shared.lock().unwrap_or_else(|e| e.into_inner());
                     p.done += 1;
-                    if ralph_runner::report::counts_as_failure(r, env.strict()) {
+                    if r.counts_as_failure(env.strict()) {
                         p.failed += 1;
                     }
                 }

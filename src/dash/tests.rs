@@ -1,6 +1,6 @@
 use super::app::{Action, App, Focus};
 use super::ui::draw;
-use crate::status::{GateView, LoopView, Status, StopView, SCHEMA};
+use crate::overview::{GateView, LoopView, Status, StopView, SCHEMA};
 use ralph_runner::results::Record;
 use ralph_runner::runner::GateStatus;
 use ratatui::backend::TestBackend;
@@ -105,7 +105,7 @@ fn screen(app: &App, w: u16, h: u16) -> (String, ratatui::buffer::Buffer) {
 #[test]
 fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
     let mut st = status();
-    st.loops[0].goal = Some(crate::status::GoalView {
+    st.loops[0].goal = Some(crate::overview::GoalView {
         condition: "calc.py compiles".into(),
         stops: 3,
         verdict: Some("the agent says it compiles".into()),
@@ -120,7 +120,7 @@ fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
         text.contains("(its judge: the agent says it compiles)"),
         "{text}"
     );
-    let plain = crate::status::render_text(&st, NOW);
+    let plain = crate::overview::render_text(&st, NOW);
     assert!(
         plain.contains("goal held to the stop gates  3 stops judged")
             && plain.contains("goal: calc.py compiles")
@@ -133,7 +133,7 @@ fn a_goals_loop_shows_its_condition_and_its_judges_last_word() {
 fn a_loop_run_shows_its_iterations_and_cost() {
     let mut st = status();
     st.loops[0].session = Some(ralph_base::state::RUN_SESSION.into());
-    st.loops[0].run = Some(crate::status::RunView {
+    st.loops[0].run = Some(crate::overview::RunView {
         iterations: 3,
         cost_usd: 0.42,
         last: Some("promise refused: 1 gate is still failing (tsc)".into()),
@@ -144,7 +144,7 @@ fn a_loop_run_shows_its_iterations_and_cost() {
         text.contains("loop run: 3 iterations done, $0.42: Build the parser"),
         "{text}"
     );
-    let plain = crate::status::render_text(&st, NOW);
+    let plain = crate::overview::render_text(&st, NOW);
     assert!(
         plain.contains("loop run  agent claude (ends its turn after 8 refusals in a row): 3 iterations done, $0.42; last: promise refused"),
         "{plain}"

@@ -2,7 +2,7 @@
 //! ratatui's test backend and read the screen back.
 
 use super::app::{App, Focus};
-use crate::status::{ago, status_tag};
+use crate::overview::{ago, status_tag};
 use ansi_to_tui::IntoText;
 use ralph_base::text::{duration, strip_ansi};
 use ralph_runner::runner::GateStatus;

@@ -1,5 +1,8 @@
 //! Integration tests: the built binary, in temporary git repositories, against real tools.
 
+// The tests start the binary, the tools and the agents themselves, and set their variables.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 mod agent_clis;

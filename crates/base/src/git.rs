@@ -24,7 +24,7 @@ impl GitError {
 
 /// `git -C dir` with the environment every call needs.
 pub fn command(dir: &Path) -> Command {
-    let mut c = Command::new("git");
+    let mut c = crate::child::command("git");
     c.arg("-C")
         .arg(dir)
         .args(["-c", "core.quotePath=false"])

@@ -217,6 +217,15 @@ pub fn tsc_work() -> PathBuf {
     Path::new(DIR).join("tsc")
 }
 
+/// The loop state file of the official ralph-loop plugin, in an agent's loop folder
+/// ([`Layout::loop_dir`]); other loops have `ralph-loop-ID.local.md` beside it.
+pub const MAIN_FILE: &str = "ralph-loop.local.md";
+
+/// True when `name` is a loop state file's name.
+pub fn is_state_name(name: &str) -> bool {
+    name == MAIN_FILE || (name.starts_with("ralph-loop-") && name.ends_with(".local.md"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,40 +1,10 @@
 //! Text helpers shared by every reporter: ANSI stripping and head-and-tail cutting.
 
-/// Removes ANSI escape sequences (CSI such as colours, OSC such as hyperlinks, and two-byte
-/// escapes), for machine formats and for the agent.
+/// Removes terminal escape sequences (CSI such as colours, OSC such as hyperlinks, charset
+/// switches such as `tput sgr0`'s `ESC ( B`, and the other escapes), for machine formats and
+/// for the agent: anstream's parser, the one clap's own output goes through.
 pub fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\x1b' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('[') => {
-                // Parameters and intermediates, then one final byte in @..~.
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                // Ends with BEL or ESC \.
-                while let Some(c) = chars.next() {
-                    if c == '\x07' {
-                        break;
-                    }
-                    if c == '\x1b' && chars.peek() == Some(&'\\') {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
+    anstream::adapter::strip_str(s).to_string()
 }
 
 /// `text` on one line, cut to `limit` characters with `…` where it was cut.
@@ -152,6 +122,13 @@ mod tests {
     fn strips_colour_and_hyperlinks() {
         let s = "\x1b[1;31merror\x1b[0m: \x1b]8;;file:///x\x07x.rs\x1b]8;;\x1b\\ done";
         assert_eq!(strip_ansi(s), "error: x.rs done");
+    }
+
+    #[test]
+    fn strips_what_tput_prints() {
+        // `tput sgr0` on xterm: SGR 0 then a charset switch, which left a stray `B` before.
+        let s = "\x1b[1mbold\x1b(B\x1b[m plain \x1b]0;title\x07end";
+        assert_eq!(strip_ansi(s), "bold plain end");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Human durations in config: `"30s"`, `"2m"`, `"1m30s"`, `"500ms"`, `"1h"`.
+//! Human durations in config: `"30s"`, `"2m"`, `"1min"`, `"1m30s"`, `"500ms"`, `"1h"`.
 
 use serde::de::{self, Deserializer, Visitor};
 use std::fmt;
@@ -9,49 +9,21 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HumanDuration(pub Duration);
 
+/// Parses a duration as the command line does (humantime: `30s`, `1min`, `1m30s`, `500ms`,
+/// `2h`, `1 day`), so `timeout = "1min"` in the config means what `--iteration-timeout 1min`
+/// means. A duration of zero is refused: no gate finishes in no time.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let text = s.trim();
     if text.is_empty() {
         return Err("empty duration".into());
     }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(format!(
-                "invalid duration `{s}`: expected a number followed by a unit (ms, s, m, h), e.g. \"30s\""
-            ));
-        }
-        let n: u64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("invalid duration `{s}`: number too large"))?;
-        rest = &rest[digits..];
-        let unit_len = rest.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let part = match unit {
-            "ms" => Duration::from_millis(n),
-            "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n.saturating_mul(60)),
-            "h" => Duration::from_secs(n.saturating_mul(3600)),
-            "" => {
-                return Err(format!(
-                    "invalid duration `{s}`: missing unit after {n} (write \"{n}s\" for seconds)"
-                ))
-            }
-            other => {
-                return Err(format!(
-                    "invalid duration `{s}`: unknown unit `{other}` (use ms, s, m or h)"
-                ))
-            }
-        };
-        total = total.saturating_add(part);
-    }
-    if total.is_zero() {
+    let d = humantime::parse_duration(text).map_err(|e| {
+        format!("invalid duration `{s}`: {e} (write it as \"30s\", \"2m\", \"1m30s\" or \"500ms\")")
+    })?;
+    if d.is_zero() {
         return Err(format!("invalid duration `{s}`: must be greater than zero"));
     }
-    Ok(total)
+    Ok(d)
 }
 
 /// `1m30s`, `45s`, `250ms`: the shortest exact spelling, for messages.
@@ -107,11 +79,14 @@ mod tests {
         assert_eq!(parse("1m30s").unwrap(), Duration::from_secs(90));
         assert_eq!(parse("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse("1h").unwrap(), Duration::from_secs(3600));
+        // What the command line's --iteration-timeout accepts, the config accepts too.
+        assert_eq!(parse("1min").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse("1m 30s").unwrap(), Duration::from_secs(90));
     }
 
     #[test]
     fn rejects_what_a_person_might_mistype() {
-        for bad in ["", "30", "s", "3 0s", "10x", "0s", "-5s", "1.5s"] {
+        for bad in ["", "30", "s", "10x", "0s", "-5s", "30 parsecs"] {
             assert!(parse(bad).is_err(), "{bad:?} should be rejected");
         }
     }

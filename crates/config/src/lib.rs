@@ -1,5 +1,8 @@
 //! `ralph.toml`: find it, parse and validate it, merge in presets, and compile every glob once.
 
+// Tests set up processes and variables of their own.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod duration;
 mod error;
 pub mod presets;

@@ -74,7 +74,7 @@ fn bad_glob_names_line_and_glob() {
 
 #[test]
 fn bad_duration_names_line_and_key() {
-    let e = err(&format!("{GATE}timeout = \"30 seconds\"\n"));
+    let e = err(&format!("{GATE}timeout = \"30 parsecs\"\n"));
     assert!(e.starts_with("ralph.toml:5:"), "{e}");
     assert!(e.contains("gate[0].timeout"), "{e}");
     assert!(e.contains("invalid duration"), "{e}");

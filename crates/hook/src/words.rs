@@ -69,10 +69,7 @@ fn gate_sections(failing: &[&GateResult], cap: usize, used: usize) -> String {
 /// What the agent is told when gates fail after its edit to `edited`; `None` when nothing
 /// failed.
 pub fn edit_feedback(edited: &str, results: &[GateResult], ci: bool, cap: usize) -> Option<String> {
-    let failing: Vec<&GateResult> = results
-        .iter()
-        .filter(|r| ralph_runner::report::counts_as_failure(r, ci))
-        .collect();
+    let failing: Vec<&GateResult> = results.iter().filter(|r| r.counts_as_failure(ci)).collect();
     if failing.is_empty() {
         return None;
     }

@@ -213,7 +213,7 @@ impl Gate {
         Self {
             gate: r.name.clone(),
             status: r.status.label().to_string(),
-            failing: ralph_runner::report::counts_as_failure(r, ci),
+            failing: r.counts_as_failure(ci),
             duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
             files: r.files,
         }

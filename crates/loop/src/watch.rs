@@ -71,8 +71,8 @@ pub fn watched(layout: &Layout, configs: &[PathBuf]) -> Vec<PathBuf> {
     out.push(ws.join(".claude/settings.local.json"));
     for agent in ralph_base::agent::Agent::ALL {
         let dir = layout.loop_dir(agent);
-        out.push(dir.join(crate::loops::MAIN_FILE));
-        out.extend(files_in(&dir, crate::loops::is_state_name));
+        out.push(dir.join(ralph_base::state::MAIN_FILE));
+        out.extend(files_in(&dir, ralph_base::state::is_state_name));
     }
     out.extend(files_in(&layout.pins(), |n| {
         n.ends_with(".json") || n.ends_with(".pinned")

@@ -70,11 +70,6 @@ pub fn kib(size: u64) -> f64 {
     (size + 512).next_power_of_two() as f64 / 1024.0
 }
 
-/// The KiB of files a job checks: its file arguments, by `size` (relative to the root).
-pub fn job_kib(job: &crate::plan::Job, size: impl Fn(&Path) -> u64) -> f64 {
-    job.args.iter().map(|a| kib(size(&job.dir.join(a)))).sum()
-}
-
 /// The identity of a whole-project run: its gate, folder and label.
 pub fn whole_id(gate: &str, dir: &Path, label: Option<&str>) -> String {
     format!("{gate}\u{0}{}\u{0}{}", dir.display(), label.unwrap_or(""))

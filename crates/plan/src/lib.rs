@@ -3,6 +3,9 @@
 //! the project opened (`project`), and the configs outside the project a tool reads
 //! (`manifests`). Uses `ralph-base` and `ralph-config`.
 
+// Tests set up processes and variables of their own.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod costs;
 pub mod files;
 pub mod manifests;

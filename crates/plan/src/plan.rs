@@ -56,6 +56,17 @@ pub struct Job {
     pub private: Option<PathBuf>,
 }
 
+impl Job {
+    /// The KiB of files this job checks: its file arguments, by `size` (relative to the
+    /// root), each as [`crate::costs::kib`] counts it.
+    pub fn kib(&self, size: impl Fn(&Path) -> u64) -> f64 {
+        self.args
+            .iter()
+            .map(|a| crate::costs::kib(size(&self.dir.join(a))))
+            .sum()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PlannedGate {
     /// Index into `Config::gates`.
@@ -305,7 +316,7 @@ fn estimate(gate: &Gate, planned: &mut PlannedGate, costs: &Costs, fs: &dyn Proj
     planned.kib.clear();
     planned.costs.clear();
     for job in &planned.jobs {
-        let kib = crate::costs::job_kib(job, |p| fs.size(p));
+        let kib = job.kib(|p| fs.size(p));
         let cost = if whole(gate, job) {
             costs.whole_run(&crate::costs::whole_id(
                 &gate.name,

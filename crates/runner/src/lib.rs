@@ -3,6 +3,9 @@
 //! `--staged`'s index swap (`staged`) and the report formats (`report`). Uses `ralph-base`,
 //! `ralph-config` and `ralph-plan`.
 
+// Tests set up processes and variables of their own.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod cache;
 pub mod observe;
 pub mod report;

@@ -134,9 +134,7 @@ fn learn_costs(
                 .then(|| ralph_plan::costs::whole_id(&gate.name, &job.dir, job.label.as_deref()));
             // Edit feedback plans without costs: its one or two files are sized here.
             let kib = planned.kib.get(i).copied().unwrap_or_else(|| {
-                ralph_plan::costs::job_kib(job, |p| {
-                    std::fs::metadata(config.root.join(p)).map_or(0, |m| m.len())
-                })
+                job.kib(|p| std::fs::metadata(config.root.join(p)).map_or(0, |m| m.len()))
             });
             costs.learn(&ralph_plan::costs::Ran {
                 gate: &gate.name,

@@ -2,5 +2,8 @@
 //! described and compared (`surface`), and the stop gates a loop is held to (`pin`). Uses the
 //! crates below it: base, config, plan, runner.
 
+// Tests set up processes and variables of their own.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
+
 pub mod pin;
 pub mod surface;

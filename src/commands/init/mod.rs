@@ -5,8 +5,8 @@
 //! over a foreign one without --force), ignores `.ralph/`, and says when the `ralph-gate`
 //! the hooks will call is not on PATH. Running it twice changes nothing.
 
-pub(crate) mod agents;
 mod frameworks;
+pub(crate) mod hook_files;
 
 use crate::commands::AppError;
 use frameworks::Framework;
@@ -57,7 +57,7 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
     }
     let chosen = if asked.is_empty() {
         let mut all = vec![ralph_hook::agents::Agent::Claude];
-        let found = agents::detected(&ws);
+        let found = hook_files::detected(&ws);
         if !found.is_empty() {
             report.push(format!(
                 "agents found in this project besides Claude Code: {}",
@@ -200,7 +200,7 @@ fn write_agent(
     agent: ralph_hook::agents::Agent,
     program: &str,
 ) -> Result<String, AppError> {
-    let spec = agents::spec(agent, program);
+    let spec = hook_files::spec(agent, program);
     if agent == ralph_hook::agents::Agent::Claude {
         let (all, _) = ralph_hook::claude_settings::load(env, ws);
         if let Some(by) = ralph_hook::claude_settings::plugin_enabled(&all, "ralph-gate") {
@@ -212,14 +212,14 @@ fn write_agent(
             ));
         }
     }
-    let path = agents::path(ws, &spec);
+    let path = hook_files::path(ws, &spec);
     let note = spec
         .note
         .map(|n| format!("\n    note: {n}"))
         .unwrap_or_default();
     if spec.is_plugin() {
         return Ok(match std::fs::read_to_string(&path) {
-            Ok(t) if t == agents::OPENCODE_PLUGIN => {
+            Ok(t) if t == hook_files::OPENCODE_PLUGIN => {
                 format!("{} ({agent}): already there{note}", spec.file)
             }
             Ok(_) => format!(
@@ -227,7 +227,7 @@ fn write_agent(
                 spec.file
             ),
             Err(_) => {
-                atomic::write(&path, agents::OPENCODE_PLUGIN.as_bytes())?;
+                atomic::write(&path, hook_files::OPENCODE_PLUGIN.as_bytes())?;
                 format!("{} ({agent}): the plugin is installed{note}", spec.file)
             }
         });
@@ -242,7 +242,7 @@ fn write_agent(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
     };
-    let (merged, added) = agents::merge(existing, &spec)
+    let (merged, added) = hook_files::merge(existing, &spec)
         .map_err(|e| AppError::Usage(format!("{}: {e}", path.display())))?;
     if added.is_empty() {
         return Ok(format!(
@@ -347,7 +347,7 @@ fn ignore_state(ws: &Path, chosen: &[ralph_hook::agents::Agent]) -> Result<Strin
     {
         missing.push(".ralph/".into());
     }
-    for line in chosen.iter().filter_map(|a| agents::ignore_line(*a)) {
+    for line in chosen.iter().filter_map(|a| hook_files::ignore_line(*a)) {
         if !has(&line) && !missing.contains(&line) {
             missing.push(line);
         }
@@ -374,9 +374,9 @@ mod tests {
 
     #[test]
     fn merge_adds_both_hooks_to_empty_settings() {
-        let (v, added) = agents::merge(
+        let (v, added) = hook_files::merge(
             None,
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert_eq!(
@@ -406,9 +406,9 @@ mod tests {
                 "PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "guard.sh"}]}]
             }
         });
-        let (once, added) = agents::merge(
+        let (once, added) = hook_files::merge(
             Some(existing.clone()),
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert_eq!(added.len(), 6);
@@ -423,9 +423,9 @@ mod tests {
             existing["hooks"]["PostToolUse"][0]
         );
         assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
-        let (twice, added) = agents::merge(
+        let (twice, added) = hook_files::merge(
             Some(once.clone()),
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         assert!(added.is_empty());
@@ -434,19 +434,19 @@ mod tests {
 
     #[test]
     fn merge_refuses_shapes_it_would_have_to_destroy() {
-        assert!(agents::merge(
+        assert!(hook_files::merge(
             Some(json!([1])),
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
-        assert!(agents::merge(
+        assert!(hook_files::merge(
             Some(json!({"hooks": "x"})),
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
-        assert!(agents::merge(
+        assert!(hook_files::merge(
             Some(json!({"hooks": {"Stop": {}}})),
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
         )
         .is_err());
     }
@@ -459,9 +459,9 @@ mod tests {
         .unwrap();
         let snippet: Value =
             serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
-        let (merged, _) = agents::merge(
+        let (merged, _) = hook_files::merge(
             None,
-            &agents::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
         )
         .unwrap();
         let plugin = plugin["hooks"].to_string().replace(" --via plugin", "");

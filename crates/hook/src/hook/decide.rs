@@ -7,7 +7,6 @@ pub use ralph_loop::journal::Outcome;
 
 use super::Verdict;
 use ralph_loop::loops::LoopState;
-use ralph_runner::report::counts_as_failure;
 use ralph_runner::runner::GateResult;
 
 /// Everything the decision depends on.
@@ -44,7 +43,7 @@ pub fn unverified(results: &[GateResult], ci: bool) -> Vec<&GateResult> {
         .iter()
         .filter(|r| {
             !r.optional
-                && !counts_as_failure(r, ci)
+                && !r.counts_as_failure(ci)
                 && (!r.unverified.is_empty()
                     || matches!(
                         r.status,
@@ -94,7 +93,7 @@ pub fn judge<'a>(f: &'a StopFacts<'a>) -> Judgement<'a> {
     let failing: Vec<&GateResult> = f
         .results
         .iter()
-        .filter(|r| counts_as_failure(r, f.ci))
+        .filter(|r| r.counts_as_failure(f.ci))
         .collect();
     let expected = f
         .state

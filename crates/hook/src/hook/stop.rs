@@ -14,7 +14,6 @@ use ralph_base::state::Layout;
 use ralph_loop::journal::{self, Decision, Entry};
 use ralph_loop::loops::{self, progress, Change, Claimed, LoopError};
 use ralph_plan::project::Project;
-use ralph_runner::report::counts_as_failure;
 use ralph_runner::runner::{GateResult, Reuse};
 use ralph_surface::pin::Verdict as PinVerdict;
 use std::path::{Path, PathBuf};
@@ -221,7 +220,7 @@ pub fn judge(
     let failed: Vec<&GateResult> = seen
         .results
         .iter()
-        .filter(|r| counts_as_failure(r, seen.ci))
+        .filter(|r| r.counts_as_failure(seen.ci))
         .collect();
     let errors = agent::failing_gates(&failed, crate::words::TEXT_CAP);
     let failing = failed.iter().map(|r| r.name.clone()).collect();
@@ -432,7 +431,7 @@ fn gate_plain_stop(
         .map_err(|source| StopError::Files { root, source })?;
     let failing: Vec<&GateResult> = results
         .iter()
-        .filter(|r| counts_as_failure(r, env.strict()))
+        .filter(|r| r.counts_as_failure(env.strict()))
         .collect();
     let output = if failing.is_empty() {
         Verdict::Silent

@@ -26,7 +26,7 @@ use ralph_base::state::Layout;
 pub use ralph_base::state::{session_key, ANY_SESSION};
 use std::path::{Path, PathBuf};
 
-pub const MAIN_FILE: &str = "ralph-loop.local.md";
+pub use ralph_base::state::{is_state_name, MAIN_FILE};
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum StateError {
@@ -326,11 +326,6 @@ pub fn agent_of(key_: &str) -> Agent {
 pub fn exists(layout: &Layout, key_: &str) -> bool {
     let (agent, name) = split_key(key_);
     is_state_name(name) && layout.loop_dir(agent).join(name).exists()
-}
-
-/// True when `name` is a loop state file's name.
-pub fn is_state_name(name: &str) -> bool {
-    name == MAIN_FILE || (name.starts_with("ralph-loop-") && name.ends_with(".local.md"))
 }
 
 /// Every loop state file of every agent in the workspace, Claude's main one first.

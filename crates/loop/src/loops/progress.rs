@@ -1,7 +1,6 @@
 //! "Has anything changed since the last stop?": the working tree and the failures, reduced to
 //! a fingerprint, and how many stops in a row it stayed the same.
 
-use ralph_runner::report::counts_as_failure;
 use ralph_runner::runner::GateResult;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -100,7 +99,7 @@ pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
             h.update(blake3::hash(&bytes).as_bytes());
         }
     }
-    for r in results.iter().filter(|r| counts_as_failure(r, ci)) {
+    for r in results.iter().filter(|r| r.counts_as_failure(ci)) {
         h.update(r.name.as_bytes());
         h.update(ralph_base::text::strip_ansi(&r.output).as_bytes());
     }

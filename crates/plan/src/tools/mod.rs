@@ -587,37 +587,28 @@ fn version_line(program: &Path) -> String {
 /// it fails or takes longer than [`PROBE_TIMEOUT`]. It never waits on a pipe a stray child
 /// keeps open: the child's whole process group is killed.
 fn capture(argv: &[OsString], cwd: &Path, env: &[(OsString, OsString)]) -> Option<Vec<u8>> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    use wait_timeout::ChildExt;
+    use std::process::Stdio;
     let (program, args) = argv.split_first()?;
-    let mut child = Command::new(program)
+    let mut command = ralph_base::child::command(program);
+    command
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()?;
-    let mut stdout = child.stdout.take()?;
+        .stderr(Stdio::null());
+    let mut group = ralph_base::child::start(&mut command).ok()?;
+    let mut stdout = group.take_stdout()?;
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = (&mut stdout).take(64 * 1024).read_to_end(&mut buf);
         buf
     });
-    let status = match child.wait_timeout(PROBE_TIMEOUT) {
-        Ok(Some(status)) => status,
-        _ => {
-            ralph_base::signals::kill_group(child.id() as i32, libc::SIGKILL);
-            let _ = child.wait();
-            return None;
-        }
-    };
-    ralph_base::signals::kill_group(child.id() as i32, libc::SIGKILL);
+    // A probe past its time is killed at once, with its group.
+    let waited = group.wait(PROBE_TIMEOUT, Duration::ZERO);
     let out = reader.join().ok()?;
-    status.success().then_some(out)
+    let ok = !waited.timed_out && waited.status == Some(ralph_base::child::Status::Code(0));
+    ok.then_some(out)
 }
 
 /// Length-prefixed fields into one blake3 digest.

@@ -86,9 +86,8 @@ impl Cache {
     pub fn for_run(
         config: &ralph_config::Config,
         env: &ralph_base::env::Environment,
-        reuse: crate::runner::Reuse,
+        reuse: Reuse,
     ) -> Self {
-        use crate::runner::Reuse;
         let reuse = if env.no_cache { Reuse::Off } else { reuse };
         let url = env
             .remote_cache
@@ -339,6 +338,23 @@ fn size_of(dir: &Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// How much of what earlier runs left in `.ralph/` a run may lean on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Stored results, remembered file stamps and tool answers: the everyday run.
+    Everything,
+    /// Nothing from `.ralph/`: every file is hashed, every tool asked again, every gate run
+    /// (the verification that may end a loop, which must not rest on anything the agent
+    /// could have written). Fresh results are still stored.
+    Nothing,
+    /// No result read and nothing stored (`check --no-cache`): runs are not watched for the
+    /// files they read (that is only needed to store a result safely), and the stored result
+    /// under each run's key is removed, so no later run serves a verdict older than this one.
+    /// Keys are made from remembered stamps, as a later run makes them; shim answers are only
+    /// guesses, confirmed as in [`Reuse::Nothing`].
+    Off,
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub fn probe() -> Result<(), String> {
     static ANSWER: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     ANSWER
         .get_or_init(|| {
-            let mut cmd = Command::new("true");
+            let mut cmd = ralph_base::child::command("true");
             cmd.stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null());
@@ -174,10 +174,7 @@ fn trace(main: i32, tx: &Sender<Report>) {
             alive.remove(&pid);
             if pid == main && !main_done {
                 main_done = true;
-                let _ = tx.send(Report::Exited(
-                    status,
-                    crate::runner::process::cpu_time(&usage),
-                ));
+                let _ = tx.send(Report::Exited(status, ralph_base::child::cpu_time(&usage)));
                 // What the command left behind goes with it, in its group or not.
                 for p in &alive {
                     // SAFETY: kill has no memory preconditions.

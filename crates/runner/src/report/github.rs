@@ -4,7 +4,7 @@
 //! summary for `GITHUB_STEP_SUMMARY`.
 
 use super::diagnostics::{self, Severity};
-use super::{counts_as_failure, RunInfo, Summary};
+use super::{RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus};
 use ralph_base::text::{duration, strip_ansi};
 
@@ -24,7 +24,7 @@ pub fn escape_property(s: &str) -> String {
 pub fn annotations(r: &GateResult, ci: bool) -> Vec<String> {
     let output = strip_ansi(&r.output);
     let found = diagnostics::parse(&output);
-    let failing = counts_as_failure(r, ci);
+    let failing = r.counts_as_failure(ci);
     let mut out: Vec<String> = found
         .iter()
         .map(|d| {
@@ -94,7 +94,7 @@ pub fn summary(results: &[GateResult], info: &RunInfo) -> String {
         if s.ok() { "every gate passes" } else { "failing" }
     );
     for r in results {
-        let mark = match (r.status, counts_as_failure(r, info.ci)) {
+        let mark = match (r.status, r.counts_as_failure(info.ci)) {
             (_, true) => "❌",
             (GateStatus::Pass, _) => "✅",
             (GateStatus::NoFiles, _) => "➖",
@@ -109,7 +109,7 @@ pub fn summary(results: &[GateResult], info: &RunInfo) -> String {
             if r.cached { "cached" } else { "fresh" }
         ));
     }
-    for r in results.iter().filter(|r| counts_as_failure(r, info.ci)) {
+    for r in results.iter().filter(|r| r.counts_as_failure(info.ci)) {
         let first: String = strip_ansi(&r.output)
             .lines()
             .take(20)

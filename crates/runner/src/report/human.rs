@@ -2,7 +2,7 @@
 //! summary line. Gates are printed as soon as every gate before them has finished, so output
 //! streams without ever interleaving.
 
-use super::{counts_as_failure, RunInfo, Summary};
+use super::{RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, RunDetail};
 use ralph_base::text::{duration, plural, strip_ansi};
 use std::collections::BTreeMap;
@@ -115,7 +115,7 @@ impl<W: Write + Send> Human<W> {
     }
 
     fn render_gate(&self, r: &GateResult) -> String {
-        let failing = counts_as_failure(r, self.ci);
+        let failing = r.counts_as_failure(self.ci);
         if self.quiet && !failing {
             return String::new();
         }

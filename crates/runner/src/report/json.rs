@@ -1,7 +1,7 @@
 //! The JSON report. Schema `ralph-gate.check.v1`, documented in the README; fields are only
 //! ever added, never renamed or removed, within a schema version.
 
-use super::{counts_as_failure, RunInfo, Summary};
+use super::{RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus, ToolInfo};
 use ralph_base::text::strip_ansi;
 use serde::Serialize;
@@ -52,7 +52,7 @@ impl<'a> Gate<'a> {
         Gate {
             gate: &r.name,
             status: r.status,
-            counts_as_failure: counts_as_failure(r, info.ci),
+            counts_as_failure: r.counts_as_failure(info.ci),
             duration_ms: r.duration.as_millis(),
             files: r.files,
             runs: r.runs,

@@ -1,7 +1,7 @@
 //! JUnit XML: one testcase per gate, the shape CI systems (GitLab, Jenkins, GitHub test
 //! reporters) read.
 
-use super::{counts_as_failure, RunInfo, Summary};
+use super::{RunInfo, Summary};
 use crate::runner::{GateResult, GateStatus};
 use ralph_base::text::strip_ansi;
 
@@ -11,7 +11,7 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
         .iter()
         .filter(|r| {
             matches!(r.status, GateStatus::Skipped | GateStatus::NoFiles)
-                && !counts_as_failure(r, info.ci)
+                && !r.counts_as_failure(info.ci)
         })
         .count();
     let secs = info.duration.as_secs_f64();
@@ -37,7 +37,7 @@ pub fn render(results: &[GateResult], info: &RunInfo) -> String {
             .clone()
             .or_else(|| r.exit_code.map(|c| format!("exit {c}")))
             .unwrap_or_else(|| r.status.label().to_string());
-        if counts_as_failure(r, info.ci) {
+        if r.counts_as_failure(info.ci) {
             x.push_str(&format!(
                 "      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
                 r.status.label(),

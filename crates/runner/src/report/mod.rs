@@ -26,13 +26,6 @@ pub enum Format {
     Github,
 }
 
-/// Whether a result stops "done". A skipped gate (missing tool) passes locally, visibly, but
-/// fails under CI unless the gate is optional: CI must not go green on a tool it lacks.
-pub fn counts_as_failure(r: &GateResult, ci: bool) -> bool {
-    let unverified = r.status == GateStatus::Skipped || !r.unverified.is_empty();
-    r.failed() || (unverified && ci && !r.optional)
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     pub passed: usize,
@@ -55,7 +48,7 @@ impl Summary {
                 GateStatus::Skipped => s.skipped += 1,
                 GateStatus::NoFiles => s.no_files += 1,
             }
-            if counts_as_failure(r, ci) {
+            if r.counts_as_failure(ci) {
                 s.failing += 1;
             }
         }

@@ -126,14 +126,11 @@ impl Drop for Progress {
 
 /// The terminal's columns (the window size of stderr, else 80).
 fn terminal_width() -> usize {
-    // SAFETY: TIOCGWINSZ writes a winsize into the struct passed; nothing else is touched.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        usize::from(ws.ws_col)
-    } else {
-        80
-    }
+    rustix::termios::tcgetwinsize(std::io::stderr())
+        .ok()
+        .map(|ws| usize::from(ws.ws_col))
+        .filter(|cols| *cols > 0)
+        .unwrap_or(80)
 }
 
 #[cfg(test)]

@@ -145,24 +145,18 @@ impl GateResult {
     pub fn failed(&self) -> bool {
         matches!(self.status, GateStatus::Fail | GateStatus::Timeout)
     }
+
+    /// Whether this result stops "done": the one pass/fail rule of every report, stop and
+    /// story. A skipped gate (missing tool) or one that left files unverified passes locally,
+    /// visibly, but fails under CI (`ci`: also `--strict`) unless the gate is optional: CI
+    /// must not go green on a tool it lacks.
+    pub fn counts_as_failure(&self, ci: bool) -> bool {
+        let unverified = self.status == GateStatus::Skipped || !self.unverified.is_empty();
+        self.failed() || (unverified && ci && !self.optional)
+    }
 }
 
-/// How much of what earlier runs left in `.ralph/` a run may lean on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reuse {
-    /// Stored results, remembered file stamps and tool answers: the everyday run.
-    Everything,
-    /// Nothing from `.ralph/`: every file is hashed, every tool asked again, every gate run
-    /// (the verification that may end a loop, which must not rest on anything the agent
-    /// could have written). Fresh results are still stored.
-    Nothing,
-    /// No result read and nothing stored (`check --no-cache`): runs are not watched for the
-    /// files they read (that is only needed to store a result safely), and the stored result
-    /// under each run's key is removed, so no later run serves a verdict older than this one.
-    /// Keys are made from remembered stamps, as a later run makes them; shim answers are only
-    /// guesses, confirmed as in [`Reuse::Nothing`].
-    Off,
-}
+pub use crate::cache::Reuse;
 
 /// What every job of a run shares: where results are cached, file digests, tools.
 pub struct RunContext<'a> {

@@ -3,16 +3,15 @@
 
 use super::capture::Captured;
 use crate::observe::trace;
-use ralph_base::signals;
+use ralph_base::child;
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt;
 
 /// How long a timed-out group gets between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(500);
@@ -65,18 +64,12 @@ pub fn run(spec: &Spec) -> Finished {
         }
     };
     let ((exit, cpu), observed) = match child {
-        Child::Plain(mut child) => {
-            let pgid = child.id() as i32;
-            (wait(&mut child, pgid, spec.timeout), None)
-        }
+        Child::Plain(group) => (wait(group, spec.timeout), None),
         Child::Traced(traced) => {
             let (exit, cpu, observed) = wait_traced(&traced, spec.timeout);
             ((exit, cpu), observed)
         }
-        Child::Unobserved(mut child, why) => {
-            let pgid = child.id() as i32;
-            (wait(&mut child, pgid, spec.timeout), Some(Err(why)))
-        }
+        Child::Unobserved(group, why) => (wait(group, spec.timeout), Some(Err(why))),
     };
     let duration = started.elapsed();
     let _ = drained.recv_timeout(DRAIN_GRACE);
@@ -93,19 +86,10 @@ pub fn run(spec: &Spec) -> Finished {
 
 /// A started gate process.
 enum Child {
-    Plain(std::process::Child),
+    Plain(child::Group),
     Traced(trace::Traced),
     /// Meant to be observed, but this machine does not allow it.
-    Unobserved(std::process::Child, String),
-}
-
-impl Child {
-    fn pid(&self) -> i32 {
-        match self {
-            Child::Plain(c) | Child::Unobserved(c, _) => c.id() as i32,
-            Child::Traced(t) => t.pid,
-        }
-    }
+    Unobserved(child::Group, String),
 }
 
 /// A started gate: its process, what it printed so far, and word when its output ended.
@@ -115,14 +99,7 @@ type Started = (Child, Arc<Mutex<Captured>>, std::sync::mpsc::Receiver<()>);
 /// read on a thread of its own; traced when the spec asks and the machine allows.
 fn start(spec: &Spec) -> Result<Started, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let spawned = {
-        let mut groups = signals::lock();
-        let result = spawn(spec, &writer);
-        if let Ok(child) = &result {
-            groups.push(child.pid());
-        }
-        result
-    };
+    let spawned = spawn(spec, &writer);
     // The parent's copies of the pipe's write end must go, or the reader never sees
     // end-of-file.
     drop(writer);
@@ -133,26 +110,35 @@ fn start(spec: &Spec) -> Result<Started, String> {
     Ok((child, captured, drained))
 }
 
+/// Starts the gate, traced when the spec asks and the machine allows, its group registered
+/// with the signal handler before a signal can arrive in between ([`child`]).
 fn spawn(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Child> {
     let unobserved = if spec.observe {
-        match trace::spawn(command(spec, writer)?) {
+        let traced = child::start_with(
+            || match trace::spawn(command(spec, writer)?) {
+                Ok(t) => Ok(Ok(t)),
+                Err(trace::StartError::Spawn(e)) => Err(e),
+                Err(trace::StartError::Unavailable(why)) => Ok(Err(why)),
+            },
+            // A machine that cannot trace started nothing: no group to register.
+            |t| t.as_ref().ok().map(|t| t.pid),
+        )?;
+        match traced {
             Ok(t) => return Ok(Child::Traced(t)),
-            Err(trace::StartError::Spawn(e)) => return Err(e),
-            Err(trace::StartError::Unavailable(why)) => Some(why),
+            Err(why) => Some(why),
         }
     } else {
         None
     };
-    let mut command = command(spec, writer)?;
-    let child = command.spawn()?;
+    let group = child::start(&mut command(spec, writer)?)?;
     Ok(match unobserved {
-        Some(why) => Child::Unobserved(child, why),
-        None => Child::Plain(child),
+        Some(why) => Child::Unobserved(group, why),
+        None => Child::Plain(group),
     })
 }
 
 fn command(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Command> {
-    let mut command = Command::new("/bin/sh");
+    let mut command = ralph_base::child::command("/bin/sh");
     command
         .arg("-c")
         .arg(&spec.script)
@@ -191,94 +177,15 @@ fn drain(
     done_rx
 }
 
-/// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL. Whatever the
-/// gate left running in its group goes with it.
-fn wait(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> (Exit, Option<Duration>) {
-    let exit = match reap_within(pgid, timeout) {
-        Ok(Some((status, cpu))) => (raw_exit(status), Some(cpu)),
-        Ok(None) => (stop_plain(child, pgid), None),
-        // No process file descriptors here (an old kernel, a strict sandbox).
-        Err(_) => (wait_plain(child, pgid, timeout), None),
+/// Waits up to `timeout`; past it, the whole group gets SIGTERM, then SIGKILL ([`child`]).
+fn wait(group: child::Group, timeout: Duration) -> (Exit, Option<Duration>) {
+    let waited = group.wait(timeout, TERM_GRACE);
+    let exit = match (waited.timed_out, waited.status) {
+        (true, _) => Exit::TimedOut,
+        (false, Some(status)) => exit_of(status),
+        (false, None) => Exit::SpawnFailed("cannot wait for the gate".into()),
     };
-    signals::kill_group(pgid, libc::SIGKILL);
-    signals::remove(pgid);
-    exit
-}
-
-/// Waits up to `timeout` for `pid` (a child) to end through a process file descriptor, then
-/// reaps it with its resource use: `(wait status, CPU time)`; `None` while it still runs.
-fn reap_within(pid: i32, timeout: Duration) -> std::io::Result<Option<(i32, Duration)>> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if raw < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor was just opened and is owned here alone.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw as i32) };
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
-        let mut ready = libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        match unsafe { libc::poll(&mut ready, 1, ms) } {
-            n if n > 0 => break,
-            0 if left.is_zero() => return Ok(None),
-            0 => continue,
-            _ => {
-                let e = std::io::Error::last_os_error();
-                if e.kind() != std::io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
-        }
-    }
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 writes one int and one rusage.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: see above.
-        if unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } == pid {
-            return Ok(Some((status, cpu_time(&usage))));
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-/// User plus system time of a resource record.
-pub fn cpu_time(usage: &libc::rusage) -> Duration {
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
-/// A timed-out child's group: SIGTERM, then SIGKILL after the grace period.
-fn stop_plain(child: &mut std::process::Child, pgid: i32) -> Exit {
-    signals::kill_group(pgid, libc::SIGTERM);
-    if !matches!(child.wait_timeout(TERM_GRACE), Ok(Some(_))) {
-        signals::kill_group(pgid, libc::SIGKILL);
-        let _ = child.wait();
-    }
-    Exit::TimedOut
-}
-
-fn wait_plain(child: &mut std::process::Child, pgid: i32, timeout: Duration) -> Exit {
-    match child.wait_timeout(timeout) {
-        Ok(Some(status)) => status_exit(status),
-        Ok(None) => stop_plain(child, pgid),
-        Err(e) => {
-            signals::kill_group(pgid, libc::SIGKILL);
-            let _ = child.wait();
-            Exit::SpawnFailed(format!("cannot wait for the gate: {e}"))
-        }
-    }
+    (exit, waited.cpu)
 }
 
 /// Waits for a traced gate as [`wait`] does, then for the tracer's record of its tree.
@@ -304,16 +211,11 @@ fn wait_traced(
         Some(Ok(status)) => raw_exit(status),
         Some(Err(())) => Exit::SpawnFailed("the tracer lost the gate".into()),
         None => {
-            signals::kill_group(pgid, libc::SIGTERM);
-            if exited(TERM_GRACE).is_none() {
-                signals::kill_group(pgid, libc::SIGKILL);
-                let _ = exited(Duration::from_secs(5));
-            }
+            child::stop(pgid, TERM_GRACE, &exited);
             Exit::TimedOut
         }
     };
-    signals::kill_group(pgid, libc::SIGKILL);
-    signals::remove(pgid);
+    child::end(pgid);
     let record = match traced.reports.recv_timeout(Duration::from_secs(5)) {
         Ok(trace::Report::Done(r)) => Ok(r),
         _ => Err("the run's processes did not all end".to_string()),
@@ -323,19 +225,12 @@ fn wait_traced(
 
 /// A wait status as an exit.
 fn raw_exit(status: i32) -> Exit {
-    if libc::WIFEXITED(status) {
-        Exit::Code(libc::WEXITSTATUS(status))
-    } else if libc::WIFSIGNALED(status) {
-        Exit::Signal(libc::WTERMSIG(status))
-    } else {
-        Exit::Code(-1)
-    }
+    exit_of(child::raw_status(status))
 }
 
-fn status_exit(status: std::process::ExitStatus) -> Exit {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => Exit::Code(code),
-        (None, Some(sig)) => Exit::Signal(sig),
-        (None, None) => Exit::Code(-1),
+fn exit_of(status: child::Status) -> Exit {
+    match status {
+        child::Status::Code(code) => Exit::Code(code),
+        child::Status::Signal(sig) => Exit::Signal(sig),
     }
 }

@@ -7,7 +7,6 @@
 use ralph_base::env::Environment;
 use ralph_config::Phase;
 use ralph_plan::project::Project;
-use ralph_runner::report::counts_as_failure;
 use ralph_runner::runner::{GateResult, Limits, Reuse};
 use std::time::Instant;
 
@@ -76,7 +75,7 @@ pub fn verify_fresh(
     let mut contradicted = Vec::new();
     for f in fresh {
         if let Some(old) = results.iter_mut().find(|r| r.name == f.name) {
-            if counts_as_failure(&f, env.strict()) && !counts_as_failure(old, env.strict()) {
+            if f.counts_as_failure(env.strict()) && !old.counts_as_failure(env.strict()) {
                 contradicted.push(format!(
                     "gate `{}`: the stored result said {}, a fresh run says {}: .ralph/cache was edited, or the gate's result is not decided by its inputs",
                     f.name,
@@ -101,7 +100,7 @@ pub fn for_stop(
     notes: &mut Vec<String>,
 ) -> Result<Vec<GateResult>, ralph_plan::files::FilesError> {
     let mut results = stop_gates(project, env, deadline, &[], Reuse::Everything)?;
-    let green = !results.iter().any(|r| counts_as_failure(r, env.strict()))
+    let green = !results.iter().any(|r| r.counts_as_failure(env.strict()))
         && crate::hook::decide::unverified(&results, env.strict()).is_empty();
     if may_end && green {
         notes.extend(verify_fresh(project, env, deadline, &mut results)?);

@@ -1060,10 +1060,7 @@ fn resolve_extends(fs: &dyn ProjectFs, dir: &Path, spec: &str) -> Option<PathBuf
 
 fn read_json(fs: &dyn ProjectFs, path: &Path) -> Option<Value> {
     let bytes = fs.read(path)?;
-    let text = String::from_utf8_lossy(&bytes);
-    // tsc and npm read a file that starts with a byte order mark.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    serde_json::from_str(&strip_jsonc(text)).ok()
+    ralph_base::jsonc::parse(&String::from_utf8_lossy(&bytes))
 }
 
 /// Names a package.json depends on, in every dependency field.
@@ -1081,79 +1078,6 @@ fn dependency_names(fs: &dyn ProjectFs, manifest: &Path) -> Vec<String> {
     .filter_map(|k| v.get(*k).and_then(Value::as_object))
     .flat_map(|m| m.keys().cloned())
     .collect()
-}
-
-type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
-
-/// tsconfig files are JSON with comments and trailing commas: both are removed (outside
-/// strings) before parsing.
-pub fn strip_jsonc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => {
-                    if let Some(n) = chars.next() {
-                        out.push(n);
-                    }
-                }
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_string = true;
-                out.push(c);
-            }
-            // A line comment keeps its newline, so error positions stay right.
-            '/' if skip_comment(&mut chars) => out.push(' '),
-            // A comma followed only by blanks (and comments) before a closing bracket goes.
-            ',' if matches!(next_significant(chars.clone()), Some('}' | ']')) => {}
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// After a `/`: skips a `//` comment up to (not including) its newline or a `/* */` one
-/// whole, and says whether there was one.
-fn skip_comment(it: &mut Chars<'_>) -> bool {
-    match it.peek() {
-        Some('/') => {
-            while it.peek().is_some_and(|c| *c != '\n') {
-                it.next();
-            }
-            true
-        }
-        Some('*') => {
-            it.next();
-            let mut prev = ' ';
-            for n in it.by_ref() {
-                if prev == '*' && n == '/' {
-                    break;
-                }
-                prev = n;
-            }
-            true
-        }
-        _ => false,
-    }
-}
-
-/// The next character that is neither blank nor inside a comment.
-fn next_significant(mut it: Chars<'_>) -> Option<char> {
-    loop {
-        match it.next()? {
-            w if w.is_whitespace() => {}
-            '/' if skip_comment(&mut it) => {}
-            other => return Some(other),
-        }
-    }
 }
 
 mod roots;

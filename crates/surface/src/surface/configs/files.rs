@@ -270,8 +270,7 @@ fn tsconfig(put: &mut Put<'_>, text: &str, read: &ReadRel<'_>) {
 }
 
 fn parse_jsonc(text: &str) -> Option<Json> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(&ralph_plan::plan::drivers::typescript::strip_jsonc(text)).ok()
+    ralph_base::jsonc::parse(text)
 }
 
 /// The scripts the gates run, and where the TypeScript checker comes from.

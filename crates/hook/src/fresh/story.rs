@@ -4,11 +4,10 @@
 //! its `passes`.
 
 use super::error::RunError;
-use super::{agent::Invocation, child, prd::Story};
+use super::{child, cli::Invocation, prd::Story};
 use ralph_base::env::Environment;
 use ralph_config::Phase;
 use ralph_plan::project::Project;
-use ralph_runner::report::counts_as_failure;
 use ralph_runner::runner::{GateResult, Reuse};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -63,7 +62,7 @@ fn failed(what: &str, results: &[GateResult], strict: bool) -> Vec<String> {
     let unverified = crate::hook::decide::unverified(results, strict);
     results
         .iter()
-        .filter(|r| counts_as_failure(r, strict))
+        .filter(|r| r.counts_as_failure(strict))
         .map(|r| format!("{what} `{}` fails", r.name))
         .chain(
             unverified

@@ -1,14 +1,12 @@
 //! One iteration's agent process: started in a process group of its own (so a terminal's
-//! Ctrl-C reaches ralph-gate, which then kills the whole group through [`ralph_base::signals`]),
+//! Ctrl-C reaches ralph-gate, which then kills the whole group: [`ralph_base::child`]),
 //! its output into files (no pipe to fill), killed with its group on the iteration timeout.
 
-use super::agent::Invocation;
-use ralph_base::signals;
-use std::os::unix::process::CommandExt;
+use super::cli::Invocation;
+use ralph_base::child;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt;
 
 /// How an iteration's process ended.
 #[derive(Debug)]
@@ -60,53 +58,35 @@ pub fn run(
         })
     };
     let (out, err) = (output("stdout")?, output("stderr")?);
-    let mut command = Command::new(&inv.program);
+    let mut command = child::command(&inv.program);
     command
         .args(&inv.args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(err)
-        .process_group(0);
+        .stderr(err);
     let started = Instant::now();
-    let mut child = {
-        let mut groups = signals::lock();
-        let child = command.spawn().map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => StartError::Missing {
-                program: inv.program.clone(),
-            },
-            _ => StartError::Spawn {
-                program: inv.program.clone(),
-                source,
-            },
-        })?;
-        groups.push(child.id() as i32);
-        child
-    };
-    let pgid = child.id() as i32;
-    let (status, timed_out) = match child.wait_timeout(timeout) {
-        Ok(Some(s)) => (Some(s), false),
-        _ => {
-            signals::kill_group(pgid, libc::SIGTERM);
-            match child.wait_timeout(GRACE) {
-                Ok(Some(s)) => (Some(s), true),
-                _ => {
-                    signals::kill_group(pgid, libc::SIGKILL);
-                    (child.wait().ok(), true)
-                }
-            }
-        }
-    };
+    let group = child::start(&mut command).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => StartError::Missing {
+            program: inv.program.clone(),
+        },
+        _ => StartError::Spawn {
+            program: inv.program.clone(),
+            source,
+        },
+    })?;
     // Whatever the agent left running in its group goes with it.
-    signals::kill_group(pgid, libc::SIGKILL);
-    signals::remove(pgid);
+    let waited = group.wait(timeout, GRACE);
     let read = |name: &str| {
         String::from_utf8_lossy(&std::fs::read(dir.join(name)).unwrap_or_default()).into_owned()
     };
     Ok(Ended {
-        code: status.and_then(|s| s.code()),
-        timed_out,
+        code: match waited.status {
+            Some(child::Status::Code(code)) => Some(code),
+            _ => None,
+        },
+        timed_out: waited.timed_out,
         stdout: read("stdout"),
         stderr: read("stderr"),
         took: started.elapsed(),

@@ -7,8 +7,8 @@
 //! The run's loop file holds the session [`ralph_base::state::RUN_SESSION`], which no agent's
 //! stop selects: the driver decides, and the agent's own stop hook stands down for it.
 
-pub mod agent;
 pub mod child;
+pub mod cli;
 pub mod commit;
 pub mod error;
 mod parallel;
@@ -92,7 +92,7 @@ pub fn run(
     }
     // The command resolves the agent the project is set up for; Claude Code otherwise.
     let agent = o.agent.unwrap_or(Agent::Claude);
-    let install = agent::supported(agent).map_err(RunError::Refused)?;
+    let install = cli::supported(agent).map_err(RunError::Refused)?;
     if loops::any_open(layout) {
         return Err(RunError::Refused(
             "a loop is running here: `loop run` drives the workspace alone. End it first (`ralph-gate loop cancel`)".into(),
@@ -216,7 +216,7 @@ impl Driver<'_> {
             Err(why) => return Ok(Some(self.no_agent(&why))),
         };
         let last = std::fs::read_to_string(work.join("last-message")).ok();
-        let said = agent::said(self.agent, &ended.stdout, last.as_deref());
+        let said = cli::said(self.agent, &ended.stdout, last.as_deref());
         if n == 1 && ended.code.is_some_and(|code| code != 0) && said.final_text.is_none() {
             return Ok(Some(self.no_agent(&format!(
                 "`{}` failed to start its first iteration (exit {}): {}",
@@ -347,7 +347,7 @@ impl Driver<'_> {
     ) -> Result<child::Ended, String> {
         let last = work.join("last-message");
         let _ = std::fs::remove_file(&last);
-        let inv = agent::invocation(self.agent, prompt, &self.o.agent_args, &last);
+        let inv = cli::invocation(self.agent, prompt, &self.o.agent_args, &last);
         let key = loops::key(self.path);
         child::run(&inv, self.cwd, &[(ENV, key)], timeout, work).map_err(|e| match e {
             child::StartError::Missing { .. } => format!("{e}; install it: {}", self.install),
@@ -356,7 +356,7 @@ impl Driver<'_> {
     }
 
     /// The iteration judged as the loop's stop.
-    fn judge(&self, said: &agent::Said) -> Result<Option<stop::Judged>, RunError> {
+    fn judge(&self, said: &cli::Said) -> Result<Option<stop::Judged>, RunError> {
         let state = loops::read(self.path).map_err(|e| {
             RunError::Refused(format!(
                 "the run's state file {} was removed or damaged during the iteration ({e}); the run ends unfinished",
@@ -417,7 +417,7 @@ impl Driver<'_> {
         &self,
         (n, began): (u64, String),
         ended: &child::Ended,
-        said: &agent::Said,
+        said: &cli::Said,
         j: &stop::Judged,
     ) {
         let _ = journal::append(

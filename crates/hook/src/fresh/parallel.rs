@@ -10,9 +10,8 @@ use super::error::RunError;
 use super::{prd, story, Options};
 use ralph_base::env::Environment;
 use std::collections::VecDeque;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 /// How often a story is started again after its merge failed.
@@ -20,7 +19,7 @@ const TRIES: u32 = 2;
 
 struct Worker {
     story: prd::Story,
-    child: Child,
+    child: ralph_base::child::Group,
     dir: PathBuf,
     branch: String,
     tries: u32,
@@ -101,8 +100,11 @@ pub fn run(
             match running[i].child.try_wait() {
                 Ok(Some(status)) => {
                     let w = running.swap_remove(i);
-                    ralph_base::signals::remove(w.child.id() as i32);
-                    r.ended(w, status.code(), &mut queue, &mut failed);
+                    let code = match status {
+                        ralph_base::child::Status::Code(code) => Some(code),
+                        ralph_base::child::Status::Signal(_) => None,
+                    };
+                    r.ended(w, code, &mut queue, &mut failed);
                 }
                 _ => i += 1,
             }
@@ -151,7 +153,7 @@ impl Run<'_> {
         let prd_rel = self.prd.strip_prefix(&self.root).unwrap_or(&self.prd);
         let log = std::fs::File::create(dir.with_extension("log")).map_err(|e| e.to_string())?;
         let me = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(me);
+        let mut cmd = ralph_base::child::command(me);
         cmd.current_dir(&dir)
             .args(["loop", "run", "--commit", "--story", &s.id, "--prd"])
             .arg(dir.join(prd_rel))
@@ -159,14 +161,8 @@ impl Run<'_> {
             .arg(&self.o.prompt)
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .process_group(0);
-        let child = {
-            let mut groups = ralph_base::signals::lock();
-            let child = cmd.spawn().map_err(|e| e.to_string())?;
-            groups.push(child.id() as i32);
-            child
-        };
+            .stderr(log);
+        let child = ralph_base::child::start(&mut cmd).map_err(|e| e.to_string())?;
         say(&format!(
             "ralph-gate loop run: {} started in {} (branch {branch})",
             s.id,
