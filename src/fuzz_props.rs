@@ -44,4 +44,23 @@ proptest! {
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let _ = ralph_hook::hook::promise::last_message_text(&refs);
     }
+
+    /// The whole stop decision (`fuzzing::stop_decision`: the loop's judgement, then every
+    /// kind of stop's plan) on loop files that parse.
+    #[test]
+    fn every_stop_plan_keeps_its_rules(
+        head in proptest::collection::vec(any::<u8>(), 4),
+        statuses in proptest::collection::vec(any::<u8>(), 0..7),
+        iteration in 1u64..12,
+        max in 0u64..12,
+        promise in proptest::option::of("[A-Z]{1,8}"),
+    ) {
+        let promise = promise.map(|p| format!("completion_promise: \"{p}\"\n")).unwrap_or_default();
+        let state = format!("---\nactive: true\niteration: {iteration}\nmax_iterations: {max}\n{promise}---\nFix it.\n");
+        let mut bytes = head.clone();
+        bytes[3] = statuses.len() as u8;
+        bytes.extend(&statuses);
+        bytes.extend(state.as_bytes());
+        crate::fuzzing::stop_decision(&bytes);
+    }
 }

@@ -106,7 +106,8 @@ pub fn loop_state(bytes: &[u8]) {
 ///
 /// Layout: byte 0 holds flags (CI; promise: none, the expected one, or the text after the
 /// gate bytes), byte 1 `stuck_after`, byte 2 `unchanged_stops`, byte 3 the gate count (up
-/// to 7), then one byte per gate status; the rest is the state file.
+/// to 7), then one byte per gate status; the rest is the state file. The same bytes then
+/// check the whole stop's plan (`hook::stop::plan::property`).
 pub fn stop_decision(bytes: &[u8]) {
     use ralph_hook::hook::decide::{decide, Outcome, StopFacts};
     use ralph_loop::loops::LoopState;
@@ -168,6 +169,9 @@ pub fn stop_decision(bytes: &[u8]) {
         Outcome::GoalRefused | Outcome::GoalGoesOn => panic!("a goal's outcome without a goal"),
     }
     check_state_change(&d, &state);
+    // The whole stop around that judgement: every kind of stop, its loop file's change and
+    // its journal line (`byte 1` picks the kind).
+    ralph_hook::hook::stop::plan::property(*stuck_after, state, results, *flags);
 }
 
 /// Gate results from status bytes: `b % 5` the status, the high bit `optional`.

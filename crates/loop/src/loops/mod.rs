@@ -458,11 +458,10 @@ pub fn cancel_orphan(layout: &Layout, o: &Orphan, who: &str) {
     );
 }
 
-/// Journals that a loop's state file is gone and the loop held.
-pub fn note_orphan(layout: &Layout, session: &str, o: &Orphan) {
-    let _ = journal::append(
-        layout,
-        Entry::StateDeleted(LoopEvent {
+/// The journal's line for a loop whose state file is gone, noticed at a stop of `session`:
+/// the loop is held.
+pub fn orphan_noticed(session: &str, o: &Orphan) -> Entry {
+    Entry::StateDeleted(LoopEvent {
             session: session.to_string(),
             ..LoopEvent::new(
                 format!("noticed at a stop of session {session}"),
@@ -470,11 +469,10 @@ pub fn note_orphan(layout: &Layout, session: &str, o: &Orphan) {
                 format!(
                     "the loop's state file is gone without ralph-gate ending it (loop of session {}, started {}): held until it is restored or a person cancels it",
                     if o.session.is_empty() { "(unclaimed)" } else { &o.session },
-                    o.started_at
-                ),
-            )
-        }),
-    );
+                o.started_at
+            ),
+        )
+    })
 }
 
 /// The loop `id` names (by `loop_id` or file name), else the only one, else the main one.

@@ -4,12 +4,11 @@
 //! and the loop ends when the goal holds nothing any more.
 
 use super::StopError;
-use crate::hook::{Ask, Verdict};
+use crate::hook::Ask;
 use ralph_base::env::Environment;
 use ralph_base::state::Layout;
 use ralph_loop::goals::{self, Goal, Status};
-use ralph_loop::journal::{self, Entry, LoopEvent};
-use ralph_loop::loops::{self, Change, LoopState};
+use ralph_loop::loops::{self, LoopState};
 use ralph_plan::project::Project;
 use std::path::Path;
 
@@ -128,27 +127,4 @@ pub fn now(ask: &Ask, env: &Environment, state: &LoopState) -> Now {
         goal.condition = state.prompt().to_string();
     }
     Now::Held(goal)
-}
-
-/// Ends the loop of a goal that holds nothing any more, and lets the stop through.
-pub fn end(layout: &Layout, ask: &Ask, path: &Path, why: &str) -> Result<Verdict, StopError> {
-    if !loops::settle(layout, path, Change::End)? {
-        return Ok(Verdict::Silent);
-    }
-    let _ = journal::append(
-        layout,
-        Entry::GoalOver(LoopEvent {
-            session: loops::session_key(&ask.session),
-            ..LoopEvent::new(
-                format!("{} goal", ask.agent),
-                &loops::key(path),
-                format!("the goal was {why}: ralph-gate no longer holds it"),
-            )
-        }),
-    );
-    Ok(Verdict::Allow {
-        system: Some(format!(
-            "ralph-gate: the goal was {why}; its hold on the stop gates ended"
-        )),
-    })
 }

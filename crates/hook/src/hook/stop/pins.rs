@@ -25,6 +25,23 @@ pub struct Pinning {
 }
 
 impl Pinning {
+    /// The gates as the loop pinned them, nothing else known (the stop property's).
+    pub fn fixed() -> Self {
+        Self {
+            verdict: PinVerdict::Same,
+            now: Pin {
+                digest: String::new(),
+                version: String::new(),
+                source: String::new(),
+                root: String::new(),
+                gates: Vec::new(),
+            },
+            copy: None,
+            surface: None,
+            weakened: Vec::new(),
+        }
+    }
+
     /// Compares the gates in force with this loop's pin (state file and copy); what a person
     /// should know goes to `notes`.
     pub fn judge(

@@ -1,0 +1,292 @@
+//! Every fact of a stop, found before anything is decided. The only things done here are
+//! those that must come first: what the session's shell commands changed is put back before
+//! anything is read, the session's loop is claimed (its lock held to the end of the stop),
+//! and a held goal seen for the first time gets its loop, pinned as it is found.
+
+use super::{goal_loop, pins, verify, StopError, Stopping};
+use crate::hook::promise;
+use crate::hook::Ask;
+use ralph_base::env::Environment;
+use ralph_base::state::Layout;
+use ralph_loop::goals::Goal;
+use ralph_loop::loops::{self, progress, Claimed, LoopState, Orphan};
+use ralph_plan::project::{OpenError, Project};
+use ralph_runner::runner::{GateResult, Reuse};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What a stop found.
+pub enum Found {
+    /// An iteration of `loop run`: its driver judges it when the agent's process ends.
+    RunIteration,
+    /// The stop came while the session's shell command `command` still ran: from inside it
+    /// (`ralph-gate hook stop` run by the agent), not the agent's own stop.
+    InsideCommand { command: String },
+    /// The loop ended or changed hands while this stop waited for it.
+    Gone,
+    /// The session's loop files are gone without ralph-gate ending them.
+    Orphaned(Vec<Orphan>),
+    /// No loop of this session. `gated`: the stop gates' results, when `gate_every_stop`
+    /// holds every stop to them; `unreadable`: state files that could not be read.
+    NoLoop {
+        unreadable: Vec<String>,
+        gated: Option<Gated>,
+    },
+    /// A goal's loop whose goal holds nothing any more, for the reason `why`.
+    GoalOver { path: PathBuf, why: String },
+    /// A loop's stop (boxed: it holds everything the stop saw).
+    Loop(Box<LoopStop>),
+}
+
+/// `gate_every_stop` without a loop: the stop gates' results.
+pub struct Gated {
+    pub results: Vec<GateResult>,
+    pub block_cap: u32,
+    pub ci: bool,
+}
+
+/// A loop's stop: the loop, its goal, and what was seen of it.
+pub struct LoopStop {
+    pub path: PathBuf,
+    pub state: LoopState,
+    pub goal: Option<Goal>,
+    /// What the stop saw, or why the config the loop is judged with does not load.
+    pub seen: Result<Seen, OpenError>,
+    /// Stops in a row with nothing changed that end the loop as stuck.
+    pub stuck_after: u32,
+    /// The loop's lock, when this stop claimed it: held until the stop is carried out, so
+    /// concurrent stops of one loop take turns.
+    pub guard: Option<ralph_base::atomic::Lock>,
+}
+
+/// What a loop's stop saw: the promise, the pin, the gates, the progress, and the notes a
+/// person should read in the journal.
+pub struct Seen {
+    pub loop_file: String,
+    pub promise: Option<String>,
+    pub misplaced: bool,
+    pub pinning: pins::Pinning,
+    pub hold: Option<String>,
+    pub results: Vec<GateResult>,
+    pub progress: progress::Progress,
+    pub block_cap: u32,
+    /// Strict: a skipped gate fails (CI, `RALPH_GATE_STRICT`).
+    pub ci: bool,
+    pub notes: Vec<String>,
+}
+
+/// Gathers a session's stop.
+pub fn stop(at: &Stopping<'_>, base: &Path, started: Instant) -> Result<Found, StopError> {
+    let Stopping {
+        ask, env, layout, ..
+    } = *at;
+    if env
+        .loop_run
+        .as_deref()
+        .is_some_and(|run| loops::is_run(layout, run))
+    {
+        return Ok(Found::RunIteration);
+    }
+    if let Some(command) = crate::hook::shell_effect::at_stop(layout, &ask.session) {
+        return Ok(Found::InsideCommand { command });
+    }
+    let (path, state, guard) = match claim(at, base)? {
+        Claimed::Loop { path, state, guard } => (path, *state, guard),
+        Claimed::Gone => return Ok(Found::Gone),
+        Claimed::None { unreadable } => return no_loop(at, base, started, unreadable),
+    };
+    let goal = match goal_loop::now(ask, env, &state) {
+        goal_loop::Now::Over(why) => return Ok(Found::GoalOver { path, why }),
+        goal_loop::Now::Held(g) => Some(g),
+        goal_loop::Now::NotAGoal => None,
+    };
+    let mut found = of_loop(at, path, state, started, goal)?;
+    found.guard = Some(guard);
+    Ok(Found::Loop(Box::new(found)))
+}
+
+/// The session's loop, claimed; a held goal with no loop yet gets one first.
+fn claim(at: &Stopping<'_>, base: &Path) -> Result<Claimed, StopError> {
+    let Stopping {
+        ask,
+        env,
+        layout,
+        config,
+        ..
+    } = *at;
+    Ok(match loops::claim(layout, &ask.session, ask.agent)? {
+        Claimed::None { unreadable } if goal_loop::start(ask, env, layout, base, config)? => {
+            match loops::claim(layout, &ask.session, ask.agent)? {
+                Claimed::None { .. } => Claimed::None { unreadable },
+                c => c,
+            }
+        }
+        c => c,
+    })
+}
+
+/// A stop with no loop of this session: its orphans, else what `gate_every_stop` asks.
+fn no_loop(
+    at: &Stopping<'_>,
+    base: &Path,
+    started: Instant,
+    unreadable: Vec<String>,
+) -> Result<Found, StopError> {
+    let Stopping {
+        ask,
+        env,
+        layout,
+        config,
+        ..
+    } = *at;
+    let orphans = loops::orphans_of(layout, &ask.session, ask.agent);
+    if !orphans.is_empty() {
+        return Ok(Found::Orphaned(orphans));
+    }
+    let gated = match Project::open(base, config) {
+        Ok(mut project) if project.config.settings.hooks.gate_every_stop => {
+            let deadline = started + project.config.settings.hooks.stop_budget;
+            let root = project.root().to_path_buf();
+            let results = verify::stop_gates(&mut project, env, deadline, &[], Reuse::Everything)
+                .map_err(|source| StopError::Files { root, source })?;
+            Some(Gated {
+                results,
+                block_cap: ask.agent.block_cap(env),
+                ci: env.strict(),
+            })
+        }
+        _ => None,
+    };
+    Ok(Found::NoLoop { unreadable, gated })
+}
+
+/// Gathers the stop of the loop at `path` (read as `state`).
+pub fn of_loop(
+    at: &Stopping<'_>,
+    path: PathBuf,
+    state: LoopState,
+    started: Instant,
+    goal: Option<Goal>,
+) -> Result<LoopStop, StopError> {
+    let Stopping {
+        ask,
+        env,
+        layout,
+        config,
+        ..
+    } = *at;
+    // The loop's project, whatever folder the agent stops in: the root its gates were pinned
+    // in, else (a loop nobody pinned yet) the workspace the loop lives in.
+    let loop_file = loops::key(&path);
+    let the_loop = pins::Read::of(layout, &loop_file, &state);
+    let root = the_loop
+        .pinned_root()
+        .unwrap_or_else(|| layout.root().to_path_buf());
+    let (seen, stuck_after) = match Project::open(&root, config) {
+        Ok(mut project) => {
+            let held = goal.is_some();
+            let seen = Seen::gather(ask, env, layout, the_loop, &mut project, started, held)?;
+            let stuck_after = at
+                .stuck_after
+                .unwrap_or(project.config.settings.hooks.stuck_after);
+            (Ok(seen), stuck_after)
+        }
+        Err(e) => (Err(e), 0),
+    };
+    Ok(LoopStop {
+        path,
+        state,
+        goal,
+        seen,
+        stuck_after,
+        guard: None,
+    })
+}
+
+impl Seen {
+    fn gather(
+        ask: &Ask,
+        env: &Environment,
+        layout: &Layout,
+        the_loop: pins::Read<'_>,
+        project: &mut Project,
+        started: Instant,
+        goal: bool,
+    ) -> Result<Self, StopError> {
+        let (loop_file, state) = (the_loop.loop_file.to_string(), the_loop.state);
+        let mut notes = Vec::new();
+        if state.iteration > 1 && !layout.journal().exists() {
+            notes.push(format!(
+                "the journal is gone at iteration {}: {} was deleted during the loop",
+                state.iteration,
+                ralph_base::state::DIR
+            ));
+        }
+        let text = ask.final_text.as_deref();
+        let promise = text.and_then(promise::extract);
+        let misplaced = promise.is_none() && text.is_some_and(promise::has_tag);
+        let files_error = |source| StopError::Files {
+            root: layout.root().to_path_buf(),
+            source,
+        };
+        let mut pinning = pins::Pinning::judge(layout, the_loop, &project.config, &mut notes);
+        let expected = state.completion_promise.as_deref().map(promise::normalize);
+        // A goal's every stop is its claim of done.
+        let promised = goal || (expected.is_some() && expected == promise);
+        let weakened = pinning
+            .surface(project, env, promised, &mut notes)
+            .map_err(files_error)?;
+        let hold = crate::words::pin_hold(&pinning.verdict).or(weakened);
+        let deadline = started + project.config.settings.hooks.stop_budget;
+        let final_run = promised && hold.is_none();
+        let results =
+            verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(files_error)?;
+        let previous = progress::read(&layout.progress(&loop_file)).unwrap_or_else(|e| {
+            notes.push(format!(
+                "progress record unreadable ({e}); counting from zero"
+            ));
+            None
+        });
+        let progress = progress::next(
+            previous.as_ref(),
+            progress::fingerprint(layout.root(), &results, env.strict()),
+            ask.continuing,
+        );
+        Ok(Self {
+            loop_file,
+            promise,
+            misplaced,
+            pinning,
+            hold,
+            results,
+            progress,
+            block_cap: ask.agent.block_cap(env),
+            ci: env.strict(),
+            notes,
+        })
+    }
+}
+
+impl Seen {
+    /// A stop's sight made up for the stop property ([`super::plan::property`]): `flags`
+    /// says whether the promise was made (4), misplaced (8), strict (1), and a hold (2).
+    pub fn fixed(state: &LoopState, results: Vec<GateResult>, flags: u8) -> Self {
+        let expected = state.completion_promise.as_deref().map(promise::normalize);
+        Self {
+            loop_file: "ralph-loop.local.md".into(),
+            promise: (flags & 4 == 4).then_some(expected).flatten(),
+            misplaced: flags & 8 == 8,
+            pinning: pins::Pinning::fixed(),
+            hold: (flags & 2 == 2).then(|| "gates changed".to_string()),
+            results,
+            progress: progress::Progress {
+                fingerprint: String::new(),
+                unchanged_stops: u32::from(flags >> 5),
+                blocks_in_a_row: u32::from(flags >> 5),
+            },
+            block_cap: 8,
+            ci: flags & 1 == 1,
+            notes: Vec::new(),
+        }
+    }
+}
