@@ -362,63 +362,7 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
         out.push_str("  no loop\n");
     }
     for l in &st.loops {
-        if let Some(e) = &l.error {
-            out.push_str(&format!("  {}: unreadable: {e}\n", l.file));
-            continue;
-        }
-        let of = match l.max_iterations {
-            Some(0) | None => "unlimited".to_string(),
-            Some(m) => m.to_string(),
-        };
-        let agent = match (l.agent.as_deref(), l.block_cap) {
-            (Some(a), Some(cap)) => {
-                format!("  agent {a} (ends its turn after {cap} refusals in a row)")
-            }
-            (Some(a), None) => format!("  agent {a}"),
-            (None, _) => String::new(),
-        };
-        if let Some(r) = &l.run {
-            out.push_str(&format!(
-                "  loop run{agent}: {} iteration{} done{}{}\n",
-                r.iterations,
-                if r.iterations == 1 { "" } else { "s" },
-                if r.cost_usd > 0.0 {
-                    format!(", ${:.2}", r.cost_usd)
-                } else {
-                    String::new()
-                },
-                r.last
-                    .as_deref()
-                    .map(|w| format!("; last: {w}"))
-                    .unwrap_or_default()
-            ));
-        }
-        match &l.goal {
-            Some(g) => out.push_str(&goal_text(l, g, &agent)),
-            None => out.push_str(&format!(
-                "  {}  iteration {}/{of}  promise {}  session {}  started {}{agent}\n    {}\n",
-                l.id.as_deref().unwrap_or("(main)"),
-                l.iteration.unwrap_or(0),
-                l.promise.as_deref().unwrap_or("(none)"),
-                l.session.as_deref().unwrap_or("(unclaimed)"),
-                l.started_at.as_deref().unwrap_or("?"),
-                l.prompt_first_line.as_deref().unwrap_or(""),
-            )),
-        }
-        match &l.weakened {
-            Some(w) if w.is_empty() => {
-                out.push_str("    surface: nothing checks less than at the start\n")
-            }
-            Some(w) => {
-                out.push_str(
-                    "    surface: weakened since the start (the loop cannot end until a person runs `ralph-gate loop approve`):\n",
-                );
-                for f in w {
-                    out.push_str(&format!("      - {f}\n"));
-                }
-            }
-            None => {}
-        }
+        out.push_str(&loop_text(l));
     }
     out.push_str("\nGates\n");
     for g in &st.gates {
@@ -441,28 +385,96 @@ pub fn render_text(st: &Status, now_ms: u64) -> String {
         out.push_str("  none\n");
     }
     for s in &st.stops {
-        if s.event != "stop" {
-            out.push_str(&format!(
-                "  {}  {} {} by {}: {}\n",
-                s.time,
-                s.event.replace('_', " "),
-                if s.loop_file.is_empty() {
-                    "-"
-                } else {
-                    &s.loop_file
-                },
-                s.who,
-                s.why
-            ));
-            continue;
+        out.push_str(&stop_text(s));
+    }
+    out
+}
+
+/// One loop's lines: its run, its iteration or goal, and its surface.
+fn loop_text(l: &LoopView) -> String {
+    if let Some(e) = &l.error {
+        return format!("  {}: unreadable: {e}\n", l.file);
+    }
+    let mut out = String::new();
+    let of = match l.max_iterations {
+        Some(0) | None => "unlimited".to_string(),
+        Some(m) => m.to_string(),
+    };
+    let agent = match (l.agent.as_deref(), l.block_cap) {
+        (Some(a), Some(cap)) => {
+            format!("  agent {a} (ends its turn after {cap} refusals in a row)")
         }
+        (Some(a), None) => format!("  agent {a}"),
+        (None, _) => String::new(),
+    };
+    if let Some(r) = &l.run {
         out.push_str(&format!(
-            "  {}  iteration {:<4} {:<5} {:<16} {} failing  ({})\n",
-            s.time, s.iteration, s.decision, s.outcome, s.failing, s.why
+            "  loop run{agent}: {} iteration{} done{}{}\n",
+            r.iterations,
+            if r.iterations == 1 { "" } else { "s" },
+            if r.cost_usd > 0.0 {
+                format!(", ${:.2}", r.cost_usd)
+            } else {
+                String::new()
+            },
+            r.last
+                .as_deref()
+                .map(|w| format!("; last: {w}"))
+                .unwrap_or_default()
         ));
-        for n in &s.notes {
-            out.push_str(&format!("    ! {n}\n"));
+    }
+    match &l.goal {
+        Some(g) => out.push_str(&goal_text(l, g, &agent)),
+        None => out.push_str(&format!(
+            "  {}  iteration {}/{of}  promise {}  session {}  started {}{agent}\n    {}\n",
+            l.id.as_deref().unwrap_or("(main)"),
+            l.iteration.unwrap_or(0),
+            l.promise.as_deref().unwrap_or("(none)"),
+            l.session.as_deref().unwrap_or("(unclaimed)"),
+            l.started_at.as_deref().unwrap_or("?"),
+            l.prompt_first_line.as_deref().unwrap_or(""),
+        )),
+    }
+    match &l.weakened {
+        Some(w) if w.is_empty() => {
+            out.push_str("    surface: nothing checks less than at the start\n")
         }
+        Some(w) => {
+            out.push_str(
+                "    surface: weakened since the start (the loop cannot end until a person runs `ralph-gate loop approve`):\n",
+            );
+            for f in w {
+                out.push_str(&format!("      - {f}\n"));
+            }
+        }
+        None => {}
+    }
+    out
+}
+
+/// One journal line of the recent stops (a stop decision or a loop event).
+fn stop_text(s: &StopView) -> String {
+    if s.event != "stop" {
+        let file = if s.loop_file.is_empty() {
+            "-"
+        } else {
+            &s.loop_file
+        };
+        return format!(
+            "  {}  {} {} by {}: {}\n",
+            s.time,
+            s.event.replace('_', " "),
+            file,
+            s.who,
+            s.why
+        );
+    }
+    let mut out = format!(
+        "  {}  iteration {:<4} {:<5} {:<16} {} failing  ({})\n",
+        s.time, s.iteration, s.decision, s.outcome, s.failing, s.why
+    );
+    for n in &s.notes {
+        out.push_str(&format!("    ! {n}\n"));
     }
     out
 }

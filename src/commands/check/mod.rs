@@ -15,6 +15,7 @@ use ralph_runner::report::{github, Format, RunInfo, Summary};
 use ralph_runner::runner::{self, Reuse};
 use ralph_runner::staged::Hidden;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// `check`'s options as given on the command line (built by `cli`).
@@ -139,27 +140,10 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         other => files::select(project.root(), &project.cwd, other)?,
     };
     let plan = project.plan(&files, &universe, s.phase, &s.gates);
-    let against = match s
-        .base
-        .as_ref()
-        .filter(|_| asks_integrity)
-        .filter(|rev| !s.base_implied || ralph_base::git::is_commit(project.root(), rev))
-    {
-        Some(rev) => Some(
-            ralph_surface::surface::base::against(
-                &project.config,
-                rev,
-                s.phase,
-                universe.clone(),
-                env,
-            )
-            .map(|a| integrity::compare(a, &project.config, s.phase))
-            .map_err(|source| AppError::Base {
-                rev: rev.clone(),
-                source,
-            })?,
-        ),
-        None => None,
+    let against = if asks_integrity {
+        base_comparison(project, s, &universe, env)?
+    } else {
+        None
     };
     let config = &project.config;
     let mut order: Vec<usize> = plan.gates.iter().map(|g| g.gate).collect();
@@ -213,6 +197,35 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// `--base REV`: the verification surface compared with the base's, when one is asked and
+/// (for a base implied by CI) the revision exists.
+fn base_comparison(
+    project: &Project,
+    s: &Settings,
+    universe: &[PathBuf],
+    env: &Environment,
+) -> Result<Option<ralph_surface::surface::base::Against>, AppError> {
+    let Some(rev) = s
+        .base
+        .as_ref()
+        .filter(|rev| !s.base_implied || ralph_base::git::is_commit(project.root(), rev))
+    else {
+        return Ok(None);
+    };
+    let against = ralph_surface::surface::base::against(
+        &project.config,
+        rev,
+        s.phase,
+        universe.to_vec(),
+        env,
+    )
+    .map_err(|source| AppError::Base {
+        rev: rev.clone(),
+        source,
+    })?;
+    Ok(Some(integrity::compare(against, &project.config, s.phase)))
 }
 
 /// The files git does not track and does not ignore (`check --staged`: what a commit leaves

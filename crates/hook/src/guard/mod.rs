@@ -160,13 +160,6 @@ fn simple_command(words: &[String], protected: &Here<'_>, depth: u8) -> Option<D
     let words = unwrap(words);
     let (cmd, args) = words.split_first()?;
     let name = base(cmd);
-    let deny = |verb: &str, p: String| {
-        Some(Denied {
-            what: format!("{verb} {p} (`{name}`)"),
-        })
-    };
-    let any =
-        |list: &[&String], whole_tree: bool| list.iter().find_map(|a| protected.hit(a, whole_tree));
     match name {
         "bash" | "sh" | "zsh" | "dash" | "ksh" if depth > 0 => {
             let at = args.iter().position(|a| {
@@ -176,66 +169,75 @@ fn simple_command(words: &[String], protected: &Here<'_>, depth: u8) -> Option<D
             bash(script, protected, depth - 1)
         }
         "eval" if depth > 0 => bash(&args.join(" "), protected, depth - 1),
-        "rm" | "rmdir" | "unlink" | "shred" => {
-            any(&operands(args), true).and_then(|p| deny("deleting", p))
-        }
-        "mv" => any(&operands(args), true).and_then(|p| deny("moving", p)),
+        "git" => git(args, protected),
+        "ralph-gate" => ralph_gate(args),
+        _ => written(name, args, protected).map(|(verb, p)| Denied {
+            what: format!("{verb} {p} (`{name}`)"),
+        }),
+    }
+}
+
+/// The protected path a file command `name` would change with `args`, and how.
+fn written(name: &str, args: &[String], protected: &Here<'_>) -> Option<(&'static str, String)> {
+    let any =
+        |list: &[&String], whole_tree: bool| list.iter().find_map(|a| protected.hit(a, whole_tree));
+    let hit = match name {
+        "rm" | "rmdir" | "unlink" | "shred" => ("deleting", any(&operands(args), true)?),
+        "mv" => ("moving", any(&operands(args), true)?),
+        // Option values (`truncate -s 0`, `chmod 000`) are not paths but also never a
+        // protected path, so checking every operand is safe.
         "truncate" | "touch" | "chmod" | "chown" | "chgrp" | "tee" | "chattr" => {
-            // Option values (`truncate -s 0`, `chmod 000`) are not paths but also never a
-            // protected path, so checking every operand is safe.
-            any(&operands(args), false).and_then(|p| deny("changing", p))
+            ("changing", any(&operands(args), false)?)
         }
-        "ln" => operands(args)
-            .split_last()
-            .and_then(|(_, sources)| any(sources, false))
-            .or_else(|| copy_target(args, protected))
-            .and_then(|p| deny("linking", p)),
+        "ln" => {
+            let source = operands(args)
+                .split_last()
+                .and_then(|(_, sources)| any(sources, false));
+            ("linking", source.or_else(|| copy_target(args, protected))?)
+        }
         "rsync"
             if args
                 .iter()
                 .any(|a| a.starts_with("--delete") || a.starts_with("--remove-source")) =>
         {
-            operands(args)
-                .last()
-                .and_then(|d| protected.hit(d, true))
-                .or_else(|| copy_target(args, protected))
-                .and_then(|p| deny("syncing over", p))
+            let dest = operands(args).last().and_then(|d| protected.hit(d, true));
+            (
+                "syncing over",
+                dest.or_else(|| copy_target(args, protected))?,
+            )
         }
-        "cp" | "install" | "rsync" | "scp" => {
-            copy_target(args, protected).and_then(|p| deny("overwriting", p))
-        }
+        "cp" | "install" | "rsync" | "scp" => ("overwriting", copy_target(args, protected)?),
         "awk" | "gawk"
             if args.windows(2).any(|w| w[0] == "-i" && w[1] == "inplace")
                 || args
                     .iter()
                     .any(|a| a == "-iinplace" || a == "--include=inplace") =>
         {
-            any(&operands(args), false).and_then(|p| deny("editing", p))
+            ("editing", any(&operands(args), false)?)
         }
         "ex" | "vi" | "vim" | "nvim" | "ed" | "sponge" | "emacs" | "nano" => {
-            any(&operands(args), false).and_then(|p| deny("editing", p))
+            ("editing", any(&operands(args), false)?)
         }
-        "sed" | "perl" | "ruby" => {
-            let in_place = args.iter().any(|a| {
-                a == "-i"
-                    || a.starts_with("--in-place")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
-            });
-            if !in_place {
-                return None;
-            }
-            any(&operands(args), false).and_then(|p| deny("editing", p))
+        "sed" | "perl" | "ruby" if edits_in_place(args) => {
+            ("editing", any(&operands(args), false)?)
         }
-        "dd" => args
-            .iter()
-            .find_map(|a| a.strip_prefix("of="))
-            .and_then(|t| protected.hit(t, false))
-            .and_then(|p| deny("writing", p)),
-        "find" => find(args, protected).and_then(|p| deny("deleting under", p)),
-        "git" => git(args, protected),
-        "ralph-gate" => ralph_gate(args),
-        _ => None,
-    }
+        "dd" => {
+            let target = args.iter().find_map(|a| a.strip_prefix("of="))?;
+            ("writing", protected.hit(target, false)?)
+        }
+        "find" => ("deleting under", find(args, protected)?),
+        _ => return None,
+    };
+    Some(hit)
+}
+
+/// `sed -i`, `perl -pi`, `ruby -i`: an option that edits the files in place.
+fn edits_in_place(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a == "-i"
+            || a.starts_with("--in-place")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+    })
 }
 
 /// The protected path a copy, link or sync would overwrite: the destination (`-t DIR`, else

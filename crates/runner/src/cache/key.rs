@@ -51,6 +51,16 @@ pub fn compose(
         return Err(why.clone());
     }
     let mut h = Fields::new();
+    gate_fields(&mut h, parts);
+    command_fields(&mut h, gate, job);
+    tool_fields(&mut h, parts.tools)?;
+    file_fields(&mut h, job, digests, context)?;
+    Ok(h.finish())
+}
+
+/// The gate as configured and the environment its run inherits.
+fn gate_fields(h: &mut Fields, parts: &Parts<'_>) {
+    let gate = parts.gate;
     h.add(super::FORMAT.as_bytes());
     h.add(env!("CARGO_PKG_VERSION").as_bytes());
     h.add(parts.config_digest.as_bytes());
@@ -70,6 +80,11 @@ pub fn compose(
         h.add(k.as_bytes());
         h.add(v.as_bytes());
     }
+}
+
+/// What runs: the folder, the command, its arguments when it reads them, and what a driver
+/// writes before the run.
+fn command_fields(h: &mut Fields, gate: &Gate, job: &Job) {
     h.add(job.dir.as_os_str().as_bytes());
     h.add(job.tools_from.as_os_str().as_bytes());
     let reads_args = match (&job.argv, &gate.run) {
@@ -100,12 +115,38 @@ pub fn compose(
         h.add(path.as_os_str().as_bytes());
         h.add(text.as_bytes());
     }
-    let mut tools: Vec<&Arc<Tool>> = parts.tools.iter().collect();
+}
+
+/// Every tool the run uses, by name and identity, in name order.
+fn tool_fields(h: &mut Fields, tools: &[Arc<Tool>]) -> Result<(), String> {
+    let mut tools: Vec<&Arc<Tool>> = tools.iter().collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     for t in tools {
         h.add(b"tool");
         h.add(t.name.as_bytes());
         h.add(t.identity.as_ref().map_err(Clone::clone)?.as_bytes());
+    }
+    Ok(())
+}
+
+/// The content of what the run reads: the configs outside the project, the context files of
+/// its folders, and its inputs.
+fn file_fields(
+    h: &mut Fields,
+    job: &Job,
+    digests: &Digests,
+    context: &ContextFiles,
+) -> Result<(), String> {
+    let content = |path: &Path| {
+        digests
+            .of(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    for (name, path) in context.outside() {
+        let digest = content(path)?;
+        h.add(b"outside");
+        h.add(name.as_bytes());
+        h.add(digest.as_str().as_bytes());
     }
     let dirs = std::iter::once(job.dir.as_path())
         .chain(std::iter::once(job.tools_from.as_path()))
@@ -114,26 +155,16 @@ pub fn compose(
                 .iter()
                 .map(|p| p.parent().unwrap_or(Path::new(""))),
         );
-    for (name, path) in context.outside() {
-        let content = digests
-            .of(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        h.add(b"outside");
-        h.add(name.as_bytes());
-        h.add(content.as_str().as_bytes());
-    }
     for (kind, files) in [
         (&b"context"[..], context.for_dirs(dirs)),
         (&b"input"[..], job.inputs.clone()),
     ] {
         for f in files {
-            let content = digests
-                .of(&f)
-                .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            let digest = content(&f)?;
             h.add(kind);
             h.add(f.as_os_str().as_bytes());
-            h.add(content.as_str().as_bytes());
+            h.add(digest.as_str().as_bytes());
         }
     }
-    Ok(h.finish())
+    Ok(())
 }

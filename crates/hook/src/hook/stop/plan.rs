@@ -326,7 +326,6 @@ fn best_effort(entry: Entry) -> Line {
 /// its property test): `kind` picks what the stop found, `state` is the loop, `results` the
 /// gates, `flags` the rest. Panics when a plan breaks a rule every stop must keep.
 pub fn property(kind: u8, state: loops::LoopState, results: Vec<GateResult>, flags: u8) {
-    use super::gather::Gated;
     let ci = flags & 1 == 1;
     let ask = Ask {
         session: "s".into(),
@@ -334,42 +333,7 @@ pub fn property(kind: u8, state: loops::LoopState, results: Vec<GateResult>, fla
         ..Ask::default()
     };
     let failing = results.iter().any(|r| r.counts_as_failure(ci));
-    let found = match kind % 8 {
-        0 => Found::RunIteration,
-        1 => Found::Gone,
-        2 => Found::InsideCommand {
-            command: "ralph-gate hook stop".into(),
-        },
-        3 => Found::Orphaned(vec![loops::Orphan {
-            loop_file: "ralph-loop.local.md".into(),
-            started_at: "t".into(),
-            session: String::new(),
-        }]),
-        4 => Found::NoLoop {
-            unreadable: Vec::new(),
-            gated: Some(Gated {
-                results: results.clone(),
-                block_cap: 8,
-                ci,
-            }),
-        },
-        5 => Found::NoLoop {
-            unreadable: vec!["x".into()],
-            gated: None,
-        },
-        6 => Found::GoalOver {
-            path: "ralph-loop.local.md".into(),
-            why: "cleared".into(),
-        },
-        _ => Found::Loop(Box::new(LoopStop {
-            path: "ralph-loop.local.md".into(),
-            seen: Ok(Seen::fixed(&state, results.clone(), flags)),
-            state,
-            goal: None,
-            stuck_after: u32::from(flags >> 4),
-            guard: None,
-        })),
-    };
+    let found = made_up(kind, state, results, flags);
     let plan = of(&ask, &found);
     let blocks = plan.verdict.blocks();
     let stops: Vec<&journal::Stop> = plan
@@ -414,6 +378,48 @@ pub fn property(kind: u8, state: loops::LoopState, results: Vec<GateResult>, fla
             assert!(!blocks && matches!(plan.change, Some((_, Change::End))))
         }
         Found::Loop(stop) => loop_rules(&plan, stop, failing, &stops),
+    }
+}
+
+/// What a stop found, made up from the property's inputs.
+fn made_up(kind: u8, state: loops::LoopState, results: Vec<GateResult>, flags: u8) -> Found {
+    use super::gather::Gated;
+    let ci = flags & 1 == 1;
+    match kind % 8 {
+        0 => Found::RunIteration,
+        1 => Found::Gone,
+        2 => Found::InsideCommand {
+            command: "ralph-gate hook stop".into(),
+        },
+        3 => Found::Orphaned(vec![loops::Orphan {
+            loop_file: "ralph-loop.local.md".into(),
+            started_at: "t".into(),
+            session: String::new(),
+        }]),
+        4 => Found::NoLoop {
+            unreadable: Vec::new(),
+            gated: Some(Gated {
+                results,
+                block_cap: 8,
+                ci,
+            }),
+        },
+        5 => Found::NoLoop {
+            unreadable: vec!["x".into()],
+            gated: None,
+        },
+        6 => Found::GoalOver {
+            path: "ralph-loop.local.md".into(),
+            why: "cleared".into(),
+        },
+        _ => Found::Loop(Box::new(LoopStop {
+            path: "ralph-loop.local.md".into(),
+            seen: Ok(Seen::fixed(&state, results, flags)),
+            state,
+            goal: None,
+            stuck_after: u32::from(flags >> 4),
+            guard: None,
+        })),
     }
 }
 

@@ -38,43 +38,8 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
         .filter(|f| f.file_name().is_some_and(|n| n == CONFIG) && !in_node_modules(f))
         .cloned()
         .collect();
-    let in_some_project =
-        |ts: &mut Workspace<'_>, f: &Path| projects.iter().any(|p| ts.inputs(p).files.contains(f));
-    let under_config = |f: &Path| {
-        f.ancestors()
-            .skip(1)
-            .any(|d| cx.fs.is_file(&d.join(CONFIG)))
-    };
-    let mut affected: BTreeSet<PathBuf> = BTreeSet::new();
-    for f in matched {
-        for p in &projects {
-            let dir = p.parent().unwrap_or(Path::new(""));
-            // A manifest or lock file reaches every project below it.
-            let manifest_above = f
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(crate::manifests::is_context_name)
-                && dir.starts_with(f.parent().unwrap_or(Path::new("")));
-            if manifest_above || ts.inputs(p).files.contains(f) {
-                affected.insert(p.clone());
-            }
-        }
-    }
-    // Files under no tsconfig and in no project: checked on their own, and again when a file
-    // they import changes.
-    let loose_all: Vec<PathBuf> = universe
-        .iter()
-        .filter(|f| is_source(f) && !is_type_test(f) && !in_node_modules(f) && !under_config(f))
-        .filter(|f| !in_some_project(&mut ts, f))
-        .cloned()
-        .collect();
-    let mut loose: Vec<PathBuf> = Vec::new();
-    for l in &loose_all {
-        let selected = matched.contains(l);
-        if selected || matched.iter().any(|f| ts.loose_closure(l).contains(f)) {
-            loose.push(l.clone());
-        }
-    }
+    let affected = affected(&mut ts, &projects, matched);
+    let loose = loose(&mut ts, &projects, universe, matched, cx);
     let mut uncovered: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for (config, files) in ts.uncovered(&projects) {
         for l in files {
@@ -112,6 +77,56 @@ pub fn plan(_gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Contex
         jobs.push(ts.uncovered_job(&config, &files));
     }
     jobs
+}
+
+/// The projects a change to `matched` reaches: those that include a matched file, and every
+/// project below a matched manifest or lock file.
+fn affected(
+    ts: &mut Workspace<'_>,
+    projects: &[PathBuf],
+    matched: &[PathBuf],
+) -> BTreeSet<PathBuf> {
+    let mut affected = BTreeSet::new();
+    for f in matched {
+        for p in projects {
+            let dir = p.parent().unwrap_or(Path::new(""));
+            let manifest_above = f
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(crate::manifests::is_context_name)
+                && dir.starts_with(f.parent().unwrap_or(Path::new("")));
+            if manifest_above || ts.inputs(p).files.contains(f) {
+                affected.insert(p.clone());
+            }
+        }
+    }
+    affected
+}
+
+/// Files under no tsconfig and in no project that a change to `matched` reaches: checked on
+/// their own, and again when a file they import changes.
+fn loose(
+    ts: &mut Workspace<'_>,
+    projects: &[PathBuf],
+    universe: &[PathBuf],
+    matched: &[PathBuf],
+    cx: &Context<'_>,
+) -> Vec<PathBuf> {
+    let under_config = |f: &Path| {
+        f.ancestors()
+            .skip(1)
+            .any(|d| cx.fs.is_file(&d.join(CONFIG)))
+    };
+    let loose_all: Vec<PathBuf> = universe
+        .iter()
+        .filter(|f| is_source(f) && !is_type_test(f) && !in_node_modules(f) && !under_config(f))
+        .filter(|f| !projects.iter().any(|p| ts.inputs(p).files.contains(*f)))
+        .cloned()
+        .collect();
+    loose_all
+        .into_iter()
+        .filter(|l| matched.contains(l) || matched.iter().any(|f| ts.loose_closure(l).contains(f)))
+        .collect()
 }
 
 fn is_declaration(p: &Path) -> bool {
@@ -876,67 +891,11 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     out.dirs.push(config_dir.clone());
     for (path, obj) in &layers {
         let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
-        let obj = &with_config_dir(obj, &dir, &config_dir);
-        let at = |p: &str| join_inside(&dir, p);
-        if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
-            compiler_options(&mut out, opts, &dir);
-        }
-        let patterns = |key: &str| -> Option<Vec<String>> {
-            let list = obj.get(key)?.as_array()?;
-            Some(
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(|p| roots::Patterns::at(&dir, p))
-                    .collect(),
-            )
-        };
-        if let Some(l) = patterns("include") {
-            out.patterns.include = Some(l);
-        }
-        if let Some(l) = patterns("exclude") {
-            out.patterns.exclude = Some(l);
-        }
-        if let Some(Value::Array(list)) = obj.get("files") {
-            out.patterns.files = Some(
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(at)
-                    .collect(),
-            );
-        }
-        if let Some(Value::Array(list)) = obj.get("include") {
-            out.has_include = true;
-            out.dirs.extend(
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(|p| join_inside(&dir, fixed_prefix(p))),
-            );
-        }
-        if let Some(Value::Array(list)) = obj.get("files") {
-            out.has_files = true;
-            out.files
-                .extend(list.iter().filter_map(Value::as_str).filter_map(at));
-        }
-        out.has_exclude |= obj.contains_key("exclude");
+        read_layer(&mut out, &with_config_dir(obj, &dir, &config_dir), &dir);
     }
     // `references` are never inherited: only the project's own count.
     if let Some((_, own)) = layers.last() {
-        if let Some(Value::Array(refs)) = own.get("references") {
-            for r in refs
-                .iter()
-                .filter_map(|r| r.get("path").and_then(Value::as_str))
-            {
-                match join_inside(&config_dir, r) {
-                    Some(p) if p.extension().is_some_and(|e| e == "json") => out.references.push(p),
-                    Some(p) => out.references.push(p.join(CONFIG)),
-                    None => {
-                        out.no_cache.get_or_insert_with(|| {
-                            format!("{} references `{r}`, outside the project", config.display())
-                        });
-                    }
-                }
-            }
-        }
+        read_references(&mut out, own, config, &config_dir);
     }
     out.dirs.sort();
     out.dirs.dedup();
@@ -945,6 +904,73 @@ fn load_chain(fs: &dyn ProjectFs, config: &Path) -> Option<Loaded> {
     out.dirs
         .retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
     Some(out)
+}
+
+/// One layer of a config's chain, of folder `dir`, over what the layers below it said.
+fn read_layer(out: &mut Loaded, obj: &Map<String, Value>, dir: &Path) {
+    let at = |p: &str| join_inside(dir, p);
+    if let Some(Value::Object(opts)) = obj.get("compilerOptions") {
+        compiler_options(out, opts, dir);
+    }
+    let patterns = |key: &str| -> Option<Vec<String>> {
+        let list = obj.get(key)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .filter_map(|p| roots::Patterns::at(dir, p))
+                .collect(),
+        )
+    };
+    if let Some(l) = patterns("include") {
+        out.patterns.include = Some(l);
+    }
+    if let Some(l) = patterns("exclude") {
+        out.patterns.exclude = Some(l);
+    }
+    if let Some(Value::Array(list)) = obj.get("files") {
+        out.patterns.files = Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .filter_map(at)
+                .collect(),
+        );
+    }
+    if let Some(Value::Array(list)) = obj.get("include") {
+        out.has_include = true;
+        out.dirs.extend(
+            list.iter()
+                .filter_map(Value::as_str)
+                .filter_map(|p| join_inside(dir, fixed_prefix(p))),
+        );
+    }
+    if let Some(Value::Array(list)) = obj.get("files") {
+        out.has_files = true;
+        out.files
+            .extend(list.iter().filter_map(Value::as_str).filter_map(at));
+    }
+    out.has_exclude |= obj.contains_key("exclude");
+}
+
+/// The project's own `references` (of `config`, in `config_dir`); one outside the project
+/// keeps the project's runs out of the cache.
+fn read_references(out: &mut Loaded, own: &Map<String, Value>, config: &Path, config_dir: &Path) {
+    let Some(Value::Array(refs)) = own.get("references") else {
+        return;
+    };
+    for r in refs
+        .iter()
+        .filter_map(|r| r.get("path").and_then(Value::as_str))
+    {
+        match join_inside(config_dir, r) {
+            Some(p) if p.extension().is_some_and(|e| e == "json") => out.references.push(p),
+            Some(p) => out.references.push(p.join(CONFIG)),
+            None => {
+                out.no_cache.get_or_insert_with(|| {
+                    format!("{} references `{r}`, outside the project", config.display())
+                });
+            }
+        }
+    }
 }
 
 /// `layer` (a config of folder `dir`) with `${configDir}` (TypeScript 5.5), which names the

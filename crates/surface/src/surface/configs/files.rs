@@ -173,12 +173,41 @@ impl Kind {
 /// ones; a package's name is kept as a setting, since the package decides).
 fn tsconfig(put: &mut Put<'_>, text: &str, read: &ReadRel<'_>) {
     let Some(own) = parse_jsonc(text) else { return };
-    let mut options = serde_json::Map::new();
-    let mut chain = vec![own.clone()];
+    let chain = extends_chain(put, own, read);
+    compiler_flags(put, &chain);
+    let list = |k: &str| -> Option<Vec<String>> {
+        chain
+            .iter()
+            .find_map(|c| c.get(k))
+            .and_then(Json::as_array)
+            .map(|a| a.iter().map(json_text).collect())
+    };
+    for (k, rule) in [
+        ("include", Rule::Shrinks),
+        ("files", Rule::Shrinks),
+        ("exclude", Rule::Grows),
+    ] {
+        if let Some(v) = list(k) {
+            put.list(k, &v, rule, &format!("\"{k}\""));
+        }
+    }
+    if let Some(refs) = chain[0].get("references").and_then(Json::as_array) {
+        let paths: Vec<String> = refs
+            .iter()
+            .filter_map(|r| r.get("path"))
+            .map(json_text)
+            .collect();
+        put.list("references", &paths, Rule::Shrinks, "\"references\"");
+    }
+}
+
+/// The tsconfig `own` and the configs it extends, nearest first (at most 8 deep). A package
+/// named in `extends` ends the chain, kept as a setting.
+fn extends_chain(put: &mut Put<'_>, own: Json, read: &ReadRel<'_>) -> Vec<Json> {
+    let mut chain = vec![own];
     let mut dir = std::path::PathBuf::new();
-    let mut current = own.clone();
     for _ in 0..8 {
-        let Some(ext) = current
+        let Some(ext) = chain[chain.len() - 1]
             .get("extends")
             .and_then(Json::as_str)
             .map(String::from)
@@ -199,9 +228,14 @@ fn tsconfig(put: &mut Put<'_>, text: &str, read: &ReadRel<'_>) {
             break;
         };
         dir = rel.parent().map(Path::to_path_buf).unwrap_or_default();
-        chain.push(base.clone());
-        current = base;
+        chain.push(base);
     }
+    chain
+}
+
+/// The strictness flags of the chain's `compilerOptions`, the nearest config winning.
+fn compiler_flags(put: &mut Put<'_>, chain: &[Json]) {
+    let mut options = serde_json::Map::new();
     for cfg in chain.iter().rev() {
         if let Some(o) = cfg.get("compilerOptions").and_then(Json::as_object) {
             options.extend(o.clone());
@@ -220,52 +254,22 @@ fn tsconfig(put: &mut Put<'_>, text: &str, read: &ReadRel<'_>) {
         }
     };
     set("strict", Some(strict), OFF_STRICT);
+    let family = Rule::Flag {
+        stricter: true,
+        default: strict,
+    };
     for k in TS_STRICT_FAMILY {
-        set(
-            k,
-            flag(k),
-            Rule::Flag {
-                stricter: true,
-                default: strict,
-            },
-        );
+        set(k, flag(k), family);
     }
     for k in TS_STRICTER {
         set(k, flag(k), OFF_STRICT);
     }
-    for k in TS_LOOSE {
-        set(
-            k,
-            flag(k),
-            Rule::Flag {
-                stricter: false,
-                default: false,
-            },
-        );
-    }
-    let list = |k: &str| -> Option<Vec<String>> {
-        chain
-            .iter()
-            .find_map(|c| c.get(k))
-            .and_then(Json::as_array)
-            .map(|a| a.iter().map(json_text).collect())
+    let loose = Rule::Flag {
+        stricter: false,
+        default: false,
     };
-    for (k, rule) in [
-        ("include", Rule::Shrinks),
-        ("files", Rule::Shrinks),
-        ("exclude", Rule::Grows),
-    ] {
-        if let Some(v) = list(k) {
-            put.list(k, &v, rule, &format!("\"{k}\""));
-        }
-    }
-    if let Some(refs) = own.get("references").and_then(Json::as_array) {
-        let paths: Vec<String> = refs
-            .iter()
-            .filter_map(|r| r.get("path"))
-            .map(json_text)
-            .collect();
-        put.list("references", &paths, Rule::Shrinks, "\"references\"");
+    for k in TS_LOOSE {
+        set(k, flag(k), loose);
     }
 }
 
