@@ -28,8 +28,35 @@ pub enum AppError {
         #[source]
         source: ralph_base::git::GitError,
     },
+    /// A hook file init would add to is not what its agent reads; nothing was changed.
+    #[error("{} {problem}; fix it and run init again (nothing was changed)", path.display())]
+    HookFile {
+        path: std::path::PathBuf,
+        problem: HookFileProblem,
+    },
+    #[error(transparent)]
+    Git(#[from] ralph_base::git::GitError),
+    /// A person's command (`loop approve`, a second `loop start`) run from inside an agent's
+    /// session: refused, whatever the arguments.
+    #[error("{0}")]
+    AgentRefused(String),
+    #[error("{}: {source}", path.display())]
+    LoopState {
+        path: std::path::PathBuf,
+        #[source]
+        source: ralph_loop::loops::ReadError,
+    },
     #[error("{0}")]
     Usage(String),
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+}
+
+/// What is wrong with a hook file.
+#[derive(Debug, thiserror::Error)]
+pub enum HookFileProblem {
+    #[error("is not valid JSON ({0})")]
+    Json(#[from] serde_json::Error),
+    #[error("has the wrong shape: {0}")]
+    Shape(#[from] super::init::hook_files::ShapeError),
 }

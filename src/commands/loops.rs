@@ -88,7 +88,7 @@ fn start(
                 "`loop start` inside an agent's session while a loop runs",
             )),
         );
-        return Err(AppError::Usage(
+        return Err(AppError::AgentRefused(
             "a loop is running here, and `loop start` runs inside an agent's session: only a person starts a loop while another runs. End the running one from your own terminal (`ralph-gate loop cancel`), or start this one from there.".into(),
         ));
     }
@@ -363,14 +363,17 @@ fn approve(
     config: Option<&Path>,
 ) -> Result<String, AppError> {
     if env.claude_session_id.is_some() || env.in_agent {
-        return Err(AppError::Usage(
+        return Err(AppError::AgentRefused(
             "`loop approve` is for a person: it runs inside an agent's session here. Run it from your own terminal.".into(),
         ));
     }
     let files = loops::list(layout);
     let f = loops::pick(&files, id)?;
     if let Err(e) = &f.state {
-        return Err(AppError::Usage(format!("{}: {e}", f.path.display())));
+        return Err(AppError::LoopState {
+            path: f.path.clone(),
+            source: e.clone(),
+        });
     }
     let mut project = Project::open(cwd, config)?;
     let now = ralph_surface::pin::of(&project.config);

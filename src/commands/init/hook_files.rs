@@ -148,13 +148,27 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
     }
 }
 
+/// A hook file that is not shaped as its agent reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("the file is not a JSON object")]
+    NotAnObject,
+    #[error("`hooks` is not a JSON object")]
+    HooksNotAnObject,
+    #[error("`hooks.{0}` is not a JSON array")]
+    EventNotAnArray(&'static str),
+}
+
 /// Pure: `existing` with the spec's hooks added where no ralph-gate hook for that event is,
 /// and the events that got one.
-pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'static str>), String> {
+pub fn merge(
+    existing: Option<Value>,
+    spec: &Spec,
+) -> Result<(Value, Vec<&'static str>), ShapeError> {
     let mut root = existing.unwrap_or_else(|| Value::Object(Map::new()));
     let obj = root
         .as_object_mut()
-        .ok_or("the file is not a JSON object")?;
+        .ok_or(ShapeError::NotAnObject)?;
     if spec.shape == Shape::Flat {
         obj.entry("version").or_insert(json!(1));
     }
@@ -164,7 +178,7 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
         obj.entry("hooks")
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
-            .ok_or("`hooks` is not a JSON object")?
+            .ok_or(ShapeError::HooksNotAnObject)?
     };
     let mut added = Vec::new();
     for h in &spec.hooks {
@@ -172,7 +186,7 @@ pub fn merge(existing: Option<Value>, spec: &Spec) -> Result<(Value, Vec<&'stati
             .entry(h.event)
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| format!("`hooks.{}` is not a JSON array", h.event))?;
+            .ok_or(ShapeError::EventNotAnArray(h.event))?;
         let ours = |c: &Value| {
             c.as_str()
                 .is_some_and(|c| c.contains("ralph-gate") && c.contains(&format!("hook {}", h.sub)))

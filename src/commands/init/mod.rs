@@ -234,16 +234,19 @@ fn write_agent(
     }
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
-            AppError::Usage(format!(
-                "{} is not valid JSON ({e}); fix it and run init again (nothing was changed)",
-                path.display()
-            ))
+            AppError::HookFile {
+                path: path.clone(),
+                problem: e.into(),
+            }
         })?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
     };
-    let (merged, added) = hook_files::merge(existing, &spec)
-        .map_err(|e| AppError::Usage(format!("{}: {e}", path.display())))?;
+    let (merged, added) =
+        hook_files::merge(existing, &spec).map_err(|e| AppError::HookFile {
+            path: path.clone(),
+            problem: e.into(),
+        })?;
     if added.is_empty() {
         return Ok(format!(
             "{} ({agent}): the hooks are already there{note}",
@@ -305,8 +308,7 @@ fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, App
     if !ralph_base::git::in_work_tree(ws) {
         return Ok("pre-commit: not a git repository, no hook installed".into());
     }
-    let path = ralph_base::git::git_path(ws, "hooks/pre-commit")
-        .map_err(|e| AppError::Usage(e.to_string()))?;
+    let path = ralph_base::git::git_path(ws, "hooks/pre-commit")?;
     let script = if program == "ralph-gate" {
         PRE_COMMIT.to_string()
     } else {

@@ -43,8 +43,13 @@ pub struct Said {
     pub error: Option<String>,
 }
 
+/// An agent `loop run` does not drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("`loop run` drives claude, codex, gemini, qwen, droid, copilot and opencode, not {0}; for {0}, `loop start --agent {0} --any-session` holds a shell loop of your own")]
+pub struct Unsupported(pub Agent);
+
 /// The agents `loop run` drives, and how to install the missing one.
-pub fn supported(agent: Agent) -> Result<&'static str, String> {
+pub fn supported(agent: Agent) -> Result<&'static str, Unsupported> {
     match agent {
         Agent::Claude => Ok("npm i -g @anthropic-ai/claude-code"),
         Agent::Codex => Ok("npm i -g @openai/codex"),
@@ -53,9 +58,7 @@ pub fn supported(agent: Agent) -> Result<&'static str, String> {
         Agent::Droid => Ok("npm i -g @factory/cli"),
         Agent::Copilot => Ok("npm i -g @github/copilot"),
         Agent::Opencode => Ok("npm i -g opencode-ai"),
-        other => Err(format!(
-            "`loop run` drives claude, codex, gemini, qwen, droid, copilot and opencode, not {other}; for {other}, `loop start --agent {other} --any-session` holds a shell loop of your own"
-        )),
+        other => Err(Unsupported(other)),
     }
 }
 

@@ -14,6 +14,8 @@ pub enum RunError {
     Files(#[from] ralph_plan::files::FilesError),
     #[error(transparent)]
     Prd(#[from] super::prd::PrdError),
+    #[error(transparent)]
+    Unsupported(#[from] super::cli::Unsupported),
     #[error("cannot make the run's scratch folder: {0}")]
     Scratch(#[from] std::io::Error),
     /// The run was asked for what it cannot do (no such story, a loop already running, an

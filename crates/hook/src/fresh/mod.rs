@@ -92,7 +92,7 @@ pub fn run(
     }
     // The command resolves the agent the project is set up for; Claude Code otherwise.
     let agent = o.agent.unwrap_or(Agent::Claude);
-    let install = cli::supported(agent).map_err(RunError::Refused)?;
+    let install = cli::supported(agent)?;
     if loops::any_open(layout) {
         return Err(RunError::Refused(
             "a loop is running here: `loop run` drives the workspace alone. End it first (`ralph-gate loop cancel`)".into(),
@@ -213,7 +213,10 @@ impl Driver<'_> {
         ));
         let ended = match self.iterate(&prompt::next(&ask, c.left.as_ref()), timeout, work) {
             Ok(e) => e,
-            Err(why) => return Ok(Some(self.no_agent(&why))),
+            Err(e @ child::StartError::Missing { .. }) => {
+                return Ok(Some(self.no_agent(&format!("{e}; install it: {}", self.install))))
+            }
+            Err(e) => return Ok(Some(self.no_agent(&e.to_string()))),
         };
         let last = std::fs::read_to_string(work.join("last-message")).ok();
         let said = cli::said(self.agent, &ended.stdout, last.as_deref());
@@ -344,15 +347,12 @@ impl Driver<'_> {
         prompt: &str,
         timeout: Duration,
         work: &Path,
-    ) -> Result<child::Ended, String> {
+    ) -> Result<child::Ended, child::StartError> {
         let last = work.join("last-message");
         let _ = std::fs::remove_file(&last);
         let inv = cli::invocation(self.agent, prompt, &self.o.agent_args, &last);
         let key = loops::key(self.path);
-        child::run(&inv, self.cwd, &[(ENV, key)], timeout, work).map_err(|e| match e {
-            child::StartError::Missing { .. } => format!("{e}; install it: {}", self.install),
-            e => e.to_string(),
-        })
+        child::run(&inv, self.cwd, &[(ENV, key)], timeout, work)
     }
 
     /// The iteration judged as the loop's stop.

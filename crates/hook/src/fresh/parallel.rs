@@ -14,6 +14,37 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+/// Why a story's worker could not start, or its work could not be merged.
+#[derive(Debug, thiserror::Error)]
+enum WorkerError {
+    #[error(transparent)]
+    Git(#[from] ralph_base::git::GitError),
+    #[error("cannot {what}: {source}")]
+    Io {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Prd(#[from] prd::PrdError),
+    #[error(transparent)]
+    Story(#[from] RunError),
+    #[error("its branch conflicts with {base}: {source}")]
+    Conflict {
+        base: String,
+        #[source]
+        source: ralph_base::git::GitError,
+    },
+    #[error("on the new base it does not pass: {}", .0.join("; "))]
+    Fails(Vec<String>),
+    #[error("ended unfinished (exit {}); its log: {}", code.map_or("by a signal".into(), |c| c.to_string()), log.display())]
+    Unfinished { code: Option<i32>, log: PathBuf },
+}
+
+fn io(what: &'static str) -> impl Fn(std::io::Error) -> WorkerError {
+    move |source| WorkerError::Io { what, source }
+}
+
 /// How often a story is started again after its merge failed.
 const TRIES: u32 = 2;
 
@@ -115,7 +146,7 @@ pub fn run(
 
 impl Run<'_> {
     /// A worktree and branch for `s` from the starting branch, and its worker started there.
-    fn start_worker(&self, s: prd::Story, tries: u32) -> Result<Worker, String> {
+    fn start_worker(&self, s: prd::Story, tries: u32) -> Result<Worker, WorkerError> {
         let name: String =
             s.id.chars()
                 .map(|c| {
@@ -148,11 +179,10 @@ impl Run<'_> {
                 &dir.display().to_string(),
                 &self.start,
             ],
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let prd_rel = self.prd.strip_prefix(&self.root).unwrap_or(&self.prd);
-        let log = std::fs::File::create(dir.with_extension("log")).map_err(|e| e.to_string())?;
-        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        let log = std::fs::File::create(dir.with_extension("log")).map_err(io("make its log"))?;
+        let me = std::env::current_exe().map_err(io("find this program"))?;
         let mut cmd = ralph_base::child::command(me);
         cmd.current_dir(&dir)
             .args(["loop", "run", "--commit", "--story", &s.id, "--prd"])
@@ -160,9 +190,9 @@ impl Run<'_> {
             .args(self.worker_args())
             .arg(&self.o.prompt)
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stdout(log.try_clone().map_err(io("share its log"))?)
             .stderr(log);
-        let child = ralph_base::child::start(&mut cmd).map_err(|e| e.to_string())?;
+        let child = ralph_base::child::start(&mut cmd).map_err(io("start it"))?;
         say(&format!(
             "ralph-gate loop run: {} started in {} (branch {branch})",
             s.id,
@@ -222,11 +252,10 @@ impl Run<'_> {
         let outcome = if code == Some(0) {
             self.merge(&w)
         } else {
-            Err(format!(
-                "ended unfinished (exit {}); its log: {}",
-                code.map_or("by a signal".into(), |c| c.to_string()),
-                w.dir.with_extension("log").display()
-            ))
+            Err(WorkerError::Unfinished {
+                code,
+                log: w.dir.with_extension("log"),
+            })
         };
         let _ = ralph_base::git::run(
             &self.root,
@@ -258,16 +287,18 @@ impl Run<'_> {
 
     /// Rebases the worker's branch onto the starting branch, checks the story again when the
     /// base moved, fast-forwards the starting branch, and sets the story's `passes`.
-    fn merge(&mut self, w: &Worker) -> Result<(), String> {
-        let in_worker =
-            |args: &[&str]| ralph_base::git::run(&w.dir, args).map_err(|e| e.to_string());
+    fn merge(&mut self, w: &Worker) -> Result<(), WorkerError> {
+        let in_worker = |args: &[&str]| ralph_base::git::run(&w.dir, args);
         // What the worker left uncommitted (its prd and progress copies) is not its work.
         in_worker(&["reset", "-q", "--hard"])?;
         in_worker(&["clean", "-q", "-fd"])?;
         let before = in_worker(&["rev-parse", "HEAD"])?;
-        if let Err(e) = in_worker(&["rebase", "-q", &self.start]) {
+        if let Err(source) = in_worker(&["rebase", "-q", &self.start]) {
             let _ = in_worker(&["rebase", "--abort"]);
-            return Err(format!("its branch conflicts with {}: {e}", self.start));
+            return Err(WorkerError::Conflict {
+                base: self.start.clone(),
+                source,
+            });
         }
         if in_worker(&["rev-parse", "HEAD"])? != before {
             let place = story::Place {
@@ -275,18 +306,14 @@ impl Run<'_> {
                 config: self.config,
                 env: self.env,
             };
-            let failing = story::check(&place, &w.story, None).map_err(|e| e.to_string())?;
+            let failing = story::check(&place, &w.story, None)?;
             if !failing.is_empty() {
-                return Err(format!(
-                    "on the new base it does not pass: {}",
-                    failing.join("; ")
-                ));
+                return Err(WorkerError::Fails(failing));
             }
         }
-        ralph_base::git::run(&self.root, &["merge", "-q", "--ff-only", &w.branch])
-            .map_err(|e| e.to_string())?;
+        ralph_base::git::run(&self.root, &["merge", "-q", "--ff-only", &w.branch])?;
         self.flags.insert(w.story.id.clone(), true);
-        prd::put(&self.prd, &self.flags).map_err(|e| e.to_string())?;
+        prd::put(&self.prd, &self.flags)?;
         let prd_rel = self
             .prd
             .strip_prefix(&self.root)
@@ -303,8 +330,7 @@ impl Run<'_> {
                 "--",
                 &prd_rel,
             ],
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         prd::progress(
             &self.prd,
             &format!("{} passes; merged into {}", w.story.id, self.start),

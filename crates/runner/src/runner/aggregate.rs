@@ -108,7 +108,7 @@ fn reason(gate: &Gate, done: &[Outcome]) -> Option<String> {
     }
     for o in done {
         match &o.exit {
-            Some(Exit::SpawnFailed(m)) => return Some(m.clone()),
+            Some(Exit::SpawnFailed(e)) => return Some(e.to_string()),
             _ => continue,
         }
     }

@@ -1,7 +1,7 @@
 //! One job: resolve its tools, make its cache key, reuse a stored result or run it in a
 //! process group of its own, and store what it found.
 
-use super::process::{self, Exit, Spec};
+use super::process::{self, Exit, SpawnError, Spec, Step};
 use super::{paths, GateStatus, Limits, RunContext, ToolInfo};
 use crate::cache::{self, key};
 use crate::observe;
@@ -584,7 +584,7 @@ fn outside_commit(mut outcome: Outcome, read: Option<String>) -> Outcome {
 /// Removes what the job must start without (build state: a `tsc -b` project's build-info
 /// files) and writes the files it needs (the tsconfig naming the files a project does not
 /// include). A tool must not read the state it was meant to start without.
-fn prepare(root: &Path, job: &Job) -> Result<(), String> {
+fn prepare(root: &Path, job: &Job) -> Result<(), SpawnError> {
     if let Some(p) = &job.private {
         // Made here, and only here: a folder that already exists was not made for this run.
         let dir = root.join(p);
@@ -592,7 +592,7 @@ fn prepare(root: &Path, job: &Job) -> Result<(), String> {
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::create_dir(&dir));
-        made.map_err(|e| format!("cannot make the run's own folder {}: {e}", dir.display()))?;
+        made.map_err(|e| SpawnError::prepare(Step::MakeFolder, &dir, &e))?;
     }
     for rel in &job.clear {
         let path = root.join(rel);
@@ -602,13 +602,13 @@ fn prepare(root: &Path, job: &Job) -> Result<(), String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(e),
         };
-        removed.map_err(|e| format!("cannot remove {} before the run: {e}", path.display()))?;
+        removed.map_err(|e| SpawnError::prepare(Step::Remove, &path, &e))?;
     }
     for (rel, text) in &job.setup {
         let path = root.join(rel);
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
             atomic::write(&path, text.as_bytes())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                .map_err(|e| SpawnError::prepare(Step::Write, &path, &e))?;
         }
     }
     Ok(())
@@ -734,7 +734,19 @@ mod tests {
         };
         std::fs::create_dir_all(root.path().join(".ralph/tsc/f-x-1")).unwrap();
         let err = prepare(root.path(), &job).unwrap_err();
-        assert!(err.contains("own folder"), "{err}");
+        assert!(err.to_string().contains("own folder"), "{err}");
+        // The kind is kept: the folder exists, it is not a permission refused.
+        assert!(
+            matches!(
+                err,
+                SpawnError::Prepare {
+                    step: Step::MakeFolder,
+                    kind: std::io::ErrorKind::AlreadyExists,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
         std::fs::remove_dir(root.path().join(".ralph/tsc/f-x-1")).unwrap();
         prepare(root.path(), &job).unwrap();
         assert!(root.path().join(".ralph/tsc/f-x-1").is_dir());

@@ -34,7 +34,70 @@ pub enum Exit {
     Code(i32),
     Signal(i32),
     TimedOut,
-    SpawnFailed(String),
+    SpawnFailed(SpawnError),
+}
+
+/// Why a gate's process could not be run: the gate fails with this reason. The system's
+/// error kind is kept (a missing folder is not a permission refused).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpawnError {
+    /// Making ready what the run needs (its own folder, a driver's files) failed.
+    #[error("cannot {}: {message}", step.doing(path))]
+    Prepare {
+        step: Step,
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    #[error("cannot create a pipe: {message}")]
+    Pipe {
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    #[error("cannot start /bin/sh in {}: {message}", dir.display())]
+    Start {
+        dir: PathBuf,
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    #[error("the tracer lost the gate")]
+    TracerLost,
+    #[error("cannot wait for the gate")]
+    Wait,
+}
+
+/// A step of making a run ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Make the run's own folder.
+    MakeFolder,
+    /// Remove build state the run must start without.
+    Remove,
+    /// Write a file a driver sets up.
+    Write,
+}
+
+impl Step {
+    fn doing(self, path: &std::path::Path) -> String {
+        let path = path.display();
+        match self {
+            Step::MakeFolder => format!("make the run's own folder {path}"),
+            Step::Remove => format!("remove {path} before the run"),
+            Step::Write => format!("write {path}"),
+        }
+    }
+}
+
+impl SpawnError {
+    /// `step` on `path` failed with `e`, kept by kind.
+    pub fn prepare(step: Step, path: &std::path::Path, e: &std::io::Error) -> Self {
+        SpawnError::Prepare {
+            step,
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -97,14 +160,21 @@ type Started = (Child, Arc<Mutex<Captured>>, std::sync::mpsc::Receiver<()>);
 
 /// Starts `/bin/sh -c script` in a process group of its own, stdout and stderr into one pipe
 /// read on a thread of its own; traced when the spec asks and the machine allows.
-fn start(spec: &Spec) -> Result<Started, String> {
-    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+fn start(spec: &Spec) -> Result<Started, SpawnError> {
+    let (reader, writer) = std::io::pipe().map_err(|e| SpawnError::Pipe {
+        kind: e.kind(),
+        message: e.to_string(),
+    })?;
     let spawned = spawn(spec, &writer);
     // The parent's copies of the pipe's write end must go, or the reader never sees
     // end-of-file.
     drop(writer);
     let child =
-        spawned.map_err(|e| format!("cannot start /bin/sh in {}: {e}", spec.cwd.display()))?;
+        spawned.map_err(|e| SpawnError::Start {
+            dir: spec.cwd.clone(),
+            kind: e.kind(),
+            message: e.to_string(),
+        })?;
     let captured = Arc::new(Mutex::new(Captured::new()));
     let drained = drain(reader, Arc::clone(&captured));
     Ok((child, captured, drained))
@@ -183,7 +253,7 @@ fn wait(group: child::Group, timeout: Duration) -> (Exit, Option<Duration>) {
     let exit = match (waited.timed_out, waited.status) {
         (true, _) => Exit::TimedOut,
         (false, Some(status)) => exit_of(status),
-        (false, None) => Exit::SpawnFailed("cannot wait for the gate".into()),
+        (false, None) => Exit::SpawnFailed(SpawnError::Wait),
     };
     (exit, waited.cpu)
 }
@@ -209,7 +279,7 @@ fn wait_traced(
     };
     let exit = match exited(timeout) {
         Some(Ok(status)) => raw_exit(status),
-        Some(Err(())) => Exit::SpawnFailed("the tracer lost the gate".into()),
+        Some(Err(())) => Exit::SpawnFailed(SpawnError::TracerLost),
         None => {
             child::stop(pgid, TERM_GRACE, &exited);
             Exit::TimedOut
