@@ -160,6 +160,31 @@ fn parse_index(text: &str) -> HashMap<Vec<u8>, Stamp> {
         .collect()
 }
 
+/// A file whose content a cache key or a tool's identity needs, but that cannot be had:
+/// nothing that rests on it is stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    #[error("cannot read {}: {message}", path.display())]
+    Read {
+        path: PathBuf,
+        kind: ErrorKind,
+        message: String,
+    },
+    #[error("{} vanished", path.display())]
+    Vanished { path: PathBuf },
+}
+
+impl Unreadable {
+    /// Reading `path` failed with `e`, kept by kind.
+    pub fn read(path: &Path, e: &std::io::Error) -> Self {
+        Unreadable::Read {
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,9 +166,7 @@ pub fn merge(
     spec: &Spec,
 ) -> Result<(Value, Vec<&'static str>), ShapeError> {
     let mut root = existing.unwrap_or_else(|| Value::Object(Map::new()));
-    let obj = root
-        .as_object_mut()
-        .ok_or(ShapeError::NotAnObject)?;
+    let obj = root.as_object_mut().ok_or(ShapeError::NotAnObject)?;
     if spec.shape == Shape::Flat {
         obj.entry("version").or_insert(json!(1));
     }

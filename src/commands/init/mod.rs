@@ -233,20 +233,19 @@ fn write_agent(
         });
     }
     let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
-            AppError::HookFile {
+        Ok(text) => Some(
+            serde_json::from_str::<Value>(&text).map_err(|e| AppError::HookFile {
                 path: path.clone(),
                 problem: e.into(),
-            }
-        })?),
+            })?,
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.into()),
     };
-    let (merged, added) =
-        hook_files::merge(existing, &spec).map_err(|e| AppError::HookFile {
-            path: path.clone(),
-            problem: e.into(),
-        })?;
+    let (merged, added) = hook_files::merge(existing, &spec).map_err(|e| AppError::HookFile {
+        path: path.clone(),
+        problem: e.into(),
+    })?;
     if added.is_empty() {
         return Ok(format!(
             "{} ({agent}): the hooks are already there{note}",

@@ -214,7 +214,9 @@ impl Driver<'_> {
         let ended = match self.iterate(&prompt::next(&ask, c.left.as_ref()), timeout, work) {
             Ok(e) => e,
             Err(e @ child::StartError::Missing { .. }) => {
-                return Ok(Some(self.no_agent(&format!("{e}; install it: {}", self.install))))
+                return Ok(Some(
+                    self.no_agent(&format!("{e}; install it: {}", self.install)),
+                ))
             }
             Err(e) => return Ok(Some(self.no_agent(&e.to_string()))),
         };

@@ -43,12 +43,16 @@ pub struct Turn<'a> {
 
 /// The goal of the stop's thread, judged for its turn, where `seen` is when ralph-gate last
 /// held it (milliseconds; 0: never).
-pub fn read(home: &Path, at: &Turn<'_>, seen: u64) -> Result<Option<Goal>, String> {
+pub fn read(home: &Path, at: &Turn<'_>, seen: u64) -> Result<Option<Goal>, super::ReadError> {
     let db = home.join(DATABASE);
     if !db.exists() || at.thread.is_empty() {
         return Ok(None);
     }
-    let Some(row) = row(&db, at.thread).map_err(|e| format!("{}: {e}", db.display()))? else {
+    let row = row(&db, at.thread).map_err(|source| super::ReadError::Database {
+        path: db.clone(),
+        source,
+    })?;
+    let Some(row) = row else {
         return Ok(None);
     };
     let started = at

@@ -92,22 +92,45 @@ fn line_at(bytes: &[u8], i: usize) -> (usize, &[u8]) {
     (start, &bytes[start..end])
 }
 
-/// The goal of the session a stop belongs to; `None` when it has none, or when what records
-/// it cannot be read (said in `Err`, for the journal).
-/// `seen` is the goal's mark at its last held stop (0: never held).
+/// Why what records a session's goal could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Claude Code's transcript.
+    #[error("{}: {source}", path.display())]
+    Transcript {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Codex's goals database.
+    #[error("{}: {source}", path.display())]
+    Database {
+        path: std::path::PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// The goal of the session a stop belongs to; `None` when it has none, `Err` when what
+/// records it cannot be read. `seen` is the goal's mark at its last held stop (0: never held).
 pub fn read(
     source: &Source,
     env: &ralph_base::env::Environment,
     seen: u64,
-) -> Result<Option<Goal>, String> {
+) -> Result<Option<Goal>, ReadError> {
     match source {
         Source::Claude {
             transcript,
             prompt_id,
             last_message,
         } => {
-            let bytes = claude::read_settled(transcript, last_message.as_deref())
-                .map_err(|e| format!("{}: {e}", transcript.display()))?;
+            let bytes =
+                claude::read_settled(transcript, last_message.as_deref()).map_err(|source| {
+                    ReadError::Transcript {
+                        path: transcript.clone(),
+                        source,
+                    }
+                })?;
             Ok(bytes.and_then(|b| claude::goal(&b, prompt_id.as_deref(), seen)))
         }
         Source::Codex {

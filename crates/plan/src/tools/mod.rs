@@ -22,7 +22,7 @@ pub use guesses::Guess;
 pub use words::command_words;
 
 use pending::Pending;
-use ralph_base::digest::{Content, Digests};
+use ralph_base::digest::{Content, Digests, Unreadable};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -37,6 +37,16 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Interpreters of interpreters are followed this deep (`#!/usr/bin/env node` -> node).
 const MAX_DEPTH: usize = 3;
 
+/// Why what a tool is cannot be known: then nothing it decides is cached.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unknown {
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
+    /// A version manager's shim whose target cannot be told (the manager's answer, worded).
+    #[error("{0}")]
+    Shim(String),
+}
+
 /// A tool as resolved for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tool {
@@ -47,7 +57,7 @@ pub struct Tool {
     pub real: PathBuf,
     /// A digest of everything above, or why it cannot be known (then nothing it decides is
     /// cached).
-    pub identity: Result<String, String>,
+    pub identity: Result<String, Unknown>,
     /// `typescript 5.9.3` for a tool inside a node package.
     pub package: Option<String>,
     /// For a script shim (pyenv, rbenv, nodenv): the folder of what it runs. Put in front of
@@ -220,11 +230,11 @@ impl<'a> Toolbox<'a> {
         depth: usize,
         h: &mut Fields,
         f: &mut Findings,
-    ) -> Result<PathBuf, String> {
+    ) -> Result<PathBuf, Unknown> {
         let content = self
             .digests
             .of(real)
-            .map_err(|e| format!("cannot read {}: {e}", real.display()))?;
+            .map_err(|e| Unreadable::read(real, &e))?;
         h.add(
             relative_or_absolute(self.root(), real)
                 .as_os_str()
@@ -232,7 +242,10 @@ impl<'a> Toolbox<'a> {
         );
         h.add(content.as_str().as_bytes());
         if content == Content::Absent {
-            return Err(format!("{} vanished", real.display()));
+            return Err(Unreadable::Vanished {
+                path: real.to_path_buf(),
+            }
+            .into());
         }
         let interpreter = shebang_interpreter(real);
         if let Some(pkg) = node_package(real) {
@@ -262,7 +275,9 @@ impl<'a> Toolbox<'a> {
             return Ok(real.to_path_buf());
         }
         if let Some(shim) = shims::detect(name, real) {
-            let target = self.shim_target(&shim, name, cwd, &mut f.guesses)?;
+            let target = self
+                .shim_target(&shim, name, cwd, &mut f.guesses)
+                .map_err(Unknown::Shim)?;
             h.add(b"shim");
             if shim.bypassable() {
                 f.bypass = target.parent().map(Path::to_path_buf);

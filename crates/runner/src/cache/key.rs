@@ -17,11 +17,11 @@
 //! reason says why.
 
 use super::context::ContextFiles;
-use ralph_base::digest::Digests;
+use ralph_base::digest::{Digests, Unreadable};
 use ralph_config::template::Placeholder;
 use ralph_config::Gate;
 use ralph_plan::plan::Job;
-use ralph_plan::tools::{Fields, Tool};
+use ralph_plan::tools::{Fields, Tool, Unknown};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,18 +37,34 @@ pub struct Parts<'a> {
     pub vars: &'a std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>,
 }
 
+/// Why a run has no key, so that nothing of it is stored or served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoKey {
+    #[error("the gate has cache = false")]
+    Off,
+    #[error("a required tool is missing")]
+    ToolMissing,
+    /// The driver knows the run depends on what no key can hold (its reason).
+    #[error("{0}")]
+    Driver(String),
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
+    #[error(transparent)]
+    Tool(#[from] Unknown),
+}
+
 /// The key of one run, or why there cannot be one.
 pub fn compose(
     parts: &Parts<'_>,
     digests: &Digests,
     context: &ContextFiles,
-) -> Result<String, String> {
+) -> Result<String, NoKey> {
     let (gate, job) = (parts.gate, parts.job);
     if !gate.cache {
-        return Err("the gate has cache = false".into());
+        return Err(NoKey::Off);
     }
     if let Some(why) = &job.no_cache {
-        return Err(why.clone());
+        return Err(NoKey::Driver(why.clone()));
     }
     let mut h = Fields::new();
     gate_fields(&mut h, parts);
@@ -118,7 +134,7 @@ fn command_fields(h: &mut Fields, gate: &Gate, job: &Job) {
 }
 
 /// Every tool the run uses, by name and identity, in name order.
-fn tool_fields(h: &mut Fields, tools: &[Arc<Tool>]) -> Result<(), String> {
+fn tool_fields(h: &mut Fields, tools: &[Arc<Tool>]) -> Result<(), Unknown> {
     let mut tools: Vec<&Arc<Tool>> = tools.iter().collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     for t in tools {
@@ -136,12 +152,8 @@ fn file_fields(
     job: &Job,
     digests: &Digests,
     context: &ContextFiles,
-) -> Result<(), String> {
-    let content = |path: &Path| {
-        digests
-            .of(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))
-    };
+) -> Result<(), Unreadable> {
+    let content = |path: &Path| digests.of(path).map_err(|e| Unreadable::read(path, &e));
     for (name, path) in context.outside() {
         let digest = content(path)?;
         h.add(b"outside");

@@ -37,7 +37,7 @@ pub struct Invocation {
     /// The command as a person would type it.
     pub display: String,
     /// The cache key, or why the run cannot be cached.
-    pub key: Result<String, String>,
+    pub key: Result<String, key::NoKey>,
 }
 
 /// The tools a job uses, as found.
@@ -77,7 +77,7 @@ impl Invocation {
             )
         };
         let key = if found.missing.is_some() {
-            Err("a required tool is missing".to_string())
+            Err(key::NoKey::ToolMissing)
         } else {
             key::compose(
                 &key::Parts {
@@ -303,7 +303,7 @@ impl Shape<'_> {
             label: self.job.label.clone(),
             skipped_because: None,
             missing: None,
-            not_cached: self.inv.key.as_ref().err().cloned(),
+            not_cached: self.inv.key.as_ref().err().map(ToString::to_string),
             tools: self.inv.shown_tools.clone(),
         }
     }
@@ -547,7 +547,7 @@ fn execute(
         cut_by_budget,
         duration: finished.duration,
         cpu: finished.cpu,
-        not_cached: not_stored.or_else(|| inv.key.as_ref().err().cloned()),
+        not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)

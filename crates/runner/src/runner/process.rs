@@ -169,12 +169,11 @@ fn start(spec: &Spec) -> Result<Started, SpawnError> {
     // The parent's copies of the pipe's write end must go, or the reader never sees
     // end-of-file.
     drop(writer);
-    let child =
-        spawned.map_err(|e| SpawnError::Start {
-            dir: spec.cwd.clone(),
-            kind: e.kind(),
-            message: e.to_string(),
-        })?;
+    let child = spawned.map_err(|e| SpawnError::Start {
+        dir: spec.cwd.clone(),
+        kind: e.kind(),
+        message: e.to_string(),
+    })?;
     let captured = Arc::new(Mutex::new(Captured::new()));
     let drained = drain(reader, Arc::clone(&captured));
     Ok((child, captured, drained))
