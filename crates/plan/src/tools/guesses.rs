@@ -34,7 +34,29 @@ pub struct Question {
 }
 
 /// The manager's answer: the program the shim runs, or why it cannot be told.
-pub type Answer = Result<PathBuf, String>;
+pub type Answer = Result<PathBuf, Unanswered>;
+
+/// Why a version manager could not say which program its shim runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswered {
+    /// The manager's command failed (`pyenv which NAME`, shown).
+    #[error("cannot tell which `{name}` the {manager} shim runs here: `{command}` failed")]
+    Failed {
+        name: String,
+        manager: &'static str,
+        command: String,
+    },
+    /// It answered something that is not a program.
+    #[error("cannot tell which `{name}` the {manager} shim runs here: it answered `{said}`")]
+    NotAProgram {
+        name: String,
+        manager: &'static str,
+        said: String,
+    },
+    /// The question was never answered (the thread asking it failed).
+    #[error("asking the version manager failed")]
+    NoAnswer,
+}
 
 pub struct Guesses {
     remembered: BTreeMap<String, PathBuf>,
@@ -93,10 +115,7 @@ impl Guesses {
 }
 
 fn answer(asked: &Pending<Answer>) -> Answer {
-    asked
-        .get()
-        .cloned()
-        .unwrap_or_else(|| Err("asking the version manager failed".to_string()))
+    asked.get().cloned().unwrap_or(Err(Unanswered::NoAnswer))
 }
 
 #[cfg(test)]
@@ -118,7 +137,7 @@ mod tests {
     }
 
     fn fails(_: &Question) -> Answer {
-        Err("no".to_string())
+        Err(Unanswered::NoAnswer)
     }
 
     fn remembering(target: &str) -> Guesses {

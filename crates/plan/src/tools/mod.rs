@@ -42,9 +42,9 @@ const MAX_DEPTH: usize = 3;
 pub enum Unknown {
     #[error(transparent)]
     Unreadable(#[from] Unreadable),
-    /// A version manager's shim whose target cannot be told (the manager's answer, worded).
-    #[error("{0}")]
-    Shim(String),
+    /// A version manager's shim whose target cannot be told.
+    #[error(transparent)]
+    Shim(#[from] guesses::Unanswered),
 }
 
 /// A tool as resolved for one run.
@@ -557,25 +557,24 @@ pub use ralph_base::shebang::{parse_shebang, undeterminable_shebang};
 
 /// Asks a version manager which program its shim runs here (`pyenv which NAME`).
 fn ask(q: &guesses::Question) -> guesses::Answer {
-    let why = |detail: String| {
-        format!(
-            "cannot tell which `{}` the {} shim runs here: {detail}",
-            q.name, q.manager
-        )
-    };
-    let shown = || {
-        q.argv
+    let out = capture(&q.argv, &q.cwd, &q.env).ok_or_else(|| guesses::Unanswered::Failed {
+        name: q.name.clone(),
+        manager: q.manager,
+        command: q
+            .argv
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let out =
-        capture(&q.argv, &q.cwd, &q.env).ok_or_else(|| why(format!("`{}` failed", shown())))?;
+            .join(" "),
+    })?;
     let text = String::from_utf8_lossy(&out);
     let target = PathBuf::from(text.lines().next().unwrap_or("").trim());
     if !target.is_absolute() || !target.is_file() {
-        return Err(why(format!("it answered `{}`", text.trim())));
+        return Err(guesses::Unanswered::NotAProgram {
+            name: q.name.clone(),
+            manager: q.manager,
+            said: text.trim().to_string(),
+        });
     }
     Ok(target)
 }

@@ -76,6 +76,15 @@ const CACHE_NAMES: &[&str] = &[
 ];
 const SYSTEM: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 
+/// Why a run's observation cannot back a stored result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotStored {
+    #[error("the run read {}, whose name cannot be stored", .0.display())]
+    Unnamable(PathBuf),
+    #[error("{} changed while the gate ran", .0.display())]
+    ChangedDuring(PathBuf),
+}
+
 /// The inputs of a finished run: every path it read or probed that is not an output or a
 /// cache, with what it is now. `Err` says why the result cannot be stored: an input changed
 /// while the run was going on (its time is at or after `started`, on the kernel's coarse
@@ -85,7 +94,7 @@ pub fn inputs(
     places: &Places,
     digests: &Digests,
     started: i128,
-) -> Result<Vec<Input>, String> {
+) -> Result<Vec<Input>, NotStored> {
     let written: HashSet<&Path> = paths
         .iter()
         .filter(|(_, a)| **a == Access::Write)
@@ -98,10 +107,7 @@ pub fn inputs(
             continue;
         }
         let Some(stored) = stored_form(path, places) else {
-            return Err(format!(
-                "the run read {}, whose name cannot be stored",
-                path.display()
-            ));
+            return Err(NotStored::Unnamable(path.clone()));
         };
         let seen = fingerprint(path, *access == Access::Read, digests, &written);
         // Read after the digest, not with it: a write between the two would otherwise
@@ -109,7 +115,7 @@ pub fn inputs(
         // in it (by this run too); its listing leaves the run's outputs out instead.
         if let Some(time) = changed_at(path).filter(|_| seen.starts_with("f:")) {
             if time >= started {
-                return Err(format!("{} changed while the gate ran", path.display()));
+                return Err(NotStored::ChangedDuring(path.clone()));
             }
         }
         out.push(Input { path: stored, seen });

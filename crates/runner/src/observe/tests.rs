@@ -206,5 +206,9 @@ fn a_file_changed_while_the_run_went_on_is_not_stored() {
     std::fs::write(root.join("a.py"), "x").unwrap();
     let seen = HashMap::from([(root.join("a.py"), Access::Read)]);
     let err = inputs(&seen, &places(&root), &Digests::load(&root, None), started).unwrap_err();
-    assert!(err.contains("changed while the gate ran"), "{err}");
+    assert_eq!(err, NotStored::ChangedDuring(root.join("a.py")));
+    assert!(
+        err.to_string().contains("changed while the gate ran"),
+        "{err}"
+    );
 }

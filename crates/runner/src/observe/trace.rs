@@ -37,11 +37,36 @@ pub struct Traced {
     pub reports: Receiver<Report>,
 }
 
+/// Why runs are not observed here, or a run's observation is not whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    #[error("not supported on this architecture")]
+    Architecture,
+    /// The kernel or the sandbox refused tracing.
+    #[error("cannot trace: {message}")]
+    Refused {
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    #[error("the tracer thread ended")]
+    TracerEnded,
+    #[error("cannot start `true`: {message}")]
+    Probe {
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    #[error("the run's processes did not all end")]
+    NotAllEnded,
+    /// The record of a run that the tracer could not follow whole (its reason).
+    #[error("{0}")]
+    Incomplete(String),
+}
+
 /// Why a run could not be observed (the caller then runs it unobserved).
 #[derive(Debug)]
 pub enum StartError {
     /// This kernel, architecture or sandbox does not allow it.
-    Unavailable(String),
+    Unavailable(Unavailable),
     /// The command itself could not start.
     Spawn(std::io::Error),
 }
@@ -49,8 +74,7 @@ pub enum StartError {
 /// Starts `command` traced. `command`'s own settings (cwd, env, stdio, process group) are
 /// kept; it is consumed so the parent's copies of its pipes close once it has started.
 pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
-    let program = filter::program()
-        .ok_or_else(|| StartError::Unavailable("not supported on this architecture".into()))?;
+    let program = filter::program().ok_or(StartError::Unavailable(Unavailable::Architecture))?;
     let (pid_tx, pid_rx) = channel();
     let (tx, reports) = channel();
     std::thread::spawn(move || {
@@ -82,16 +106,19 @@ pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
                 Some(libc::EPERM | libc::EINVAL | libc::ENOSYS | libc::EACCES)
             ) =>
         {
-            Err(StartError::Unavailable(format!("cannot trace: {e}")))
+            Err(StartError::Unavailable(Unavailable::Refused {
+                kind: e.kind(),
+                message: e.to_string(),
+            }))
         }
         Ok(Err(e)) => Err(StartError::Spawn(e)),
-        Err(_) => Err(StartError::Unavailable("the tracer thread ended".into())),
+        Err(_) => Err(StartError::Unavailable(Unavailable::TracerEnded)),
     }
 }
 
 /// Whether runs can be observed on this machine: a traced `true`, once per process.
-pub fn probe() -> Result<(), String> {
-    static ANSWER: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+pub fn probe() -> Result<(), Unavailable> {
+    static ANSWER: std::sync::OnceLock<Result<(), Unavailable>> = std::sync::OnceLock::new();
     ANSWER
         .get_or_init(|| {
             let mut cmd = ralph_base::child::command("true");
@@ -101,13 +128,22 @@ pub fn probe() -> Result<(), String> {
             let traced = match spawn(cmd) {
                 Ok(t) => t,
                 Err(StartError::Unavailable(why)) => return Err(why),
-                Err(StartError::Spawn(e)) => return Err(format!("cannot start `true`: {e}")),
+                Err(StartError::Spawn(e)) => {
+                    return Err(Unavailable::Probe {
+                        kind: e.kind(),
+                        message: e.to_string(),
+                    })
+                }
             };
             loop {
                 match traced.reports.recv() {
                     Ok(Report::Exited(..)) => continue,
-                    Ok(Report::Done(r)) => return r.incomplete.map_or(Ok(()), Err),
-                    Err(_) => return Err("the tracer thread ended".into()),
+                    Ok(Report::Done(r)) => {
+                        return r
+                            .incomplete
+                            .map_or(Ok(()), |why| Err(Unavailable::Incomplete(why)))
+                    }
+                    Err(_) => return Err(Unavailable::TracerEnded),
                 }
             }
         })

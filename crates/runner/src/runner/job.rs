@@ -534,7 +534,7 @@ fn execute(
                         read_untracked = untracked_read(Some(&inputs), limits);
                         Some(inputs)
                     }
-                    Err(why) => return Some(why),
+                    Err(why) => return Some(why.to_string()),
                 }
             }
             // Not observed, or not allowed here: the key alone, as the model makes it.

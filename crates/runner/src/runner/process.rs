@@ -106,7 +106,7 @@ pub struct Finished {
     pub duration: Duration,
     pub output: Captured,
     /// What the run named, when it was observed; `Err` says why it could not be.
-    pub observed: Option<Result<trace::Record, String>>,
+    pub observed: Option<Result<trace::Record, trace::Unavailable>>,
     /// CPU time (user + system) of the process and the descendants it waited for, when the
     /// kernel told it (the scheduler learns from it how many cores a run really uses).
     pub cpu: Option<Duration>,
@@ -152,7 +152,7 @@ enum Child {
     Plain(child::Group),
     Traced(trace::Traced),
     /// Meant to be observed, but this machine does not allow it.
-    Unobserved(child::Group, String),
+    Unobserved(child::Group, trace::Unavailable),
 }
 
 /// A started gate: its process, what it printed so far, and word when its output ended.
@@ -264,7 +264,7 @@ fn wait_traced(
 ) -> (
     Exit,
     Option<Duration>,
-    Option<Result<trace::Record, String>>,
+    Option<Result<trace::Record, trace::Unavailable>>,
 ) {
     let pgid = traced.pid;
     let cpu = std::cell::Cell::new(None);
@@ -287,7 +287,7 @@ fn wait_traced(
     child::end(pgid);
     let record = match traced.reports.recv_timeout(Duration::from_secs(5)) {
         Ok(trace::Report::Done(r)) => Ok(r),
-        _ => Err("the run's processes did not all end".to_string()),
+        _ => Err(trace::Unavailable::NotAllEnded),
     };
     (exit, cpu.get(), Some(record))
 }
