@@ -248,29 +248,7 @@ impl<'a> Toolbox<'a> {
             .into());
         }
         let interpreter = shebang_interpreter(real);
-        if let Some(pkg) = node_package(real) {
-            let manifest = pkg.join("package.json");
-            if let Ok(c) = self.digests.of(&manifest) {
-                h.add(c.as_str().as_bytes());
-            }
-            if f.package.is_none() {
-                f.package = package_version(&manifest);
-            }
-        } else if let Some((metadata, shown)) = interpreter
-            .as_deref()
-            .filter(|i| i.contains("python"))
-            .and_then(|_| python_distribution(real))
-        {
-            // A console script of a Python environment stays the same bytes when its package
-            // is upgraded: the distribution's metadata is what changes.
-            if let Ok(c) = self.digests.of(&metadata) {
-                h.add(b"distribution");
-                h.add(c.as_str().as_bytes());
-            }
-            if f.package.is_none() {
-                f.package = Some(shown);
-            }
-        }
+        self.fold_package(real, interpreter.as_deref(), h, f);
         if depth >= MAX_DEPTH {
             return Ok(real.to_path_buf());
         }
@@ -302,6 +280,39 @@ impl<'a> Toolbox<'a> {
             }
         }
         Ok(real.to_path_buf())
+    }
+
+    /// Adds the package `real` belongs to (a node package's manifest, a Python console
+    /// script's distribution metadata: what changes when it is upgraded in place).
+    fn fold_package(
+        &self,
+        real: &Path,
+        interpreter: Option<&str>,
+        h: &mut Fields,
+        f: &mut Findings,
+    ) {
+        if let Some(pkg) = node_package(real) {
+            let manifest = pkg.join("package.json");
+            if let Ok(c) = self.digests.of(&manifest) {
+                h.add(c.as_str().as_bytes());
+            }
+            if f.package.is_none() {
+                f.package = package_version(&manifest);
+            }
+        } else if let Some((metadata, shown)) = interpreter
+            .filter(|i| i.contains("python"))
+            .and_then(|_| python_distribution(real))
+        {
+            // A console script of a Python environment stays the same bytes when its package
+            // is upgraded: the distribution's metadata is what changes.
+            if let Ok(c) = self.digests.of(&metadata) {
+                h.add(b"distribution");
+                h.add(c.as_str().as_bytes());
+            }
+            if f.package.is_none() {
+                f.package = Some(shown);
+            }
+        }
     }
 
     fn shim_target(
