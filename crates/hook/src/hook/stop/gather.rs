@@ -107,15 +107,9 @@ pub fn stop(at: &Stopping<'_>, base: &Path, started: Instant) -> Result<Found, S
 
 /// The session's loop, claimed; a held goal with no loop yet gets one first.
 fn claim(at: &Stopping<'_>, base: &Path) -> Result<Claimed, StopError> {
-    let Stopping {
-        ask,
-        env,
-        layout,
-        config,
-        ..
-    } = *at;
+    let (ask, layout) = (at.ask, at.layout);
     Ok(match loops::claim(layout, &ask.session, ask.agent)? {
-        Claimed::None { unreadable } if goal_loop::start(ask, env, layout, base, config)? => {
+        Claimed::None { unreadable } if goal_loop::start(ask, at.env, layout, base, at.config)? => {
             match loops::claim(layout, &ask.session, ask.agent)? {
                 Claimed::None { .. } => Claimed::None { unreadable },
                 c => c,
@@ -132,18 +126,12 @@ fn no_loop(
     started: Instant,
     unreadable: Vec<String>,
 ) -> Result<Found, StopError> {
-    let Stopping {
-        ask,
-        env,
-        layout,
-        config,
-        ..
-    } = *at;
-    let orphans = loops::orphans_of(layout, &ask.session, ask.agent);
+    let (ask, env) = (at.ask, at.env);
+    let orphans = loops::orphans_of(at.layout, &ask.session, ask.agent);
     if !orphans.is_empty() {
         return Ok(Found::Orphaned(orphans));
     }
-    let gated = match Project::open(base, config) {
+    let gated = match Project::open(base, at.config) {
         Ok(mut project) if project.config.settings.hooks.gate_every_stop => {
             let deadline = started + project.config.settings.hooks.stop_budget;
             let root = project.root().to_path_buf();
