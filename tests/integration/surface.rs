@@ -809,3 +809,63 @@ fn typescript_installed_as_a_dependency_where_a_global_tsc_ran_is_honest() {
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "honest: {out}");
 }
+
+/// A tracked file a gate matches but no checker can open (a link to nothing) was dropped from
+/// the listing in silence: `check --strict` passed where the bare checker given the same
+/// file fails (issue 37, "checked means processed").
+#[test]
+fn a_link_to_nothing_is_unverified_and_fails_strict_as_the_bare_tool_does() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n",
+    );
+    repo.write("a.py", "x = 1\n");
+    repo.write("pkg/real.py", "y = 2\n");
+    std::os::unix::fs::symlink("gone.py", repo.path().join("pkg/b.py")).unwrap();
+    repo.commit_all();
+    // The bare tool on the same tree.
+    let bare = std::process::Command::new("python3")
+        .args(["-m", "py_compile", "a.py", "pkg/real.py", "pkg/b.py"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(!bare.status.success(), "the bare checker fails on the link");
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "a warning, not a failure, outside CI: {run:?}");
+    let gate = run.gate("py");
+    let reason = gate["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("not verified: pkg/b.py") && reason.contains("link to nothing"),
+        "{gate}"
+    );
+    for args in [
+        vec!["check", "--strict"],
+        vec!["check", "--strict", "--no-cache"],
+        vec!["check", "--strict", "pkg"],
+        vec!["check", "--strict", "pkg/b.py"],
+    ] {
+        let strict = repo.run(&args);
+        assert_eq!(strict.code, 1, "{args:?}: {strict:?}");
+    }
+    // A link staged for commit fails the pre-commit check under CI as well.
+    std::os::unix::fs::symlink("nowhere.py", repo.path().join("c.py")).unwrap();
+    repo.git_cmd(&["add", "c.py"]);
+    let staged = repo.run(["check", "--staged", "--strict"]);
+    assert_eq!(staged.code, 1, "{staged:?}");
+    assert!(staged.stdout.contains("c.py"), "{staged:?}");
+    repo.git_cmd(&["rm", "-q", "--cached", "c.py"]);
+    std::fs::remove_file(repo.path().join("c.py")).unwrap();
+    // A loop cannot end on it; the agent is told what it is and what to do.
+    start_loop(&repo);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap();
+    assert!(reason.contains("pkg/b.py is a link to nothing"), "{reason}");
+    // The honest way out: the link restored to a file that compiles, and the loop ends.
+    repo.write("pkg/gone.py", "z = 3\n");
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "restored and checked: {out}");
+}

@@ -33,9 +33,52 @@ pub enum Selection {
     Paths(Vec<PathBuf>),
 }
 
+/// What a listing found: the files a checker can open, and the listed paths that are links
+/// to nothing. No checker can open a dangling link and the bare tool given one fails, so it
+/// is not a project file; but a gate whose globs match one reports it unverified, which
+/// fails `--strict` and CI, instead of leaving it out in silence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: Vec<PathBuf>,
+    pub dangling: Vec<PathBuf>,
+}
+
+impl Listing {
+    /// Sorts `listed` (relative to `root`) into files and dangling links; deleted files,
+    /// folders and ralph-gate's own state are neither.
+    fn of(root: &Path, listed: Vec<PathBuf>) -> Self {
+        let mut out = Listing::default();
+        for f in listed {
+            if is_own_state(&f) {
+                continue;
+            }
+            let full = root.join(&f);
+            if full.is_file() {
+                out.files.push(f);
+            } else if full.symlink_metadata().is_ok_and(|m| m.is_symlink()) && !full.exists() {
+                out.dangling.push(f);
+            }
+        }
+        for list in [&mut out.files, &mut out.dangling] {
+            list.sort();
+            list.dedup();
+        }
+        out
+    }
+}
+
 pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<PathBuf>, FilesError> {
-    let mut files = match selection {
-        Selection::All => all(root)?,
+    Ok(select_listing(root, cwd, selection)?.files)
+}
+
+/// The selected files, and the selected paths that are dangling links.
+pub fn select_listing(
+    root: &Path,
+    cwd: &Path,
+    selection: &Selection,
+) -> Result<Listing, FilesError> {
+    let files = match selection {
+        Selection::All => return list(root),
         Selection::Staged => {
             require_git(root, "staged")?;
             git::paths(
@@ -54,17 +97,19 @@ pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<Path
         Selection::Paths(paths) => named(root, cwd, paths)?,
     };
     // Deleted files cannot be checked; a staged or changed list may still name them.
-    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
-    files.sort();
-    files.dedup();
-    Ok(files)
+    Ok(Listing::of(root, files))
 }
 
 /// Every project file, sorted.
 pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
+    Ok(list(root)?.files)
+}
+
+/// Every project file, and the project's dangling links, sorted.
+pub fn list(root: &Path) -> Result<Listing, FilesError> {
     // One git call both lists the files and says whether this is a repository at all: outside
     // one (or without git) it fails and the folder is walked instead.
-    let mut files = match git::paths(
+    let files = match git::paths(
         root,
         &[
             "ls-files",
@@ -79,10 +124,7 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
         Err(GitError::Spawn(_)) => walk(root)?,
         Err(e) => return Err(e.into()),
     };
-    files.retain(|f| root.join(f).is_file() && !is_own_state(f));
-    files.sort();
-    files.dedup();
-    Ok(files)
+    Ok(Listing::of(root, files))
 }
 
 /// ralph-gate's own state (`.ralph/`: journal, cache, locks) is never a project file, even in
@@ -148,17 +190,19 @@ fn normalize(path: &Path) -> PathBuf {
 
 fn named(root: &Path, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, FilesError> {
     let mut out = Vec::new();
-    let mut listing: Option<Vec<PathBuf>> = None;
+    let mut listing: Option<Listing> = None;
     for p in paths {
         let rel = relative_to_root(root, cwd, p)?;
         let full = root.join(&rel);
         if full.is_dir() {
             let everything = match &listing {
                 Some(l) => l,
-                None => listing.insert(all(root)?),
+                None => listing.insert(list(root)?),
             };
-            out.extend(everything.iter().filter(|f| f.starts_with(&rel)).cloned());
-        } else if full.is_file() {
+            let under = everything.files.iter().chain(&everything.dangling);
+            out.extend(under.filter(|f| f.starts_with(&rel)).cloned());
+        } else if full.is_file() || full.symlink_metadata().is_ok() {
+            // A dangling link named by the user is reported with the listing's others.
             out.push(rel);
         } else {
             return Err(FilesError::Missing(p.clone()));

@@ -75,9 +75,9 @@ pub struct PlannedGate {
     pub files: Vec<PathBuf>,
     /// Empty when nothing matched: the gate has nothing to check.
     pub jobs: Vec<Job>,
-    /// Selected files the gate may be meant for but cannot tell (an unreadable `#!` line):
-    /// reported as unverified, never silently left out.
-    pub unverified: Vec<PathBuf>,
+    /// Selected paths the gate may be meant for but no run of it can check (an unreadable
+    /// `#!` line, a link to nothing): reported as unverified, never silently left out.
+    pub unverified: Vec<Unverified>,
     /// What each job is expected to cost, in `jobs`' order (empty when the plan was made
     /// without costs: the edit hook's one or two files need no schedule).
     pub costs: Vec<Cost>,
@@ -85,6 +85,22 @@ pub struct PlannedGate {
     pub kib: Vec<f64>,
     /// Into how many runs the scheduler split the gate's files, for a batch it may split.
     pub split: Option<usize>,
+}
+
+/// A path a gate may be meant for that no run of it checks, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    pub path: PathBuf,
+    pub why: Unchecked,
+}
+
+/// Why a path a gate may be meant for is not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unchecked {
+    /// Its `#!` line names no interpreter that can be told.
+    Interpreter,
+    /// It is a link to nothing: the bare tool given it fails.
+    DanglingLink,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -102,6 +118,9 @@ pub struct Request<'a> {
     pub phase: Phase,
     /// Run only these gates (by name); empty = all.
     pub only: &'a [String],
+    /// Selected paths that are links to nothing ([`crate::files::Listing`]): a gate whose
+    /// globs match one reports it unverified.
+    pub dangling: &'a [PathBuf],
 }
 
 /// How the project is seen and how runs are sized.
@@ -230,11 +249,21 @@ fn plan_gate(index: usize, gate: &Gate, req: &Request<'_>, cx: &Context<'_>) -> 
     // One look at each file (a `#!` line is read once): checked, or one the gate may be
     // meant for but cannot tell how to check.
     let (mut matched, mut unverified) = (Vec::new(), Vec::new());
+    let unchecked = |path: &PathBuf, why| Unverified {
+        path: path.clone(),
+        why,
+    };
     for f in req.files {
         match gate.classify(f, &head) {
             FileMatch::Matched => matched.push(f.clone()),
-            FileMatch::CannotTell => unverified.push(f.clone()),
+            FileMatch::CannotTell => unverified.push(unchecked(f, Unchecked::Interpreter)),
             FileMatch::No => {}
+        }
+    }
+    // A link to nothing has no `#!` line to read: it is the gate's when its globs match.
+    for f in req.dangling {
+        if gate.classify(f, &|_| None) != FileMatch::No {
+            unverified.push(unchecked(f, Unchecked::DanglingLink));
         }
     }
     let jobs = if matched.is_empty() || splittable(gate) {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 pub struct Project {
     pub config: Config,
     pub cwd: PathBuf,
-    listed: Option<Vec<PathBuf>>,
+    listed: Option<files::Listing>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,9 +51,9 @@ impl Project {
         let root = root.canonicalize().unwrap_or(root);
         let mut listed = None;
         if file.as_ref().is_none_or(|f| f.needs_detection()) {
-            listed = Some(files::all(&root)?);
+            listed = Some(files::list(&root)?);
         }
-        let snapshot = listed.clone();
+        let snapshot = listed.as_ref().map(|l| l.files.clone());
         let config = config::resolve(root, file, &mut || snapshot.clone().unwrap_or_default())?;
         Ok(Self {
             config,
@@ -68,10 +68,15 @@ impl Project {
 
     /// Every project file, listed at most once per run.
     pub fn all_files(&mut self) -> Result<Vec<PathBuf>, FilesError> {
+        Ok(self.listing()?.files.clone())
+    }
+
+    /// Every project file and every dangling link, listed at most once per run.
+    pub fn listing(&mut self) -> Result<&files::Listing, FilesError> {
         if self.listed.is_none() {
-            self.listed = Some(files::all(&self.config.root)?);
+            self.listed = Some(files::list(&self.config.root)?);
         }
-        Ok(self.listed.clone().unwrap_or_default())
+        Ok(self.listed.get_or_insert_with(Default::default))
     }
 
     /// The plan for `files` in `phase` (`only`: these gates; empty = all). `universe` is
@@ -80,6 +85,19 @@ impl Project {
         &self,
         files: &[PathBuf],
         universe: &[PathBuf],
+        phase: Phase,
+        only: &[String],
+    ) -> Plan {
+        self.plan_with_dangling(files, universe, &[], phase, only)
+    }
+
+    /// [`Self::plan`], with the selected paths that are links to nothing: a gate whose globs
+    /// match one reports it unverified.
+    pub fn plan_with_dangling(
+        &self,
+        files: &[PathBuf],
+        universe: &[PathBuf],
+        dangling: &[PathBuf],
         phase: Phase,
         only: &[String],
     ) -> Plan {
@@ -93,6 +111,7 @@ impl Project {
                 universe,
                 phase,
                 only,
+                dangling,
             },
             &plan::Context {
                 fs: &fs,

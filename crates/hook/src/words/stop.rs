@@ -136,11 +136,23 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
 /// A stop gate that verified nothing, and why.
 fn unverified(r: &GateResult) -> String {
     if !r.unverified.is_empty() {
-        return format!(
-            "{} (it cannot tell how to check {}: the #! line names no interpreter it can read; give the file a plain #! line such as `#!/bin/sh`, or an extension)",
-            r.name,
-            r.unverified.join(", ")
-        );
+        let (links, unread): (Vec<&String>, Vec<&String>) =
+            r.unverified.iter().partition(|f| r.dangling.contains(f));
+        let join = |l: &[&String]| l.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+        let mut why = Vec::new();
+        if !unread.is_empty() {
+            why.push(format!(
+                "it cannot tell how to check {}: the #! line names no interpreter it can read; give the file a plain #! line such as `#!/bin/sh`, or an extension",
+                join(&unread)
+            ));
+        }
+        if !links.is_empty() {
+            why.push(format!(
+                "{} is a link to nothing, which no checker can open: restore its target, or remove the link if it is not needed",
+                join(&links)
+            ));
+        }
+        return format!("{} ({})", r.name, why.join("; "));
     }
     match &r.missing {
         Some(tool) => format!(

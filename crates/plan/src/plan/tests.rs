@@ -27,6 +27,7 @@ fn plan_with(
             universe,
             phase,
             only,
+            dangling: &[],
         },
         &Context {
             fs: &fs,
@@ -222,6 +223,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
                 universe: files,
                 phase: Phase::Check,
                 only: &[],
+                dangling: &[],
             },
             &Context {
                 fs: &fs,
@@ -274,6 +276,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
             universe: &names,
             phase: Phase::Check,
             only: &[],
+            dangling: &[],
         },
         &Context {
             fs: &fs,
@@ -306,6 +309,7 @@ fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
             universe: &files,
             phase: Phase::Check,
             only: &[],
+            dangling: &[],
         },
         &Context {
             fs: &fs,
@@ -359,6 +363,7 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
                 universe: names,
                 phase: Phase::Check,
                 only: &[],
+                dangling: &[],
             },
             &Context {
                 fs: &fs,
@@ -387,4 +392,51 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
         .cloned()
         .collect();
     assert_eq!(plan_of(&py_only).gates[0].jobs.len(), 2);
+}
+
+#[test]
+fn a_link_to_nothing_a_gate_matches_is_unverified_not_dropped() {
+    let c = config(CONFIG);
+    let files = paths(&["a.py"]);
+    let dangling = paths(&["b.py", "vendor/c.py", "notes.txt"]);
+    let fs = MemFs::new(&[("a.py", "")]);
+    let planned = plan(
+        &c,
+        &Request {
+            files: &files,
+            universe: &files,
+            phase: Phase::Check,
+            only: &[],
+            dangling: &dangling,
+        },
+        &Context {
+            fs: &fs,
+            arg_budget: ARG_BUDGET,
+            spread: 1,
+            costs: None,
+            reuse_build_state: false,
+        },
+    );
+    let py = planned
+        .gates
+        .iter()
+        .find(|g| c.gates[g.gate].name == "py")
+        .unwrap();
+    // Matched by the gate's globs and not excluded: reported; never a file a run is given.
+    assert_eq!(
+        py.unverified,
+        vec![Unverified {
+            path: PathBuf::from("b.py"),
+            why: Unchecked::DanglingLink
+        }]
+    );
+    assert!(py.jobs.iter().all(|j| !j.args.iter().any(|a| a == "b.py")));
+    for g in &planned.gates {
+        assert!(
+            g.unverified
+                .iter()
+                .all(|u| u.path != Path::new("notes.txt")),
+            "a link no gate matches is no gate's"
+        );
+    }
 }

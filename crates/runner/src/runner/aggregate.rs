@@ -4,6 +4,7 @@ use super::job::Outcome;
 use super::process::Exit;
 use super::{GateResult, GateStatus, RunDetail, ToolInfo};
 use ralph_config::Gate;
+use ralph_plan::plan::{Unchecked, Unverified};
 use std::time::Duration;
 
 pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) -> GateResult {
@@ -26,6 +27,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         run_details: Vec::new(),
         tools: Vec::new(),
         unverified: Vec::new(),
+        dangling: Vec::new(),
     };
     if done.is_empty() {
         if gate.require_files {
@@ -199,16 +201,36 @@ fn detail(o: &Outcome) -> RunDetail {
     }
 }
 
-/// Files the gate could not tell how to check join the result, and its reason says so.
-pub fn note_unverified(result: &mut GateResult, files: &[std::path::PathBuf]) {
+/// Paths no run of the gate checked join the result, and its reason says why.
+pub fn note_unverified(result: &mut GateResult, files: &[Unverified]) {
     if files.is_empty() {
         return;
     }
-    result.unverified = files.iter().map(|f| f.display().to_string()).collect();
-    let note = format!(
-        "not verified: {} (the #! line names no interpreter that can be told; give the file a plain #! line or an extension)",
-        result.unverified.join(", ")
-    );
+    result.unverified = files.iter().map(|f| f.path.display().to_string()).collect();
+    let named = |why: Unchecked| -> Vec<String> {
+        files
+            .iter()
+            .filter(|f| f.why == why)
+            .map(|f| f.path.display().to_string())
+            .collect()
+    };
+    let mut notes = Vec::new();
+    let interpreter = named(Unchecked::Interpreter);
+    if !interpreter.is_empty() {
+        notes.push(format!(
+            "not verified: {} (the #! line names no interpreter that can be told; give the file a plain #! line or an extension)",
+            interpreter.join(", ")
+        ));
+    }
+    let dangling = named(Unchecked::DanglingLink);
+    result.dangling.clone_from(&dangling);
+    if !dangling.is_empty() {
+        notes.push(format!(
+            "not verified: {} (a link to nothing: no checker can open it; restore its target or remove the link)",
+            dangling.join(", ")
+        ));
+    }
+    let note = notes.join("; ");
     result.reason = Some(match result.reason.take() {
         Some(r) => format!("{r}; {note}"),
         None => note,

@@ -137,8 +137,11 @@ pub struct GateResult {
     pub run_details: Vec<RunDetail>,
     /// The distinct tools its runs used.
     pub tools: Vec<ToolInfo>,
-    /// Files it may be meant for but could not tell how to check (an unreadable `#!` line).
+    /// Paths it may be meant for but no run of it checked: an unreadable `#!` line, or a link
+    /// to nothing (those also in `dangling`).
     pub unverified: Vec<String>,
+    /// Of `unverified`, the links to nothing.
+    pub dangling: Vec<String>,
 }
 
 impl GateResult {

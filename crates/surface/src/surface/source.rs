@@ -92,6 +92,8 @@ impl Source {
                 universe: &self.files,
                 phase,
                 only: &[],
+                // What the gates check is described by the files they run on.
+                dangling: &[],
             },
             &plan::Context {
                 fs: self.fs.as_ref(),

@@ -28,8 +28,9 @@ pub fn gates(
     (phase, only): (Phase, &[String]),
     reuse: Reuse,
 ) -> Result<Vec<GateResult>, ralph_plan::files::FilesError> {
-    let all = project.all_files()?;
-    let plan = project.plan(&all, &all, phase, only);
+    let listing = project.listing()?.clone();
+    let all = &listing.files;
+    let plan = project.plan_with_dangling(all, all, &listing.dangling, phase, only);
     let config = &project.config;
     let limits = Limits {
         jobs: config.settings.jobs,
