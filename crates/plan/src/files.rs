@@ -67,10 +67,6 @@ impl Listing {
     }
 }
 
-pub fn select(root: &Path, cwd: &Path, selection: &Selection) -> Result<Vec<PathBuf>, FilesError> {
-    Ok(select_listing(root, cwd, selection)?.files)
-}
-
 /// The selected files, and the selected paths that are dangling links.
 pub fn select_listing(
     root: &Path,

@@ -10,6 +10,17 @@ fn paths(list: &[&str]) -> Vec<PathBuf> {
     list.iter().map(PathBuf::from).collect()
 }
 
+/// A check of every file in `files`, all gates, no dangling link.
+fn every(files: &[PathBuf]) -> Request<'_> {
+    Request {
+        files,
+        universe: files,
+        phase: Phase::Check,
+        only: &[],
+        dangling: &[],
+    }
+}
+
 fn plan_with(
     c: &Config,
     files: &[PathBuf],
@@ -218,13 +229,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
     let plan_n = |files: &[PathBuf], spread: usize| {
         plan(
             &c,
-            &Request {
-                files,
-                universe: files,
-                phase: Phase::Check,
-                only: &[],
-                dangling: &[],
-            },
+            &every(files),
             &Context {
                 fs: &fs,
                 arg_budget: ARG_BUDGET,
@@ -271,13 +276,7 @@ fn batches_spread_over_the_cores_in_equal_stable_shares() {
     ));
     let one = plan(
         &serial,
-        &Request {
-            files: &names,
-            universe: &names,
-            phase: Phase::Check,
-            only: &[],
-            dangling: &[],
-        },
+        &every(&names),
         &Context {
             fs: &fs,
             arg_budget: ARG_BUDGET,
@@ -304,13 +303,7 @@ fn shebangs_match_extensionless_scripts_and_declared_inputs_join_every_run() {
     let files = fs.paths();
     let p = plan(
         &c,
-        &Request {
-            files: &files,
-            universe: &files,
-            phase: Phase::Check,
-            only: &[],
-            dangling: &[],
-        },
+        &every(&files),
         &Context {
             fs: &fs,
             arg_budget: ARG_BUDGET,
@@ -358,13 +351,7 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
     let plan_of = |names: &[PathBuf]| {
         plan(
             &c,
-            &Request {
-                files: names,
-                universe: names,
-                phase: Phase::Check,
-                only: &[],
-                dangling: &[],
-            },
+            &every(names),
             &Context {
                 fs: &fs,
                 arg_budget: ARG_BUDGET,
@@ -403,11 +390,8 @@ fn a_link_to_nothing_a_gate_matches_is_unverified_not_dropped() {
     let planned = plan(
         &c,
         &Request {
-            files: &files,
-            universe: &files,
-            phase: Phase::Check,
-            only: &[],
             dangling: &dangling,
+            ..every(&files)
         },
         &Context {
             fs: &fs,
