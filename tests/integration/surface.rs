@@ -869,3 +869,79 @@ fn a_link_to_nothing_is_unverified_and_fails_strict_as_the_bare_tool_does() {
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "restored and checked: {out}");
 }
+
+/// The same for a path that is a folder where a file is tracked: a link to a folder, and a
+/// tracked file replaced by a folder (the bare checker fails on both: "Is a directory").
+/// A submodule, a folder holding `.git`, is another project, not a file left unchecked.
+#[test]
+fn a_folder_where_a_file_is_tracked_is_unverified_as_the_bare_tool_fails() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n",
+    );
+    repo.write("a.py", "x = 1\n");
+    repo.write("d/k.txt", "k\n");
+    repo.write("moved.py", "y = 2\n");
+    std::os::unix::fs::symlink("d", repo.path().join("dir.py")).unwrap();
+    repo.commit_all();
+    std::fs::remove_file(repo.path().join("moved.py")).unwrap();
+    std::fs::create_dir(repo.path().join("moved.py")).unwrap();
+    std::fs::write(repo.path().join("moved.py/inner.txt"), "z\n").unwrap();
+    for path in ["dir.py", "moved.py"] {
+        let bare = std::process::Command::new("python3")
+            .args(["-m", "py_compile", path])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(!bare.status.success(), "the bare checker fails on {path}");
+    }
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "a warning outside CI: {run:?}");
+    let reason = run.gate("py")["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("dir.py, moved.py") && reason.contains("not a file"),
+        "{reason}"
+    );
+    for args in [
+        vec!["check", "--strict"],
+        vec!["check", "--strict", "moved.py"],
+    ] {
+        let strict = repo.run(&args);
+        assert_eq!(strict.code, 1, "{args:?}: {strict:?}");
+    }
+    // The honest twin: the file back, and a nested repository (a submodule's shape) named
+    // like a source file, which is another project's.
+    std::fs::remove_dir_all(repo.path().join("moved.py")).unwrap();
+    repo.git_cmd(&["checkout", "--", "moved.py"]);
+    std::fs::remove_file(repo.path().join("dir.py")).unwrap();
+    repo.git_cmd(&["rm", "-q", "--cached", "dir.py"]);
+    let nested = repo.path().join("vendored.py");
+    std::fs::create_dir(&nested).unwrap();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&nested)
+        .status()
+        .unwrap();
+    let strict = repo.run(["check", "--strict"]);
+    assert_eq!(strict.code, 0, "nothing left unchecked: {strict:?}");
+    // In a loop: a checked file turned into a link to a folder cannot end it.
+    std::fs::remove_dir_all(&nested).unwrap();
+    start_loop(&repo);
+    std::fs::remove_file(repo.path().join("a.py")).unwrap();
+    std::os::unix::fs::symlink("d", repo.path().join("a.py")).unwrap();
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a.py is not a file"),
+        "{out}"
+    );
+}

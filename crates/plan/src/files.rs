@@ -33,19 +33,30 @@ pub enum Selection {
     Paths(Vec<PathBuf>),
 }
 
-/// What a listing found: the files a checker can open, and the listed paths that are links
-/// to nothing. No checker can open a dangling link and the bare tool given one fails, so it
-/// is not a project file; but a gate whose globs match one reports it unverified, which
-/// fails `--strict` and CI, instead of leaving it out in silence.
+/// What a listing found: the files a checker can open, and the listed paths no checker can
+/// open as a file. The bare tool given one of those fails, so it is not a project file; but
+/// a gate whose globs match one reports it unverified, which fails `--strict` and CI,
+/// instead of leaving it out in silence.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listing {
     pub files: Vec<PathBuf>,
-    pub dangling: Vec<PathBuf>,
+    pub unopenable: Vec<(PathBuf, Unopenable)>,
+}
+
+/// Why a listed path cannot be given to a checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unopenable {
+    /// A link to nothing, or a loop of links.
+    DanglingLink,
+    /// A folder, a link to one, or another thing that is not a file, where a file is listed
+    /// (a tracked file replaced by a folder).
+    NotAFile,
 }
 
 impl Listing {
-    /// Sorts `listed` (relative to `root`) into files and dangling links; deleted files,
-    /// folders and ralph-gate's own state are neither.
+    /// Sorts `listed` (relative to `root`) into files and paths no checker can open.
+    /// Deleted files, ralph-gate's own state and submodules (a folder holding `.git`) are
+    /// neither. A regular file costs one `stat`, as before.
     fn of(root: &Path, listed: Vec<PathBuf>) -> Self {
         let mut out = Listing::default();
         for f in listed {
@@ -53,21 +64,29 @@ impl Listing {
                 continue;
             }
             let full = root.join(&f);
-            if full.is_file() {
-                out.files.push(f);
-            } else if full.symlink_metadata().is_ok_and(|m| m.is_symlink()) && !full.exists() {
-                out.dangling.push(f);
-            }
+            let why = match full.metadata() {
+                Ok(m) if m.is_file() => {
+                    out.files.push(f);
+                    continue;
+                }
+                Ok(m) if m.is_dir() && full.join(".git").exists() => continue,
+                Ok(_) => Unopenable::NotAFile,
+                Err(_) if full.symlink_metadata().is_ok_and(|m| m.is_symlink()) => {
+                    Unopenable::DanglingLink
+                }
+                Err(_) => continue,
+            };
+            out.unopenable.push((f, why));
         }
-        for list in [&mut out.files, &mut out.dangling] {
-            list.sort();
-            list.dedup();
-        }
+        out.files.sort();
+        out.files.dedup();
+        out.unopenable.sort();
+        out.unopenable.dedup();
         out
     }
 }
 
-/// The selected files, and the selected paths that are dangling links.
+/// The selected files, and the selected paths no checker can open.
 pub fn select_listing(
     root: &Path,
     cwd: &Path,
@@ -101,7 +120,7 @@ pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
     Ok(list(root)?.files)
 }
 
-/// Every project file, and the project's dangling links, sorted.
+/// Every project file, and the listed paths no checker can open, sorted.
 pub fn list(root: &Path) -> Result<Listing, FilesError> {
     // One git call both lists the files and says whether this is a repository at all: outside
     // one (or without git) it fails and the folder is walked instead.
@@ -195,10 +214,11 @@ fn named(root: &Path, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, Fil
                 Some(l) => l,
                 None => listing.insert(list(root)?),
             };
-            let under = everything.files.iter().chain(&everything.dangling);
+            let unopenable = everything.unopenable.iter().map(|(f, _)| f);
+            let under = everything.files.iter().chain(unopenable);
             out.extend(under.filter(|f| f.starts_with(&rel)).cloned());
         } else if full.is_file() || full.symlink_metadata().is_ok() {
-            // A dangling link named by the user is reported with the listing's others.
+            // A link to nothing named by the user is reported with the listing's others.
             out.push(rel);
         } else {
             return Err(FilesError::Missing(p.clone()));

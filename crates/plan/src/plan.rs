@@ -76,7 +76,8 @@ pub struct PlannedGate {
     /// Empty when nothing matched: the gate has nothing to check.
     pub jobs: Vec<Job>,
     /// Selected paths the gate may be meant for but no run of it can check (an unreadable
-    /// `#!` line, a link to nothing): reported as unverified, never silently left out.
+    /// `#!` line, a link to nothing, a folder): reported as unverified, never silently left
+    /// out.
     pub unverified: Vec<Unverified>,
     /// What each job is expected to cost, in `jobs`' order (empty when the plan was made
     /// without costs: the edit hook's one or two files need no schedule).
@@ -99,8 +100,8 @@ pub struct Unverified {
 pub enum Unchecked {
     /// Its `#!` line names no interpreter that can be told.
     Interpreter,
-    /// It is a link to nothing: the bare tool given it fails.
-    DanglingLink,
+    /// No checker can open it: the bare tool given it fails.
+    Unopenable(crate::files::Unopenable),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -118,9 +119,9 @@ pub struct Request<'a> {
     pub phase: Phase,
     /// Run only these gates (by name); empty = all.
     pub only: &'a [String],
-    /// Selected paths that are links to nothing ([`crate::files::Listing`]): a gate whose
-    /// globs match one reports it unverified.
-    pub dangling: &'a [PathBuf],
+    /// Selected paths no checker can open ([`crate::files::Listing`]): a gate whose globs
+    /// match one reports it unverified.
+    pub unopenable: &'a [(PathBuf, crate::files::Unopenable)],
 }
 
 /// How the project is seen and how runs are sized.
@@ -260,10 +261,11 @@ fn plan_gate(index: usize, gate: &Gate, req: &Request<'_>, cx: &Context<'_>) -> 
             FileMatch::No => {}
         }
     }
-    // A link to nothing has no `#!` line to read: it is the gate's when its globs match.
-    for f in req.dangling {
+    // What no checker can open has no `#!` line to read: it is the gate's when its globs
+    // match.
+    for (f, why) in req.unopenable {
         if gate.classify(f, &|_| None) != FileMatch::No {
-            unverified.push(unchecked(f, Unchecked::DanglingLink));
+            unverified.push(unchecked(f, Unchecked::Unopenable(*why)));
         }
     }
     let jobs = if matched.is_empty() || splittable(gate) {

@@ -71,7 +71,8 @@ impl Project {
         Ok(self.listing()?.files.clone())
     }
 
-    /// Every project file and every dangling link, listed at most once per run.
+    /// Every project file and every listed path no checker can open, listed at most once per
+    /// run.
     pub fn listing(&mut self) -> Result<&files::Listing, FilesError> {
         if self.listed.is_none() {
             self.listed = Some(files::list(&self.config.root)?);
@@ -88,16 +89,16 @@ impl Project {
         phase: Phase,
         only: &[String],
     ) -> Plan {
-        self.plan_with_dangling(files, universe, &[], phase, only)
+        self.plan_with_unopenable(files, universe, &[], phase, only)
     }
 
-    /// [`Self::plan`], with the selected paths that are links to nothing: a gate whose globs
-    /// match one reports it unverified.
-    pub fn plan_with_dangling(
+    /// [`Self::plan`], with the selected paths no checker can open: a gate whose globs match
+    /// one reports it unverified.
+    pub fn plan_with_unopenable(
         &self,
         files: &[PathBuf],
         universe: &[PathBuf],
-        dangling: &[PathBuf],
+        unopenable: &[(PathBuf, files::Unopenable)],
         phase: Phase,
         only: &[String],
     ) -> Plan {
@@ -111,7 +112,7 @@ impl Project {
                 universe,
                 phase,
                 only,
-                dangling,
+                unopenable,
             },
             &plan::Context {
                 fs: &fs,

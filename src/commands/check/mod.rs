@@ -135,14 +135,14 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     known_gates(&project.config, &named)?;
     let hidden = set_aside(project, &s.selection)?;
     let universe = project.all_files()?;
-    let (files, dangling) = match &s.selection {
-        Selection::All => (universe.clone(), project.listing()?.dangling.clone()),
+    let (files, unopenable) = match &s.selection {
+        Selection::All => (universe.clone(), project.listing()?.unopenable.clone()),
         other => {
             let selected = files::select_listing(project.root(), &project.cwd, other)?;
-            (selected.files, selected.dangling)
+            (selected.files, selected.unopenable)
         }
     };
-    let plan = project.plan_with_dangling(&files, &universe, &dangling, s.phase, &s.gates);
+    let plan = project.plan_with_unopenable(&files, &universe, &unopenable, s.phase, &s.gates);
     let against = if asks_integrity {
         base_comparison(project, s, &universe, env)?
     } else {

@@ -2,6 +2,7 @@
 
 use super::{cap, gate_sections, PROMPT_CAP, TEXT_CAP};
 use ralph_base::text::plural;
+use ralph_plan::files::Unopenable;
 use ralph_runner::runner::GateResult;
 
 /// What a stop that does not end the loop is refused for: the facts its text is worded from,
@@ -136,20 +137,38 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
 /// A stop gate that verified nothing, and why.
 fn unverified(r: &GateResult) -> String {
     if !r.unverified.is_empty() {
-        let (links, unread): (Vec<&String>, Vec<&String>) =
-            r.unverified.iter().partition(|f| r.dangling.contains(f));
-        let join = |l: &[&String]| l.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+        let of = |kind: Unopenable| -> Vec<&str> {
+            r.unopenable
+                .iter()
+                .filter(|(_, why)| *why == kind)
+                .map(|(f, _)| f.as_str())
+                .collect()
+        };
+        let unread: Vec<&str> = r
+            .unverified
+            .iter()
+            .filter(|f| !r.unopenable.iter().any(|(u, _)| u == *f))
+            .map(String::as_str)
+            .collect();
         let mut why = Vec::new();
         if !unread.is_empty() {
             why.push(format!(
                 "it cannot tell how to check {}: the #! line names no interpreter it can read; give the file a plain #! line such as `#!/bin/sh`, or an extension",
-                join(&unread)
+                unread.join(", ")
             ));
         }
+        let links = of(Unopenable::DanglingLink);
         if !links.is_empty() {
             why.push(format!(
                 "{} is a link to nothing, which no checker can open: restore its target, or remove the link if it is not needed",
-                join(&links)
+                links.join(", ")
+            ));
+        }
+        let folders = of(Unopenable::NotAFile);
+        if !folders.is_empty() {
+            why.push(format!(
+                "{} is not a file (a folder, or a link to one), which no checker can open: put the file back, or stop tracking the path if it is not needed",
+                folders.join(", ")
             ));
         }
         return format!("{} ({})", r.name, why.join("; "));

@@ -10,14 +10,14 @@ fn paths(list: &[&str]) -> Vec<PathBuf> {
     list.iter().map(PathBuf::from).collect()
 }
 
-/// A check of every file in `files`, all gates, no dangling link.
+/// A check of every file in `files`, all gates, nothing unopenable.
 fn every(files: &[PathBuf]) -> Request<'_> {
     Request {
         files,
         universe: files,
         phase: Phase::Check,
         only: &[],
-        dangling: &[],
+        unopenable: &[],
     }
 }
 
@@ -38,7 +38,7 @@ fn plan_with(
             universe,
             phase,
             only,
-            dangling: &[],
+            unopenable: &[],
         },
         &Context {
             fs: &fs,
@@ -382,15 +382,22 @@ fn with_costs_each_batch_is_split_as_the_scheduler_decides() {
 }
 
 #[test]
-fn a_link_to_nothing_a_gate_matches_is_unverified_not_dropped() {
+fn a_path_no_checker_can_open_that_a_gate_matches_is_unverified_not_dropped() {
     let c = config(CONFIG);
     let files = paths(&["a.py"]);
-    let dangling = paths(&["b.py", "vendor/c.py", "notes.txt"]);
+    let link = crate::files::Unopenable::DanglingLink;
+    let folder = crate::files::Unopenable::NotAFile;
+    let unopenable = vec![
+        (PathBuf::from("b.py"), link),
+        (PathBuf::from("d.py"), folder),
+        (PathBuf::from("vendor/c.py"), link),
+        (PathBuf::from("notes.txt"), link),
+    ];
     let fs = MemFs::new(&[("a.py", "")]);
     let planned = plan(
         &c,
         &Request {
-            dangling: &dangling,
+            unopenable: &unopenable,
             ..every(&files)
         },
         &Context {
@@ -409,12 +416,21 @@ fn a_link_to_nothing_a_gate_matches_is_unverified_not_dropped() {
     // Matched by the gate's globs and not excluded: reported; never a file a run is given.
     assert_eq!(
         py.unverified,
-        vec![Unverified {
-            path: PathBuf::from("b.py"),
-            why: Unchecked::DanglingLink
-        }]
+        vec![
+            Unverified {
+                path: PathBuf::from("b.py"),
+                why: Unchecked::Unopenable(link)
+            },
+            Unverified {
+                path: PathBuf::from("d.py"),
+                why: Unchecked::Unopenable(folder)
+            }
+        ]
     );
-    assert!(py.jobs.iter().all(|j| !j.args.iter().any(|a| a == "b.py")));
+    assert!(py
+        .jobs
+        .iter()
+        .all(|j| !j.args.iter().any(|a| a == "b.py" || a == "d.py")));
     for g in &planned.gates {
         assert!(
             g.unverified

@@ -4,6 +4,7 @@ use super::job::Outcome;
 use super::process::Exit;
 use super::{GateResult, GateStatus, RunDetail, ToolInfo};
 use ralph_config::Gate;
+use ralph_plan::files::Unopenable;
 use ralph_plan::plan::{Unchecked, Unverified};
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         run_details: Vec::new(),
         tools: Vec::new(),
         unverified: Vec::new(),
-        dangling: Vec::new(),
+        unopenable: Vec::new(),
     };
     if done.is_empty() {
         if gate.require_files {
@@ -214,21 +215,23 @@ pub fn note_unverified(result: &mut GateResult, files: &[Unverified]) {
             .map(|f| f.path.display().to_string())
             .collect()
     };
+    result.unopenable = files
+        .iter()
+        .filter_map(|f| match f.why {
+            Unchecked::Unopenable(why) => Some((f.path.display().to_string(), why)),
+            Unchecked::Interpreter => None,
+        })
+        .collect();
     let mut notes = Vec::new();
-    let interpreter = named(Unchecked::Interpreter);
-    if !interpreter.is_empty() {
-        notes.push(format!(
-            "not verified: {} (the #! line names no interpreter that can be told; give the file a plain #! line or an extension)",
-            interpreter.join(", ")
-        ));
-    }
-    let dangling = named(Unchecked::DanglingLink);
-    result.dangling.clone_from(&dangling);
-    if !dangling.is_empty() {
-        notes.push(format!(
-            "not verified: {} (a link to nothing: no checker can open it; restore its target or remove the link)",
-            dangling.join(", ")
-        ));
+    for (why, said) in [
+        (Unchecked::Interpreter, "the #! line names no interpreter that can be told; give the file a plain #! line or an extension"),
+        (Unchecked::Unopenable(Unopenable::DanglingLink), "a link to nothing: no checker can open it; restore its target or remove the link"),
+        (Unchecked::Unopenable(Unopenable::NotAFile), "not a file (a folder, or a link to one): no checker can open it; put the file back or stop tracking the path"),
+    ] {
+        let paths = named(why);
+        if !paths.is_empty() {
+            notes.push(format!("not verified: {} ({said})", paths.join(", ")));
+        }
     }
     let note = notes.join("; ");
     result.reason = Some(match result.reason.take() {

@@ -12,6 +12,7 @@ use crate::cache::Cache;
 use ralph_base::digest::Digests;
 use ralph_base::env::Environment;
 use ralph_config::Config;
+use ralph_plan::files::Unopenable;
 use ralph_plan::plan::Plan;
 use ralph_plan::schedule::Cost;
 use ralph_plan::tools::{Remembered, Toolbox};
@@ -137,11 +138,11 @@ pub struct GateResult {
     pub run_details: Vec<RunDetail>,
     /// The distinct tools its runs used.
     pub tools: Vec<ToolInfo>,
-    /// Paths it may be meant for but no run of it checked: an unreadable `#!` line, or a link
-    /// to nothing (those also in `dangling`).
+    /// Paths it may be meant for but no run of it checked: an unreadable `#!` line, or a
+    /// path no checker can open (those also in `unopenable`, with why).
     pub unverified: Vec<String>,
-    /// Of `unverified`, the links to nothing.
-    pub dangling: Vec<String>,
+    /// Of `unverified`, the paths no checker can open.
+    pub unopenable: Vec<(String, Unopenable)>,
 }
 
 impl GateResult {

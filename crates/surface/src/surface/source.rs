@@ -93,7 +93,7 @@ impl Source {
                 phase,
                 only: &[],
                 // What the gates check is described by the files they run on.
-                dangling: &[],
+                unopenable: &[],
             },
             &plan::Context {
                 fs: self.fs.as_ref(),

@@ -30,7 +30,7 @@ pub fn gates(
 ) -> Result<Vec<GateResult>, ralph_plan::files::FilesError> {
     let listing = project.listing()?.clone();
     let all = &listing.files;
-    let plan = project.plan_with_dangling(all, all, &listing.dangling, phase, only);
+    let plan = project.plan_with_unopenable(all, all, &listing.unopenable, phase, only);
     let config = &project.config;
     let limits = Limits {
         jobs: config.settings.jobs,
