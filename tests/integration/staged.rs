@@ -307,3 +307,38 @@ fn a_staged_typescript_import_of_an_untracked_file_fails() {
         "{run:?}"
     );
 }
+
+/// A link staged (to nothing, or to a folder) while the working tree holds a file of that
+/// name: the file was told "changed while hidden", left in `.ralph/staged/`, the link left in
+/// its place, and every later check refused until a person put it back by hand. The link is
+/// what is committed, so it is reported unverified; the file comes back whole.
+#[test]
+fn a_staged_link_over_a_working_file_is_put_back_and_reported() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(PY_GATE);
+    repo.write("ok.py", "x = 1\n").write("d/k.txt", "k\n");
+    repo.commit_all();
+    for (name, target) in [("s.py", "nowhere.py"), ("t.py", "d")] {
+        std::os::unix::fs::symlink(target, repo.path().join(name)).unwrap();
+        repo.git_cmd(&["add", name]);
+        std::fs::remove_file(repo.path().join(name)).unwrap();
+        repo.write(name, "y = 2\n");
+    }
+    let before = snapshot(repo.path());
+    let run = repo.run(["check", "--staged", "--strict"]);
+    assert_eq!(run.code, 1, "the staged links are not verified: {run:?}");
+    assert!(
+        run.stdout.contains("s.py") && run.stdout.contains("t.py"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("changed while"), "{run:?}");
+    assert_eq!(snapshot(repo.path()), before, "the working files are back");
+    let again = repo.run(["check"]);
+    assert_eq!(
+        again.code, 0,
+        "nothing left behind blocks the next run: {again:?}"
+    );
+}

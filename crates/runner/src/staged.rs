@@ -66,7 +66,8 @@ struct Entry {
     /// Relative to the root, as bytes (any file name).
     path: Vec<u8>,
     kept: Kept,
-    /// blake3 of what ralph-gate wrote (the staged content); `None` until written.
+    /// What ralph-gate wrote (the staged content), as [`fingerprint`] tells it; `None` until
+    /// written.
     written: Option<String>,
 }
 
@@ -175,9 +176,7 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
         let mut st = lock(&hidden.state);
         for e in &mut st.manifest.entries {
             let full = root.join(OsStr::from_bytes(&e.path));
-            e.written = std::fs::read(&full)
-                .ok()
-                .map(|b| blake3::hash(&b).to_hex().to_string());
+            e.written = fingerprint(&full);
         }
         write_manifest(&dir, &st.manifest).map_err(backup_err(&dir))?;
     }
@@ -289,9 +288,7 @@ fn restore_state(st: &mut State) -> Vec<String> {
     for e in &st.manifest.entries {
         let rel = PathBuf::from(OsStr::from_bytes(&e.path));
         let full = st.root.join(&rel);
-        let now = std::fs::read(&full)
-            .ok()
-            .map(|b| blake3::hash(&b).to_hex().to_string());
+        let now = fingerprint(&full);
         let ours = match (&e.written, &now) {
             (Some(w), Some(n)) => w == n,
             (None, _) => false,
@@ -301,6 +298,7 @@ fn restore_state(st: &mut State) -> Vec<String> {
             (Kept::Absent, None) => true,
             (Kept::File { copy, .. }, Some(n)) => std::fs::read(st.dir.join("files").join(copy))
                 .is_ok_and(|b| blake3::hash(&b).to_hex().as_str() == n),
+            (Kept::Symlink { target }, Some(n)) => *n == link_fingerprint(target),
             _ => false,
         };
         if already {
@@ -323,6 +321,26 @@ fn restore_state(st: &mut State) -> Vec<String> {
         st.done = true;
     }
     problems
+}
+
+/// What a working-tree path holds, without following a link: a file's blake3, or a link's
+/// target; `None` when nothing is there. A staged link to nothing (or to a folder) is told
+/// apart from a path that vanished, so it is put back like any file.
+fn fingerprint(full: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(full).ok()?;
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(full).ok().map(|t| link_fingerprint(&t));
+    }
+    std::fs::read(full)
+        .ok()
+        .map(|b| blake3::hash(&b).to_hex().to_string())
+}
+
+fn link_fingerprint(target: &Path) -> String {
+    format!(
+        "link:{}",
+        blake3::hash(target.as_os_str().as_bytes()).to_hex()
+    )
 }
 
 fn put_back(dir: &Path, full: &Path, kept: &Kept) -> std::io::Result<()> {
