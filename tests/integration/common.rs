@@ -2,11 +2,15 @@
 //! ralph-gate binary run inside it with a controlled environment.
 
 use std::ffi::OsStr;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 pub struct Repo {
     dir: tempfile::TempDir,
+    /// The newest change time of a file this test wrote, in nanoseconds on the coarse clock.
+    written: AtomicI64,
 }
 
 pub struct Run {
@@ -71,6 +75,7 @@ impl Repo {
                 .prefix("ralph-gate-test")
                 .tempdir_in(parent)
                 .expect("temp dir"),
+            written: AtomicI64::new(0),
         }
     }
 
@@ -84,7 +89,21 @@ impl Repo {
             std::fs::create_dir_all(parent).expect("mkdir");
         }
         std::fs::write(&path, text).expect("write file");
+        let meta = std::fs::metadata(&path).expect("stat file");
+        let changed = meta.ctime() * 1_000_000_000 + meta.ctime_nsec();
+        self.written.fetch_max(changed, Ordering::SeqCst);
         self
+    }
+
+    /// Waits until the coarse clock has moved past the last file this test wrote. A run
+    /// refuses to store a result whose input changed in the tick it started in (it cannot
+    /// tell before from during), and a person never edits and runs within one 4 ms tick;
+    /// a test would, and then a cache test would see a miss it did not ask for.
+    fn settle(&self) {
+        let written = i128::from(self.written.load(Ordering::SeqCst));
+        while ralph_runner::observe::coarse_now() <= written {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     pub fn config(&self, text: &str) -> &Self {
@@ -115,6 +134,7 @@ impl Repo {
 
     /// The binary with a clean environment: PATH and HOME kept, CI unset, no colour.
     pub fn cmd(&self) -> Command {
+        self.settle();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ralph-gate"));
         cmd.current_dir(self.path())
             .env_clear()
