@@ -12,6 +12,7 @@ mod check;
 mod claude_code;
 mod config_errors;
 mod dash;
+mod differential;
 mod doctor;
 mod faults;
 mod files;

@@ -8,7 +8,7 @@ use crate::hooks::stop;
 use serde_json::Value;
 
 /// A file written (`Some`) or deleted (`None`).
-type Edit = (&'static str, Option<&'static str>);
+pub(crate) type Edit = (&'static str, Option<&'static str>);
 
 struct Attack {
     name: &'static str,
@@ -17,7 +17,7 @@ struct Attack {
     says: &'static str,
 }
 
-fn start_loop(repo: &Repo) {
+pub(crate) fn start_loop(repo: &Repo) {
     repo.commit_all();
     let run = repo.run([
         "loop",
@@ -31,11 +31,11 @@ fn start_loop(repo: &Repo) {
     assert_eq!(run.code, 0, "{run:?}");
 }
 
-fn promise(repo: &Repo) -> Run {
+pub(crate) fn promise(repo: &Repo) -> Run {
     stop(repo, "sess-S", Some("Done.\n<promise>DONE</promise>"))
 }
 
-fn decision(run: &Run) -> Value {
+pub(crate) fn decision(run: &Run) -> Value {
     assert_eq!(run.code, 0, "{run:?}");
     if run.stdout.trim().is_empty() {
         return Value::Null;
@@ -43,7 +43,7 @@ fn decision(run: &Run) -> Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {run:?}"))
 }
 
-fn apply(repo: &Repo, edits: &[Edit]) {
+pub(crate) fn apply(repo: &Repo, edits: &[Edit]) {
     for (path, text) in edits {
         match text {
             Some(t) => {
@@ -55,7 +55,7 @@ fn apply(repo: &Repo, edits: &[Edit]) {
 }
 
 /// Commits the project's files, never the loop's state (a reset would take it away).
-fn commit_project(repo: &Repo) {
+pub(crate) fn commit_project(repo: &Repo) {
     repo.git_cmd(&[
         "add",
         "-A",
@@ -68,7 +68,7 @@ fn commit_project(repo: &Repo) {
 }
 
 /// Back to the tree the loop started on (the loop's own files stay).
-fn undo(repo: &Repo) {
+pub(crate) fn undo(repo: &Repo) {
     repo.git_cmd(&["reset", "-q", "--hard", "HEAD"]);
     repo.git_cmd(&["clean", "-fdq", "-e", ".claude", "-e", ".ralph"]);
 }
@@ -714,10 +714,12 @@ fn check_base_in_a_project_below_the_top_of_its_repository() {
     }
     let repo = Repo::git();
     repo.write("tools/ralph.toml", "presets = [\"shell\"]\n");
-    repo.write("tools/run.sh", "#!/bin/sh\necho \"$1\"\n");
+    // SC2034 (a warning): the `.shellcheckrc` added below is what makes the gate pass, so
+    // it counts.
+    repo.write("tools/run.sh", "#!/bin/sh\nunused=1\necho \"$1\"\n");
     repo.write("other/.shellcheckrc", "disable=all\n");
     repo.commit_all();
-    repo.write("tools/.shellcheckrc", "disable=SC2086\n");
+    repo.write("tools/.shellcheckrc", "disable=SC2034\n");
     repo.commit_all();
     let mut cmd = repo.cmd();
     cmd.current_dir(repo.path().join("tools"))
@@ -729,7 +731,7 @@ fn check_base_in_a_project_below_the_top_of_its_repository() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        output.contains(".shellcheckrc:1: error: disable: `SC2086` added"),
+        output.contains(".shellcheckrc:1: error: disable: `SC2034` added"),
         "{output}"
     );
     assert!(

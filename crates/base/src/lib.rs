@@ -17,5 +17,6 @@ pub mod jsonc;
 pub mod shebang;
 pub mod shell;
 pub mod signals;
+pub mod snapshot;
 pub mod state;
 pub mod text;

@@ -257,6 +257,65 @@ pub fn surface_hold(weakened: &[ralph_surface::surface::Finding]) -> String {
     )
 }
 
+/// Why a loop whose checks pass only because they were changed cannot end: the checks as
+/// they were when the loop started (the files put back, each with why it counts as one)
+/// fail on the final code, with their output.
+pub fn load_bearing(
+    put_back: &[ralph_surface::differential::PutBack],
+    failing: &[(String, String)],
+    deferred: &[ralph_surface::surface::Finding],
+) -> String {
+    let files: Vec<String> = put_back
+        .iter()
+        .map(|p| format!("- {} ({})", p.shown, p.why))
+        .collect();
+    let outputs: Vec<String> = failing
+        .iter()
+        .map(|(gate, output)| {
+            format!(
+                "gate `{gate}` with the checks as they were:\n{}",
+                last_lines(output, 30)
+            )
+        })
+        .collect();
+    let mut text = format!(
+        "The stop gates pass, but only because the checks changed since this loop started. Run with these files as they were at the start, on your final code, they fail:\n{}\n\n{}",
+        files.join("\n"),
+        outputs.join("\n\n")
+    );
+    if !deferred.is_empty() {
+        let found: Vec<String> = deferred.iter().map(|f| format!("- {f}")).collect();
+        text.push_str(&format!(
+            "\n\nWhat changed in them that checks less:\n{}",
+            found.join("\n")
+        ));
+    }
+    text.push_str(&format!(
+        "\n\nFix the code so the original tests and settings pass, and put those files back. {APPROVE}"
+    ));
+    text
+}
+
+/// Why a stop whose work tree changed while it was judged cannot end the loop.
+pub fn moved_during(paths: &[String]) -> String {
+    format!(
+        "The work tree changed while this stop ran its gates, so their verdict is not of the code that is there now:\n{}\nStop anything that is still changing files, and stop again.",
+        paths.iter().map(|p| format!("- {p}")).collect::<Vec<_>>().join("\n")
+    )
+}
+
+/// Why a loop whose checks changed cannot end when the differential run could not be made.
+pub fn unconfirmed(why: &str) -> String {
+    format!(
+        "The checks changed since this loop started, and running them as they were on your final code failed to start ({why}), so the loop cannot end on them. {APPROVE}"
+    )
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 pub fn pin_hold(verdict: &ralph_surface::pin::Verdict) -> Option<String> {
     use ralph_surface::pin::Verdict;
     let approve = format!(

@@ -267,19 +267,25 @@ pub struct Record {
     /// stop found it stronger, replaced only by `loop approve`.
     #[serde(default)]
     pub surface: Option<crate::surface::Surface>,
+    /// The work tree when the loop started, as a git tree (untracked files in it): what a
+    /// differential run puts the loop's checks back from. Set once, replaced only by
+    /// `loop approve`; never raised by a stop, so no weakening made between stops becomes
+    /// the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 impl Record {
     /// What the loop's state file names: the pin's digest, bound to the surface when there
     /// is one, so that an edit of either in the copy is seen.
     pub fn seal(&self) -> String {
-        match &self.surface {
-            None => self.pin.digest.clone(),
-            Some(s) => {
-                let both = format!("{}:{}", self.pin.digest, s.digest());
-                blake3::hash(both.as_bytes()).to_hex()[..32].to_string()
-            }
+        let mut parts = vec![self.pin.digest.clone()];
+        parts.extend(self.surface.as_ref().map(crate::surface::Surface::digest));
+        parts.extend(self.tree.iter().map(|t| format!("tree {t}")));
+        if parts.len() == 1 {
+            return self.pin.digest.clone();
         }
+        blake3::hash(parts.join(":").as_bytes()).to_hex()[..32].to_string()
     }
 }
 

@@ -2,11 +2,15 @@
 //! so that every format (human, JSON, JUnit, GitHub annotations) reports it as it reports
 //! a gate, each weakening a `file:line: message` line.
 
+use ralph_base::env::Environment;
 use ralph_base::text::plural;
 use ralph_config::{Config, Phase};
+use ralph_plan::project::Project;
 use ralph_runner::runner::{GateResult, GateStatus};
+use ralph_surface::differential;
 use ralph_surface::pin;
 use ralph_surface::surface::{self, base::Against, Finding};
+use std::collections::BTreeSet;
 
 /// Its place in the report: after every gate.
 pub const INDEX: usize = usize::MAX;
@@ -35,6 +39,83 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase) -> Against {
         }
     }
     a
+}
+
+/// Judges by effect what changed in the checks since the base: the gates run once more on
+/// this tree with every file of the checks put back as the base had it (a differential
+/// run). The weakenings the parsers found in those files count only when that run fails
+/// where this one passed; then the run's failures are named too. Only a run of every gate on
+/// every file (`whole`) whose gates all pass is compared: a failing one fails anyway, and
+/// its findings stay as found.
+pub fn by_effect(
+    mut a: Against,
+    (project, whole): (&Project, bool),
+    env: &Environment,
+    phase: Phase,
+    results: &[GateResult],
+) -> Against {
+    let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
+    if whole && !failing {
+        judge_deferred(&mut a, project, env, phase, results);
+    }
+    a
+}
+
+fn judge_deferred(
+    a: &mut Against,
+    project: &Project,
+    env: &Environment,
+    phase: Phase,
+    results: &[GateResult],
+) {
+    let root = project.root();
+    let start = match ralph_base::git::run(root, &["rev-parse", &format!("{}^{{tree}}", a.rev)]) {
+        Ok(out) => String::from_utf8_lossy(out.trim_ascii()).into_owned(),
+        Err(_) => return,
+    };
+    let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
+    let prepared = match differential::prepare(root, &start, surfaces) {
+        Ok(p) if !p.put_back.is_empty() => p,
+        _ => return,
+    };
+    let put_back: BTreeSet<&str> = prepared.put_back.iter().map(|p| p.shown.as_str()).collect();
+    let (deferred, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut a.comparison.weaker)
+        .into_iter()
+        .partition(|f| put_back.contains(f.file.as_str()));
+    a.comparison.weaker = kept;
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
+    let names: Vec<&str> = put_back.into_iter().collect();
+    match differential::run(project, env, (phase, far), &prepared, results) {
+        differential::Outcome::Honest => {}
+        differential::Outcome::LoadBearing(failing) => {
+            a.comparison.weaker.extend(deferred);
+            for (gate, output) in failing {
+                let last = output.trim_end().lines().rev().take(5).collect::<Vec<_>>();
+                let last: Vec<&str> = last.into_iter().rev().collect();
+                a.comparison.weaker.push(Finding {
+                    file: String::new(),
+                    line: 0,
+                    what: format!(
+                        "gate `{gate}` passes only with the checks changed: with {} as at {}, it fails:\n{}",
+                        names.join(", "),
+                        a.rev,
+                        last.join("\n")
+                    ),
+                });
+            }
+        }
+        differential::Outcome::Unavailable(why) => {
+            a.comparison.weaker.extend(deferred);
+            a.comparison.weaker.push(Finding {
+                file: String::new(),
+                line: 0,
+                what: format!(
+                    "the checks changed since {} and could not be run as they were: {why}",
+                    a.rev
+                ),
+            });
+        }
+    }
 }
 
 pub fn result(a: &Against) -> GateResult {

@@ -153,17 +153,8 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     if against.is_some() {
         order.push(integrity::INDEX);
     }
-    let style = Style {
-        format: s.format,
-        color: s.color,
-        quiet: s.quiet,
-        progress: s.progress,
-        order,
-        preamble: preamble(project, files.len(), plan.gates.len(), s.phase, &hidden),
-        strict: s.strict,
-        output_limit: config.settings.output_limit,
-        columns: env.columns,
-    };
+    let preamble = preamble(project, files.len(), plan.gates.len(), s.phase, &hidden);
+    let style = style(s, order, preamble, config, env);
     let active = plan.gates.iter().filter(|g| !g.jobs.is_empty()).count();
     let mut reporter = Reporter::start(style, active);
     let name = |gate: usize| config.gates[gate].name.clone();
@@ -179,6 +170,9 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         ralph_runner::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
             reporter.event(&e, &name)
         });
+    let whole = s.selection == Selection::All && named.is_empty();
+    let against =
+        against.map(|a| integrity::by_effect(a, (project, whole), env, s.phase, &results));
     if let Some(a) = &against {
         let r = integrity::result(a);
         reporter.event(&runner::Event::Finished(&r), &name);
@@ -200,6 +194,27 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// How the report looks: the settings' choices, the gates in `order`, after `preamble`.
+fn style(
+    s: &Settings,
+    order: Vec<usize>,
+    preamble: String,
+    config: &Config,
+    env: &Environment,
+) -> Style {
+    Style {
+        format: s.format,
+        color: s.color,
+        quiet: s.quiet,
+        progress: s.progress,
+        order,
+        preamble,
+        strict: s.strict,
+        output_limit: config.settings.output_limit,
+        columns: env.columns,
+    }
 }
 
 /// `--base REV`: the verification surface compared with the base's, when one is asked and

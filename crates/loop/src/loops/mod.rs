@@ -109,7 +109,13 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     // A person starts this loop anew: a pin of an earlier loop of this file name goes.
     Store::of(layout).remove(&loop_file);
     if let Some(pin) = spec.pin {
-        pin_to(layout, &loop_file, &mut state, pin, spec.surface)?;
+        pin_to(
+            layout,
+            &loop_file,
+            &mut state,
+            (pin, spec.surface),
+            Tree::Now,
+        )?;
     }
     ralph_base::atomic::write(&path, state.render().as_bytes()).map_err(io("write", &path))?;
     crate::watch::Store::of(layout).accept(layout);
@@ -124,23 +130,49 @@ pub fn start(layout: &Layout, spec: &Spec<'_>) -> Result<PathBuf, LoopError> {
     Ok(path)
 }
 
+/// Which work tree a loop's pin holds as its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tree {
+    /// The work tree as it is now: a loop starting, or a person approving.
+    Now,
+    /// The one the loop's pin already holds (now, when it holds none): a stop pinning again.
+    Kept,
+}
+
 /// Holds the loop `loop_file` to `pin` and `surface`: the state file's line (in `state`,
-/// written by the caller) and the copy outside `.ralph/`.
+/// written by the caller) and the copy outside `.ralph/`, with the start tree `tree` says.
 pub fn pin_to(
     layout: &Layout,
     loop_file: &str,
     state: &mut LoopState,
-    pin: &Pin,
-    surface: Option<&Surface>,
+    (pin, surface): (&Pin, Option<&Surface>),
+    tree: Tree,
 ) -> Result<(), LoopError> {
+    let store = Store::of(layout);
+    let kept = match tree {
+        Tree::Kept => store
+            .read(loop_file)
+            .ok()
+            .flatten()
+            .filter(|r| r.started_at == state.started_at)
+            .and_then(|r| r.tree),
+        Tree::Now => None,
+    };
+    let root = if pin.root.is_empty() {
+        layout.root()
+    } else {
+        Path::new(&pin.root)
+    };
+    // Outside git there is no tree: the loop is then held by its surface alone.
+    let tree = kept.or_else(|| ralph_base::snapshot::work_tree(root).ok());
     let record = pin::Record {
         pin: pin.clone(),
         started_at: state.started_at.clone(),
         session: state.session_id.clone(),
         surface: surface.cloned(),
+        tree,
     };
     state.set_pin(&record.seal());
-    let store = Store::of(layout);
     store
         .write(loop_file, &record)
         .map_err(io("write the pin in", store.dir()))
@@ -296,7 +328,7 @@ pub fn settle(layout: &Layout, path: &Path, change: Change<'_>) -> Result<bool, 
                 fresh.set_goal_seen(mark);
             }
             if let Some((pin, surface)) = repin {
-                pin_to(layout, &loop_file, &mut fresh, pin, surface)?;
+                pin_to(layout, &loop_file, &mut fresh, (pin, surface), Tree::Kept)?;
             }
             ralph_base::atomic::write(path, fresh.render().as_bytes())
                 .map_err(io("update", path))?;
@@ -370,7 +402,13 @@ pub fn approve(
         }
         None => vec!["(no earlier pin could be read)".to_string()],
     };
-    pin_to(layout, &loop_file, &mut state, now, Some(surface))?;
+    pin_to(
+        layout,
+        &loop_file,
+        &mut state,
+        (now, Some(surface)),
+        Tree::Now,
+    )?;
     ralph_base::atomic::write(&f.path, state.render().as_bytes()).map_err(io("update", &f.path))?;
     crate::watch::Store::of(layout).accept(layout);
     let summary = if changes.is_empty() {

@@ -20,6 +20,7 @@ fn record(pin: &Pin) -> Record {
         started_at: Some("t".into()),
         session: String::new(),
         surface: None,
+        tree: None,
     }
 }
 

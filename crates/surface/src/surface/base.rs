@@ -19,6 +19,9 @@ pub struct Against {
     /// The config at the base, when it can be read: its gates are compared with the
     /// gates in force by the pin's rules.
     pub config: Option<Config>,
+    /// The surfaces at the base and now: what a differential run needs to tell code from
+    /// checks.
+    pub surfaces: (super::Surface, super::Surface),
 }
 
 /// Compares the work tree of `config`'s project (its files `now`) with the tree at `rev`,
@@ -33,10 +36,11 @@ pub fn against(
     let root = &config.root;
     let base = Source::revision(root, rev, env)?;
     let head = Source::work_tree(root, now, env);
-    let comparison = super::compare(
-        &super::describe(config, phase, &base),
-        &super::describe(config, phase, &head),
+    let surfaces = (
+        super::describe(config, phase, &base),
+        super::describe(config, phase, &head),
     );
+    let comparison = super::compare(&surfaces.0, &surfaces.1);
     let base_config = config_at(config, &base);
     Ok(Against {
         rev: rev.to_string(),
@@ -47,6 +51,7 @@ pub fn against(
             .settings
             .integrity_warn,
         config: base_config,
+        surfaces,
     })
 }
 

@@ -505,15 +505,9 @@ pub fn compare_tests(old: &[Test], new: &[Test], out: &mut Comparison) {
     if gone.is_empty() {
         return;
     }
-    let list = gone
-        .iter()
-        .take(20)
-        .map(|t| format!("{}:{} `{}`", t.file, t.line, t.name))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let what = if new.len() < old.len() {
+    let header = if new.len() < old.len() {
         format!(
-            "{} tests no longer run ({} -> {}): {list}",
+            "{} tests no longer run ({} -> {})",
             old.len() - new.len(),
             old.len(),
             new.len()
@@ -521,17 +515,31 @@ pub fn compare_tests(old: &[Test], new: &[Test], out: &mut Comparison) {
     } else {
         // As many run, but not the same ones: a failing test deleted beside a new one.
         format!(
-            "{} tests are gone, replaced by as many others ({} -> {}): {list}",
+            "{} tests are gone, replaced by as many others ({} -> {})",
             gone.len(),
             old.len(),
             new.len()
         )
     };
-    out.weaker.push(Finding {
-        file: String::new(),
-        line: 0,
-        what,
-    });
+    // One finding per file the tests were in: a differential run that puts a file of tests
+    // back judges the losses in it.
+    let mut by_file: BTreeMap<&str, Vec<&Test>> = BTreeMap::new();
+    for t in &gone {
+        by_file.entry(t.file.as_str()).or_default().push(t);
+    }
+    for (file, tests) in by_file {
+        let list = tests
+            .iter()
+            .take(20)
+            .map(|t| format!("{}:{} `{}`", t.file, t.line, t.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.weaker.push(Finding {
+            file: file.to_string(),
+            line: 0,
+            what: format!("{header}: {list}"),
+        });
+    }
 }
 
 /// The tests of `old` that `new` no longer has, by name wherever they are; a test renamed

@@ -12,6 +12,7 @@
 pub mod base;
 pub mod configs;
 pub mod markers;
+pub mod roles;
 pub mod source;
 pub mod tools;
 

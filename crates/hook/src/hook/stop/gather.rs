@@ -12,6 +12,7 @@ use ralph_loop::goals::Goal;
 use ralph_loop::loops::{self, progress, Claimed, LoopState, Orphan};
 use ralph_plan::project::{OpenError, Project};
 use ralph_runner::runner::{GateResult, Reuse};
+use ralph_surface::differential;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -221,14 +222,24 @@ impl Seen {
         let expected = state.completion_promise.as_deref().map(promise::normalize);
         // A goal's every stop is its claim of done.
         let promised = goal || (expected.is_some() && expected == promise);
-        let weakened = pinning
-            .surface(project, env, promised, &mut notes)
+        pinning
+            .describe(project, env, promised)
             .map_err(files_error)?;
-        let hold = crate::words::pin_hold(&pinning.verdict).or(weakened);
+        let mut judgement = Judgement::prepare(&pinning, project.root(), promised);
+        let weakened = pinning.hold(&judgement.put_back(), &mut notes);
+        let hold = crate::words::pin_hold(&pinning.verdict)
+            .or(weakened)
+            .or(judgement.hold.take());
         let deadline = started + project.config.settings.hooks.stop_budget;
         let final_run = promised && hold.is_none();
         let results =
             verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(files_error)?;
+        let hold = match hold {
+            None if final_run => {
+                judgement.conclude(project, env, deadline, &results, &mut pinning, &mut notes)
+            }
+            hold => hold,
+        };
         let previous = progress::read(&layout.progress(&loop_file)).unwrap_or_else(|e| {
             notes.push(format!(
                 "progress record unreadable ({e}); counting from zero"
@@ -252,6 +263,140 @@ impl Seen {
             ci: env.strict(),
             notes,
         })
+    }
+}
+
+/// True when every stop gate passed and verified what it matched.
+fn green(results: &[GateResult], strict: bool) -> bool {
+    !results.iter().any(|r| r.counts_as_failure(strict))
+        && crate::hook::decide::unverified(results, strict).is_empty()
+}
+
+/// The judgement of one tree against the loop's start: the tree the final run judges, what a
+/// differential run puts back in it, and why the loop is held when that cannot be known.
+struct Judgement {
+    prepared: Option<differential::Prepared>,
+    hold: Option<String>,
+}
+
+impl Judgement {
+    /// Before the final run of a stop that may end the loop (`promised`), with a start tree
+    /// to compare with: the tree now and the checks changed since the start.
+    fn prepare(pinning: &pins::Pinning, root: &Path, promised: bool) -> Self {
+        let (start_tree, start_surface) = pinning.start();
+        let Some(start) = start_tree.filter(|_| promised && !pinning.verdict.holds()) else {
+            return Self {
+                prepared: None,
+                hold: None,
+            };
+        };
+        let surfaces = (start_surface, pinning.surface.as_ref());
+        match differential::prepare(root, start, surfaces) {
+            Ok(p) => Self {
+                prepared: Some(p),
+                hold: None,
+            },
+            Err(e) => Self {
+                prepared: None,
+                hold: Some(crate::words::unconfirmed(&e.to_string())),
+            },
+        }
+    }
+
+    /// The files a differential run puts back, as the surface names them.
+    fn put_back(&self) -> std::collections::BTreeSet<String> {
+        self.prepared
+            .iter()
+            .flat_map(|p| p.put_back.iter().map(|b| b.shown.clone()))
+            .collect()
+    }
+
+    /// What holds the loop after a final run that nothing held before: when every gate
+    /// passed, what [`Self::after`] finds; else the losses left to a differential run,
+    /// worded as they were found, so the agent reads what it took away beside what fails.
+    fn conclude(
+        self,
+        project: &Project,
+        env: &Environment,
+        deadline: Instant,
+        results: &[GateResult],
+        pinning: &mut pins::Pinning,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        if !green(results, env.strict()) {
+            let lost = &pinning.deferred;
+            return (!lost.is_empty()).then(|| crate::words::surface_hold(lost));
+        }
+        let hold = self.after(project, env, deadline, (results, pinning), notes);
+        if hold.is_some() {
+            pinning.keep_start();
+        }
+        hold
+    }
+
+    /// After a green final run: the tree must be the one judged, and the checks as they were
+    /// must pass on it too.
+    fn after(
+        self,
+        project: &Project,
+        env: &Environment,
+        deadline: Instant,
+        (results, pinning): (&[GateResult], &pins::Pinning),
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        let p = self.prepared?;
+        let (start, now) = (pinning.start().1, pinning.surface.as_ref());
+        let facts = ralph_surface::surface::roles::Facts::of(start, now);
+        match differential::moved_during(project.root(), &p.tree, &facts) {
+            Ok(moved) if moved.is_empty() => {}
+            Ok(moved) => {
+                notes.push(format!(
+                    "the work tree changed while judged: {}",
+                    moved.join(", ")
+                ));
+                return Some(crate::words::moved_during(&moved));
+            }
+            Err(e) => return Some(crate::words::unconfirmed(&e.to_string())),
+        }
+        if p.put_back.is_empty() {
+            return None;
+        }
+        let clock = Instant::now();
+        let outcome = differential::run(
+            project,
+            env,
+            (ralph_config::Phase::Stop, deadline),
+            &p,
+            results,
+        );
+        let names: Vec<&str> = p.put_back.iter().map(|b| b.shown.as_str()).collect();
+        let took = clock.elapsed().as_secs_f64();
+        match outcome {
+            differential::Outcome::Honest => {
+                notes.push(format!(
+                    "differential run ({took:.1} s): with {} as at the start the stop gates pass: the change is honest",
+                    names.join(", ")
+                ));
+                None
+            }
+            differential::Outcome::LoadBearing(failing) => {
+                let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
+                notes.push(format!(
+                    "differential run ({took:.1} s): with {} as at the start, {} fail: the change is load-bearing",
+                    names.join(", "),
+                    gates.join(", ")
+                ));
+                Some(crate::words::load_bearing(
+                    &p.put_back,
+                    &failing,
+                    &pinning.deferred,
+                ))
+            }
+            differential::Outcome::Unavailable(why) => {
+                notes.push(format!("differential run not made: {why}"));
+                Some(crate::words::unconfirmed(&why))
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use ralph_plan::project::Project;
 use ralph_surface::pin::store::{ReadError, Store};
 use ralph_surface::pin::{self, Pin, Record, Verdict as PinVerdict};
 use ralph_surface::surface::{Finding, Surface};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 pub struct Pinning {
@@ -22,6 +23,8 @@ pub struct Pinning {
     pub surface: Option<Surface>,
     /// What it lost against the surface the loop is held to.
     pub weakened: Vec<Finding>,
+    /// Losses in files a differential run puts back: that run decides whether they count.
+    pub deferred: Vec<Finding>,
 }
 
 impl Pinning {
@@ -39,6 +42,7 @@ impl Pinning {
             copy: None,
             surface: None,
             weakened: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
@@ -88,35 +92,80 @@ impl Pinning {
             copy: mine_kept,
             surface: None,
             weakened: Vec::new(),
+            deferred: Vec::new(),
         }
     }
 
     /// Describes the surface when this stop needs it (at the first stop of a loop nobody
     /// pinned, to record it; at a stop that could end the loop, `may_end`, to compare) and
-    /// compares it with the one the loop is held to. Returns why the loop may not end when
-    /// it was weakened; the weakenings go to `notes` for the journal.
-    pub fn surface(
+    /// finds what it lost against the surface the loop is held to.
+    pub fn describe(
         &mut self,
         project: &mut Project,
         env: &Environment,
         may_end: bool,
-        notes: &mut Vec<String>,
-    ) -> Result<Option<String>, FilesError> {
+    ) -> Result<(), FilesError> {
         let wanted = self.verdict == PinVerdict::First || (may_end && !self.verdict.holds());
         if !wanted {
-            return Ok(None);
+            return Ok(());
         }
         let now = ralph_surface::surface::of_project(project, env)?;
-        if let Some(was) = self.copy.as_ref().and_then(|c| c.surface.as_ref()) {
+        if let Some(was) = self.start().1 {
             self.weakened = ralph_surface::surface::compare(was, &now).weaker;
         }
         self.surface = Some(now);
-        if self.weakened.is_empty() {
-            return Ok(None);
+        Ok(())
+    }
+
+    /// Why the loop may not end for what the surface lost, but for the losses in files a
+    /// differential run puts back (`put_back`, relative to the project root): those wait for
+    /// that run. Both go to `notes` for the journal.
+    pub fn hold(&mut self, put_back: &BTreeSet<String>, notes: &mut Vec<String>) -> Option<String> {
+        let (later, now) = std::mem::take(&mut self.weakened)
+            .into_iter()
+            .partition(|f| put_back.contains(&f.file));
+        (self.deferred, self.weakened) = (later, now);
+        let listed = |all: &[Finding]| {
+            all.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        if !self.deferred.is_empty() {
+            notes.push(format!(
+                "surface findings left to the differential run: {}",
+                listed(&self.deferred)
+            ));
         }
-        let each: Vec<String> = self.weakened.iter().map(ToString::to_string).collect();
-        notes.push(format!("surface weakened: {}", each.join("; ")));
-        Ok(Some(crate::words::surface_hold(&self.weakened)))
+        if self.weakened.is_empty() {
+            return None;
+        }
+        notes.push(format!("surface weakened: {}", listed(&self.weakened)));
+        // Held anyway: every loss is worded, those a differential run would have judged too.
+        let all: Vec<Finding> = self
+            .weakened
+            .iter()
+            .chain(&self.deferred)
+            .cloned()
+            .collect();
+        Some(crate::words::surface_hold(&all))
+    }
+
+    /// Forgets the surface described at this stop, so it is not pinned: the stop was held
+    /// for what changed since the start, and a surface that holds the change must never
+    /// become what later stops are compared with.
+    pub fn keep_start(&mut self) {
+        self.surface = None;
+    }
+
+    /// The loop's start: its work tree (a git tree) and the surface it is held to, from its
+    /// pin's copy.
+    pub fn start(&self) -> (Option<&str>, Option<&Surface>) {
+        let copy = self.copy.as_ref();
+        (
+            copy.and_then(|c| c.tree.as_deref()),
+            copy.and_then(|c| c.surface.as_ref()),
+        )
     }
 
     /// The gates and surface to pin again at this stop: the gates when the verdict says so,
@@ -124,7 +173,8 @@ impl Pinning {
     /// weaker one never replaces it).
     pub fn repin(&self) -> Option<(&Pin, Option<&Surface>)> {
         let held = self.copy.as_ref().and_then(|c| c.surface.as_ref());
-        let raised = self.surface.as_ref().filter(|_| self.weakened.is_empty());
+        let lost = !(self.weakened.is_empty() && self.deferred.is_empty());
+        let raised = self.surface.as_ref().filter(|_| !lost);
         let surface = raised.or(held);
         if self.verdict.repins() {
             return Some((&self.now, surface));

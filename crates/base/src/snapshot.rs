@@ -1,0 +1,320 @@
+//! The work tree as git trees: what a loop started from, what a stop judged, and the tree a
+//! differential run checks out. Every tree is written through a private index, so the
+//! user's index (what they staged) is never touched, and every checkout goes to a linked
+//! worktree of its own, never into the user's files.
+
+use crate::git::{self, GitError};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// A path's entry in a tree: its mode (`100644`, `100755`, `120000`, `160000`) and object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub mode: String,
+    pub object: String,
+}
+
+/// One path that differs between two trees: its entry in each (`None`: absent there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// Relative to the top of the work tree.
+    pub path: PathBuf,
+    pub old: Option<Entry>,
+    pub new: Option<Entry>,
+}
+
+/// An index file of ralph-gate's own, removed with its folder.
+struct Private {
+    dir: tempfile::TempDir,
+}
+
+impl Private {
+    fn new() -> Result<Self, GitError> {
+        let dir = tempfile::Builder::new()
+            .prefix("ralph-gate-index")
+            .tempdir()
+            .map_err(GitError::Spawn)?;
+        Ok(Self { dir })
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("index")
+    }
+
+    /// Runs git in `top` on this index, `input` on its standard input.
+    fn git(&self, top: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, GitError> {
+        let mut cmd = git::command(top);
+        cmd.env("GIT_INDEX_FILE", self.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(input).map_err(GitError::Spawn)?;
+        }
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            Err(GitError::Failed {
+                args: args.join(" "),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+}
+
+/// The top of the work tree holding `dir`.
+pub fn top(dir: &Path) -> Result<PathBuf, GitError> {
+    git::toplevel(dir).ok_or_else(|| GitError::Failed {
+        args: "rev-parse --show-toplevel".into(),
+        message: format!("{} is not in a git work tree", dir.display()),
+    })
+}
+
+/// Folders tools keep caches of their own in, left out of every tree even where the project
+/// does not ignore them: a run rewrites them, and they are nobody's code or checks.
+const CACHES: &[&str] = &[
+    ":(exclude,glob)**/__pycache__/**",
+    ":(exclude,glob)**/.mypy_cache/**",
+    ":(exclude,glob)**/.pytest_cache/**",
+    ":(exclude,glob)**/.ruff_cache/**",
+    ":(exclude,glob)**/.ralph/**",
+];
+
+/// The tree of every file git does not ignore in the work tree holding `dir`, tracked or
+/// not, as it is now (tools' caches left out). The user's index lends its file stamps (a
+/// copy), so unchanged files are not read again.
+pub fn work_tree(dir: &Path) -> Result<String, GitError> {
+    let top = top(dir)?;
+    let index = Private::new()?;
+    let real = git::git_path(&top, "index")?;
+    if real.is_file() {
+        lend_stamps(&real, &index.path()).map_err(GitError::Spawn)?;
+    }
+    let mut add = vec!["add", "-A", "--", "."];
+    add.extend(CACHES);
+    index.git(&top, &add, b"")?;
+    let out = index.git(&top, &["write-tree"], b"")?;
+    Ok(String::from_utf8_lossy(out.trim_ascii()).into_owned())
+}
+
+/// Copies the index `real` to `to` with its modification time. Git trusts an entry's stamp
+/// only when the file is older than the index (its "racy" rule), so a copy stamped now would
+/// make a file written in the same second as its entry look unchanged.
+fn lend_stamps(real: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(real, to)?;
+    let modified = std::fs::metadata(real)?.modified()?;
+    std::fs::File::options()
+        .write(true)
+        .open(to)?
+        .set_modified(modified)
+}
+
+/// Every path whose entry differs between the trees `old` and `new`.
+pub fn diff(dir: &Path, old: &str, new: &str) -> Result<Vec<Changed>, GitError> {
+    let out = git::run(dir, &["diff-tree", "-r", "-z", "--no-renames", old, new])?;
+    Ok(parse_raw(&out))
+}
+
+/// `diff-tree -z` raw output: `:oldmode newmode oldobj newobj status` NUL `path` NUL.
+fn parse_raw(out: &[u8]) -> Vec<Changed> {
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut all = Vec::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old_obj, new_obj, ..] = parts[..] else {
+            continue;
+        };
+        let entry = |mode: &str, object: &str| {
+            (!mode.trim_start_matches('0').is_empty()).then(|| Entry {
+                mode: mode.to_string(),
+                object: object.to_string(),
+            })
+        };
+        all.push(Changed {
+            path: PathBuf::from(std::ffi::OsStr::from_bytes(path)),
+            old: entry(old_mode, old_obj),
+            new: entry(new_mode, new_obj),
+        });
+    }
+    all
+}
+
+/// The tree `base` with each path given the entry named (`None`: removed).
+pub fn mix(dir: &Path, base: &str, put: &[(PathBuf, Option<Entry>)]) -> Result<String, GitError> {
+    let top = top(dir)?;
+    let index = Private::new()?;
+    index.git(&top, &["read-tree", base], b"")?;
+    let mut info = Vec::new();
+    for (path, entry) in put {
+        let line = match entry {
+            Some(e) => format!("{} {}\t", e.mode, e.object),
+            None => format!("0 {}\t", "0".repeat(40)),
+        };
+        info.extend_from_slice(line.as_bytes());
+        info.extend_from_slice(path.as_os_str().as_bytes());
+        info.push(0);
+    }
+    index.git(&top, &["update-index", "-z", "--index-info"], &info)?;
+    let out = index.git(&top, &["write-tree"], b"")?;
+    Ok(String::from_utf8_lossy(out.trim_ascii()).into_owned())
+}
+
+/// A linked worktree holding a tree, removed (with git's record of it) when dropped.
+pub struct Checkout {
+    top: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Checkout {
+    /// The tree `tree` of the repository at `dir`, checked out in a new folder. No hook of
+    /// the repository runs: the checkout is ralph-gate's, not the user's.
+    pub fn of(dir: &Path, tree: &str) -> Result<Self, GitError> {
+        let top = top(dir)?;
+        let commit = git::run(
+            &top,
+            &[
+                "-c",
+                "user.name=ralph-gate",
+                "-c",
+                "user.email=ralph-gate@localhost",
+                "commit-tree",
+                tree,
+                "-m",
+                "ralph-gate: a differential run's tree",
+            ],
+        )?;
+        let commit = String::from_utf8_lossy(commit.trim_ascii()).into_owned();
+        let holder = tempfile::Builder::new()
+            .prefix("ralph-gate-differential")
+            .tempdir()
+            .map_err(GitError::Spawn)?;
+        let at = holder.path().join("tree");
+        let at_text = at.to_string_lossy().into_owned();
+        git::run(
+            &top,
+            &[
+                "-c",
+                "core.hooksPath=/dev/null",
+                "worktree",
+                "add",
+                "--quiet",
+                "--detach",
+                &at_text,
+                &commit,
+            ],
+        )?;
+        Ok(Self { top, dir: holder })
+    }
+
+    /// The top of the checked-out tree.
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("tree")
+    }
+}
+
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        let at = self.path().to_string_lossy().into_owned();
+        if git::run(&self.top, &["worktree", "remove", "--force", &at]).is_err() {
+            let _ = std::fs::remove_dir_all(self.path());
+            let _ = git::run(&self.top, &["worktree", "prune"]);
+        }
+    }
+}
+
+/// The paths git ignores in the work tree holding `dir` (a folder once, as `name/`),
+/// relative to its top.
+pub fn ignored(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
+    let top = top(dir)?;
+    git::paths(
+        &top,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["config", "user.email", "t@example.com"],
+            &["config", "user.name", "t"],
+        ] {
+            git::run(dir.path(), args).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_tree_holds_untracked_files_and_leaves_the_index_alone() {
+        let dir = repo();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        git::run(dir.path(), &["add", "a.txt"]).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "n\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "skip.txt\n").unwrap();
+        std::fs::write(dir.path().join("skip.txt"), "s\n").unwrap();
+        let tree = work_tree(dir.path()).unwrap();
+        let listed = git::run(dir.path(), &["ls-tree", "--name-only", &tree]).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&listed),
+            ".gitignore\na.txt\nnew.txt\n"
+        );
+        let staged = git::run(dir.path(), &["diff", "--cached", "--name-only"]).unwrap();
+        assert_eq!(String::from_utf8_lossy(&staged), "a.txt\n");
+        assert_eq!(
+            ignored(dir.path()).unwrap(),
+            vec![PathBuf::from("skip.txt")]
+        );
+    }
+
+    #[test]
+    fn a_diff_and_a_mix_put_the_old_entries_back_in_a_checkout() {
+        let dir = repo();
+        std::fs::write(dir.path().join("kept.txt"), "1\n").unwrap();
+        std::fs::write(dir.path().join("gone.txt"), "old\n").unwrap();
+        let old = work_tree(dir.path()).unwrap();
+        std::fs::write(dir.path().join("kept.txt"), "2\n").unwrap();
+        std::fs::remove_file(dir.path().join("gone.txt")).unwrap();
+        std::fs::write(dir.path().join("came.txt"), "new\n").unwrap();
+        let new = work_tree(dir.path()).unwrap();
+        let changed = diff(dir.path(), &old, &new).unwrap();
+        let names: Vec<_> = changed.iter().map(|c| c.path.clone()).collect();
+        assert_eq!(
+            names,
+            ["came.txt", "gone.txt", "kept.txt"].map(PathBuf::from)
+        );
+        assert!(changed[0].old.is_none() && changed[1].new.is_none());
+        let back: Vec<_> = changed
+            .iter()
+            .filter(|c| c.path != Path::new("kept.txt"))
+            .map(|c| (c.path.clone(), c.old.clone()))
+            .collect();
+        let mixed = mix(dir.path(), &new, &back).unwrap();
+        let checkout = Checkout::of(dir.path(), &mixed).unwrap();
+        let read = |n: &str| std::fs::read_to_string(checkout.path().join(n)).ok();
+        assert_eq!(read("kept.txt").as_deref(), Some("2\n"));
+        assert_eq!(read("gone.txt").as_deref(), Some("old\n"));
+        assert_eq!(read("came.txt"), None);
+        let at = checkout.path();
+        drop(checkout);
+        assert!(!at.exists(), "the checkout is removed with its guard");
+        let listed = git::run(dir.path(), &["worktree", "list"]).unwrap();
+        assert_eq!(String::from_utf8_lossy(&listed).lines().count(), 1);
+    }
+}

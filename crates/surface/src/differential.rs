@@ -1,0 +1,257 @@
+//! The differential run: whether a change to the checks is what made them pass. At a stop
+//! that would end a loop (and in `check --base`, against the base), every file changed since
+//! the loop started that is part of the
+//! checks (tests, configs, the runner's plugins, build scripts, anything no gate checks:
+//! `ralph_surface::surface::roles`) is put back as it was, in a checkout of its own, and the
+//! stop gates run there on the final code. If they fail where the final run passed, the
+//! change to those files is what made the gates pass: the loop is held and the files named.
+//! If they pass, the change was honest, however it was spelled. This decides by effect what
+//! the surface's parsers can only guess by form; they only word what was found.
+//!
+//! The judgement is also of one tree: the work tree is taken as a git tree before the final
+//! run and again after it, and a stop whose tree changed meanwhile is refused.
+
+use crate::surface::roles::{self, Facts, Role};
+use crate::surface::Surface;
+use ralph_base::env::Environment;
+use ralph_base::git::GitError;
+use ralph_base::snapshot::{self, Changed, Checkout, Entry};
+use ralph_config::Phase;
+use ralph_plan::project::Project;
+use ralph_runner::runner::{GateResult, Limits, Reuse};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One file put back for the differential run.
+#[derive(Debug, Clone)]
+pub struct PutBack {
+    /// Relative to the top of the work tree: what git names.
+    at: PathBuf,
+    /// Relative to the project root, as findings and the agent name it.
+    pub shown: String,
+    /// Its entry when the loop started (`None`: it did not exist then, so it goes).
+    was: Option<Entry>,
+    pub why: &'static str,
+}
+
+/// What the stop needs before its final run: the tree it judges, and what a differential
+/// run would put back in it.
+pub struct Prepared {
+    top: PathBuf,
+    /// The work tree as the final run is about to judge it.
+    pub tree: String,
+    pub put_back: Vec<PutBack>,
+}
+
+/// The tree of the work tree now, and what changed in the checks since `start` (the loop's
+/// start tree). `Err` when git cannot say: the caller holds the loop, since the checks
+/// cannot be compared.
+pub fn prepare(
+    root: &Path,
+    start: &str,
+    surfaces: (Option<&Surface>, Option<&Surface>),
+) -> Result<Prepared, GitError> {
+    let top = snapshot::top(root)?;
+    let tree = snapshot::work_tree(&top)?;
+    let facts = Facts::of(surfaces.0, surfaces.1);
+    let inside = within(root, &top);
+    let mut put_back = Vec::new();
+    for c in snapshot::diff(&top, start, &tree)? {
+        let shown = match inside.as_deref().map(|p| c.path.strip_prefix(p)) {
+            Some(Ok(rel)) => rel.to_string_lossy().into_owned(),
+            _ => {
+                let shown = format!("/{}", c.path.to_string_lossy());
+                put_back.push(back(c, shown, "it is outside the project"));
+                continue;
+            }
+        };
+        let texts = (text(&top, c.old.as_ref()), text(&top, c.new.as_ref()));
+        if let Role::Check(why) =
+            roles::role(&shown, &facts, (texts.0.as_deref(), texts.1.as_deref()))
+        {
+            put_back.push(back(c, shown, why));
+        }
+    }
+    Ok(Prepared {
+        top,
+        tree,
+        put_back,
+    })
+}
+
+/// Where the project root `root` is in the work tree whose top is `top`.
+fn within(root: &Path, top: &Path) -> Option<PathBuf> {
+    let root = root.canonicalize().ok()?;
+    root.strip_prefix(top).ok().map(Path::to_path_buf)
+}
+
+fn back(c: Changed, shown: String, why: &'static str) -> PutBack {
+    PutBack {
+        at: c.path,
+        shown,
+        was: c.old,
+        why,
+    }
+}
+
+/// A manifest's text, read from git only when its role may depend on it.
+fn text(top: &Path, entry: Option<&Entry>) -> Option<String> {
+    let e = entry?;
+    let out = ralph_base::git::run(top, &["cat-file", "blob", &e.object]).ok()?;
+    // Big files are never manifests: no need to hold them in memory as text.
+    (out.len() < 1 << 20)
+        .then(|| String::from_utf8(out).ok())
+        .flatten()
+}
+
+/// What the differential run found.
+pub enum Outcome {
+    /// The checks as they were pass on the final code: the change was honest.
+    Honest,
+    /// These stop gates fail with the checks put back, where the final run passed them:
+    /// each with its output.
+    LoadBearing(Vec<(String, String)>),
+    /// The run could not be made: the loop is held, since its checks cannot be confirmed.
+    Unavailable(String),
+}
+
+/// Runs the gates of `phase` on the final code with `prepared.put_back` put back, and
+/// compares them with the final run's `results`.
+pub fn run(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    prepared: &Prepared,
+    results: &[GateResult],
+) -> Outcome {
+    match checked_out(project, env, (phase, deadline), prepared) {
+        Ok(then) => {
+            let load_bearing: Vec<(String, String)> = results
+                .iter()
+                .filter(|r| !r.counts_as_failure(env.strict()))
+                .filter_map(|r| {
+                    let t = then.iter().find(|t| t.name == r.name)?;
+                    t.counts_as_failure(env.strict())
+                        .then(|| (t.name.clone(), t.output.clone()))
+                })
+                .collect();
+            if load_bearing.is_empty() {
+                Outcome::Honest
+            } else {
+                Outcome::LoadBearing(load_bearing)
+            }
+        }
+        Err(why) => Outcome::Unavailable(why.to_string()),
+    }
+}
+
+/// Why a differential run could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("the checkout's project does not open: {0}")]
+    Open(#[from] ralph_plan::project::OpenError),
+    #[error("the checkout's files cannot be listed: {0}")]
+    Files(#[from] ralph_plan::files::FilesError),
+    #[error("the project {} is outside its work tree", .0.display())]
+    Outside(PathBuf),
+}
+
+/// The gates' results in a checkout of the final tree with the checks put back.
+fn checked_out(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    prepared: &Prepared,
+) -> Result<Vec<GateResult>, RunError> {
+    let top = &prepared.top;
+    let put: Vec<(PathBuf, Option<Entry>)> = prepared
+        .put_back
+        .iter()
+        .map(|p| (p.at.clone(), p.was.clone()))
+        .collect();
+    let mixed = snapshot::mix(top, &prepared.tree, &put)?;
+    let checkout = Checkout::of(top, &mixed)?;
+    lend_ignored(top, &checkout.path())?;
+    let inside = |p: &Path| {
+        let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        canonical
+            .strip_prefix(top)
+            .map(|rel| checkout.path().join(rel))
+            .ok()
+    };
+    let root = inside(project.root()).ok_or_else(|| RunError::Outside(project.root().into()))?;
+    let config = project
+        .config
+        .file
+        .as_deref()
+        .map(|f| inside(f).unwrap_or_else(|| f.to_path_buf()));
+    let mut there = Project::open(&root, config.as_deref())?;
+    let listing = there.listing()?.clone();
+    let all = &listing.files;
+    let plan = there.plan_with_unopenable(all, all, &listing.unopenable, phase, &[]);
+    let limits = Limits {
+        jobs: there.config.settings.jobs,
+        deadline: Some(deadline),
+        // The project's own build folder: a checkout's crates build on its dependencies.
+        cargo_target: Some(ralph_base::state::cargo_target(env, project.root())),
+        untracked: None,
+    };
+    let config = &there.config;
+    Ok(ralph_runner::runner::with_context(
+        config,
+        env,
+        Reuse::Off,
+        |cx| ralph_runner::runner::run(cx, &plan, &limits, &|_| {}),
+    ))
+}
+
+/// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its
+/// own, and sharing the user's would mix two trees' outputs.
+const NOT_LENT: &[&str] = &[
+    ".git",
+    ".ralph",
+    "target",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+];
+
+/// Links what git ignores in the work tree (installed packages, virtual environments) into
+/// the checkout, so its gates find the same tools.
+fn lend_ignored(top: &Path, checkout: &Path) -> Result<(), GitError> {
+    for rel in snapshot::ignored(top)? {
+        let skipped = rel
+            .components()
+            .any(|c| NOT_LENT.iter().any(|n| c.as_os_str() == *n));
+        let at = checkout.join(&rel);
+        let free = at.symlink_metadata().is_err() && at.parent().is_some_and(Path::is_dir);
+        if !skipped && free {
+            let _ = std::os::unix::fs::symlink(top.join(&rel), &at);
+        }
+    }
+    Ok(())
+}
+
+/// The paths whose content differs between the tree the final run judged and the work tree
+/// now, where a gate or a runner reads them (code, tests, configs, a runner's files). A
+/// gate's own outputs (caches, reports, coverage) are not a change of what was judged.
+pub fn moved_during(root: &Path, judged: &str, facts: &Facts) -> Result<Vec<String>, GitError> {
+    let top = snapshot::top(root)?;
+    let after = snapshot::work_tree(&top)?;
+    if after == judged {
+        return Ok(Vec::new());
+    }
+    let inside = within(root, &top).unwrap_or_default();
+    let changed = snapshot::diff(&top, judged, &after)?;
+    Ok(changed
+        .into_iter()
+        .filter(|c| {
+            let rel = c.path.strip_prefix(&inside).unwrap_or(&c.path);
+            facts.read_by_gates(&rel.to_string_lossy())
+        })
+        .map(|c| c.path.to_string_lossy().into_owned())
+        .collect())
+}

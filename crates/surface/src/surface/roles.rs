@@ -1,0 +1,286 @@
+//! What a file changed during a loop is to a differential run: checked code, whose final
+//! version is what is judged, or part of the checks (tests, configs, build scripts, the
+//! runner's plugins, anything no gate checks), which the differential run puts back as it
+//! was when the loop started. The run, not this module, decides whether a change was
+//! load-bearing: a file wrongly taken for a check only makes the run stricter, and is named
+//! when it holds the loop, so a person sees it.
+
+use super::Surface;
+use std::collections::BTreeSet;
+
+/// What a changed file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Checked code: its final version stays.
+    Code,
+    /// A declaration of dependencies whose change only adds, removes or moves dependencies:
+    /// the final version stays, since new code needs what it declares (the installed packages
+    /// are the same for both runs).
+    Dependencies,
+    /// Part of the checks, for the reason given: put back as it was at the loop's start.
+    Check(&'static str),
+}
+
+/// What the surfaces at the loop's start and now say about files.
+pub struct Facts {
+    /// Every file a stop gate checks, at either end.
+    checked: BTreeSet<String>,
+    /// Every file that defines a test the project's runners find, at either end.
+    tests: BTreeSet<String>,
+    /// Every config file whose options the surface reads, at either end.
+    configs: BTreeSet<String>,
+}
+
+impl Facts {
+    pub fn of(start: Option<&Surface>, now: Option<&Surface>) -> Self {
+        let both = || start.into_iter().chain(now);
+        Self {
+            checked: both()
+                .flat_map(|s| s.checked.values().flatten().cloned())
+                .collect(),
+            tests: both()
+                .flat_map(|s| s.tests.iter().map(|t| t.file.clone()))
+                .collect(),
+            configs: both()
+                .flat_map(|s| s.settings.iter().map(|s| s.file.clone()))
+                .collect(),
+        }
+    }
+
+    /// True when a stop gate or a runner reads `rel` as code, a test, a config or a runner's
+    /// own file: a change there changes what a run judges. A gate's own outputs (a coverage
+    /// file, a report) are none of these.
+    pub fn read_by_gates(&self, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.checked.contains(rel)
+            || self.tests.contains(rel)
+            || self.configs.contains(rel)
+            || RUNNER_FILES.contains(&name)
+            || test_named(name)
+    }
+}
+
+/// Folders runners and build tools keep tests, fixtures and benchmarks in.
+const TEST_FOLDERS: &[&str] = &[
+    "tests",
+    "test",
+    "__tests__",
+    "testdata",
+    "testing",
+    "spec",
+    "specs",
+    "benches",
+    "fixtures",
+    "e2e",
+];
+
+/// Files a runner or a build loads around the code: its plugins and build scripts.
+const RUNNER_FILES: &[&str] = &["conftest.py", "build.rs", "setup.py", "noxfile.py"];
+
+/// Files that only pin the versions of what is installed.
+const LOCKS: &[&str] = &[
+    "Cargo.lock",
+    "go.sum",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lock",
+    "bun.lockb",
+    "uv.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "pdm.lock",
+];
+
+/// The role of `rel` (relative to the project root), whose text was `old` at the start and
+/// is `new` now (`None`: absent, or not text).
+pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) -> Role {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let folders: Vec<&str> = rel.split('/').collect();
+    let folders = &folders[..folders.len() - 1];
+    if LOCKS.contains(&name) {
+        return Role::Dependencies;
+    }
+    if RUNNER_FILES.contains(&name) || test_named(name) {
+        return Role::Check("a test or a file its runner loads");
+    }
+    if folders.iter().any(|f| TEST_FOLDERS.contains(f)) {
+        return Role::Check("it is in a folder of tests");
+    }
+    // A Rust file of a crate's code keeps its tests beside the code: it is code.
+    let inline = name.ends_with(".rs") && folders.contains(&"src");
+    if facts.tests.contains(rel) && !inline {
+        return Role::Check("it defines tests");
+    }
+    if facts.checked.contains(rel) {
+        return Role::Code;
+    }
+    if dependencies_only(name, old, new) {
+        return Role::Dependencies;
+    }
+    Role::Check("no stop gate checks it")
+}
+
+fn test_named(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name);
+    (name.starts_with("test_") && name.ends_with(".py"))
+        || stem.ends_with("_test")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
+/// True when `old` and `new` differ only in the dependencies they declare.
+fn dependencies_only(name: &str, old: Option<&str>, new: Option<&str>) -> bool {
+    let (Some(old), Some(new)) = (old, new) else {
+        return false;
+    };
+    if name.starts_with("requirements") && name.ends_with(".txt") {
+        return true;
+    }
+    match name {
+        "Cargo.toml" | "pyproject.toml" => {
+            let strip = |t: &str| toml::from_str::<toml::Table>(t).ok().map(toml_rest);
+            strip(old).is_some_and(|o| Some(o) == strip(new))
+        }
+        "package.json" => {
+            let strip = |t: &str| {
+                serde_json::from_str::<serde_json::Value>(t)
+                    .ok()
+                    .map(json_rest)
+            };
+            strip(old).is_some_and(|o| Some(o) == strip(new))
+        }
+        "go.mod" => go_rest(old) == go_rest(new),
+        _ => false,
+    }
+}
+
+const DEPENDENCY_TABLES: &[&str] = &[
+    "dependencies",
+    "dev-dependencies",
+    "build-dependencies",
+    "optional-dependencies",
+    "dependency-groups",
+];
+
+/// A TOML manifest without its dependency tables, at any depth (`[workspace.dependencies]`,
+/// `[target.'cfg(unix)'.dependencies]`, `[project] dependencies`,
+/// `[tool.poetry.group.dev.dependencies]`). A table left empty goes too: a new
+/// `[target.'cfg(unix)'.dependencies]` adds nothing else.
+fn toml_rest(table: toml::Table) -> toml::Table {
+    table
+        .into_iter()
+        .filter(|(k, _)| !DEPENDENCY_TABLES.contains(&k.as_ref()))
+        .filter_map(|(k, v)| match v {
+            toml::Value::Table(inner) => {
+                let rest = toml_rest(inner);
+                (!rest.is_empty()).then_some((k, toml::Value::Table(rest)))
+            }
+            v => Some((k, v)),
+        })
+        .collect()
+}
+
+fn json_rest(mut value: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = value.as_object_mut() {
+        for k in [
+            "dependencies",
+            "devDependencies",
+            "peerDependencies",
+            "optionalDependencies",
+        ] {
+            map.remove(k);
+        }
+    }
+    value
+}
+
+/// A `go.mod` without its `require` directives (one-line or blocks).
+fn go_rest(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if in_block {
+            in_block = line != ")";
+        } else if line == "require (" {
+            in_block = true;
+        } else if !line.starts_with("require ") {
+            out.push(line);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(checked: &[&str], tests: &[&str]) -> Facts {
+        Facts {
+            checked: checked.iter().map(ToString::to_string).collect(),
+            tests: tests.iter().map(ToString::to_string).collect(),
+            configs: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn tests_their_folders_and_their_runners_files_are_checks_and_code_is_code() {
+        let f = facts(
+            &[
+                "src/app.py",
+                "src/lib.rs",
+                "tests/test_app.py",
+                "pkg/helpers.py",
+            ],
+            &["src/lib.rs", "pkg/helpers.py"],
+        );
+        let of = |rel| role(rel, &f, (Some("x"), Some("y")));
+        assert_eq!(of("src/app.py"), Role::Code);
+        assert_eq!(
+            of("src/lib.rs"),
+            Role::Code,
+            "inline Rust tests live in code"
+        );
+        assert!(matches!(of("tests/test_app.py"), Role::Check(_)));
+        assert!(matches!(of("tests/util/data.json"), Role::Check(_)));
+        assert!(matches!(of("conftest.py"), Role::Check(_)));
+        assert!(matches!(of("crate/build.rs"), Role::Check(_)));
+        assert!(
+            matches!(of("pkg/helpers.py"), Role::Check(_)),
+            "it defines tests"
+        );
+        assert!(matches!(of("src/a.test.ts"), Role::Check(_)));
+        assert!(matches!(of("pkg/x_test.go"), Role::Check(_)));
+        assert!(matches!(of("pytest.toml"), Role::Check(_)));
+        assert!(matches!(of(".cargo/config.toml"), Role::Check(_)));
+        assert_eq!(of("Cargo.lock"), Role::Dependencies);
+    }
+
+    #[test]
+    fn a_manifest_is_dependencies_only_when_nothing_else_in_it_moved() {
+        let f = facts(&[], &[]);
+        let cargo = "[package]\nname = \"a\"\n\n[dependencies]\nserde = \"1\"\n";
+        let more =
+            format!("{cargo}regex = \"1\"\n[target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n");
+        let lint = format!("{cargo}\n[lints.rust]\nwarnings = \"allow\"\n");
+        let of = |a: &str, b: &str, n: &str| role(n, &f, (Some(a), Some(b)));
+        assert_eq!(of(cargo, &more, "Cargo.toml"), Role::Dependencies);
+        assert!(matches!(of(cargo, &lint, "Cargo.toml"), Role::Check(_)));
+        let pkg = r#"{"scripts": {"test": "node --test"}, "dependencies": {}}"#;
+        let added = r#"{"scripts": {"test": "node --test"}, "dependencies": {"a": "1"}}"#;
+        let script = r#"{"scripts": {"test": "true"}, "dependencies": {"a": "1"}}"#;
+        assert_eq!(of(pkg, added, "package.json"), Role::Dependencies);
+        assert!(matches!(of(pkg, script, "package.json"), Role::Check(_)));
+        let go = "module m\n\ngo 1.22\n";
+        let go_req = "module m\n\ngo 1.22\n\nrequire (\n\tgolang.org/x/mod v0.1.0\n)\n";
+        let go_down = "module m\n\ngo 1.18\n";
+        assert_eq!(of(go, go_req, "go.mod"), Role::Dependencies);
+        assert!(matches!(of(go, go_down, "go.mod"), Role::Check(_)));
+        assert!(matches!(of("", "", "README.md"), Role::Check(_)));
+        assert!(
+            matches!(role("Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
+            "a new manifest is part of the checks"
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! The differential run (issue 37): a loop ends only when the checks as they were at its
+//! start pass on the final code. Each attack below is a weakening in a spelling or a place
+//! that no parser of ralph-gate was written for; the bare tool is run on each attacked tree
+//! to show that it really passes there (the attack works), and the loop must still be held.
+//! Each honest twin changes the checks too, without taking anything away: its loop ends with
+//! nobody asked.
+
+use crate::common::{require_tool, Repo};
+use crate::surface::{apply, commit_project, decision, promise, undo, Edit};
+use std::process::Command;
+
+struct Case {
+    name: &'static str,
+    edits: &'static [Edit],
+}
+
+/// Starts the loop on the committed tree (the start every case goes back to).
+fn begin(repo: &Repo) {
+    let run = repo.run([
+        "loop",
+        "start",
+        "--session",
+        "sess-S",
+        "--promise",
+        "DONE",
+        "Make the checks pass.",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// The bare tool's exit code on the tree as it is.
+fn bare(repo: &Repo, program: &str, args: &[&str]) -> i32 {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+    out.status.code().unwrap_or(-1)
+}
+
+/// Each attack fools the bare tool and holds the loop; the loop is still on afterwards.
+fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case]) -> usize {
+    let mut held = 0;
+    for c in cases {
+        apply(repo, c.edits);
+        assert_eq!(
+            bare(repo, tool.0, tool.1),
+            0,
+            "{}: the attack must fool the bare tool, or it tests nothing",
+            c.name
+        );
+        let out = decision(&promise(repo));
+        assert_eq!(
+            out["decision"], "block",
+            "{}: the loop must go on: {out}",
+            c.name
+        );
+        let reason = out["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("ralph-gate loop approve"),
+            "{}: {reason}",
+            c.name
+        );
+        commit_project(repo);
+        let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
+        assert_eq!(run.code, 1, "{}: check --base fails on it: {run:?}", c.name);
+        assert_eq!(
+            run.gate("integrity")["status"],
+            "fail",
+            "{}: {run:?}",
+            c.name
+        );
+        repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+        held += 1;
+        undo(repo);
+    }
+    held
+}
+
+/// Each honest change ends its loop with nobody asked; a new loop starts for the next.
+fn honest_work_ends(repo: &Repo, cases: &[Case]) {
+    for c in cases {
+        apply(repo, c.edits);
+        let run = repo.run(["check", "--base", "HEAD", "--format", "json"]);
+        assert_eq!(
+            run.code, 0,
+            "{}: honest work passes check --base: {run:?}",
+            c.name
+        );
+        let out = decision(&promise(repo));
+        assert!(
+            out.get("decision").is_none(),
+            "{}: honest work ends the loop: {out}",
+            c.name
+        );
+        assert!(!repo.exists(".claude/ralph-loop.local.md"), "{}", c.name);
+        undo(repo);
+        begin(repo);
+    }
+}
+
+const PYTEST_GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n";
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const FIXED: &str = "def add(a, b):\n    return a + b\n";
+const TESTS: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
+const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
+
+fn pytest_loop() -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.config(PYTEST_GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("calc.py", CALC)
+        .write("tests/test_calc.py", TESTS)
+        .write("pytest.ini", INI);
+    assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
+    repo.commit_all();
+    begin(&repo);
+    Some(repo)
+}
+
+const PYTEST_ATTACKS: &[Case] = &[
+    Case {
+        name: "expectation edited to what the wrong code returns",
+        edits: &[("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "assertion swallowed",
+        edits: &[("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    try:\n        assert add(1, 2) == 3\n    except AssertionError:\n        pass\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "a lenient expectation",
+        edits: &[("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) in (3, -1)\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "a double where the real module was (autouse fixture)",
+        edits: &[("tests/conftest.py", Some("import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _fast(monkeypatch, request):\n    monkeypatch.setattr(request.module, \"add\", lambda a, b: a + b)\n"))],
+    },
+    Case {
+        name: "a module shadowing the real one beside the tests",
+        edits: &[("tests/calc.py", Some("def add(a, b):\n    return a + b\n"))],
+    },
+    Case {
+        name: "exit status rewritten by a hook",
+        edits: &[("conftest.py", Some("def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n"))],
+    },
+    Case {
+        name: "report outcome flipped by a hookwrapper",
+        edits: &[("conftest.py", Some("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n"))],
+    },
+    Case {
+        name: "items removed at collection",
+        edits: &[("conftest.py", Some("def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if \"add\" not in i.name]\n"))],
+    },
+    Case {
+        name: "skip as a module assignment",
+        edits: &[("tests/test_calc.py", Some("import pytest\n\nfrom calc import add\n\npytestmark = pytest.mark.skip\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "skip through an import alias",
+        edits: &[("tests/test_calc.py", Some("from pytest import mark as m\n\nfrom calc import add\n\n\n@m.skipif(1 == 1, reason=\"x\")\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "the failing test renamed out of collection",
+        edits: &[("tests/test_calc.py", Some("from calc import add\n\n\ndef _test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "the failing test deleted",
+        edits: &[("tests/test_calc.py", Some("from calc import add\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n"))],
+    },
+    Case {
+        name: "pytest.toml, which pytest 9 reads before pytest.ini",
+        edits: &[("pytest.toml", Some("[pytest]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\naddopts = [\"-k\", \"not adds\"]\n"))],
+    },
+    Case {
+        name: "python_functions narrowed",
+        edits: &[("pytest.ini", Some("[pytest]\npythonpath = .\ntestpaths = tests\npython_functions = test_z*\n"))],
+    },
+    Case {
+        name: "collect only",
+        edits: &[("pytest.ini", Some("[pytest]\npythonpath = .\ntestpaths = tests\naddopts = --collect-only\n"))],
+    },
+    Case {
+        name: "a deselect in the options",
+        edits: &[("pytest.ini", Some("[pytest]\npythonpath = .\ntestpaths = tests\naddopts = --deselect tests/test_calc.py::test_adds\n"))],
+    },
+    Case {
+        name: "the test file moved where testpaths does not look",
+        edits: &[
+            ("tests/test_calc.py", Some("from calc import add\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n")),
+            ("later/test_adds.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n")),
+        ],
+    },
+    Case {
+        name: "the ini replaced by a tox.ini that narrows",
+        edits: &[
+            ("pytest.ini", None),
+            ("tox.ini", Some("[pytest]\npythonpath = .\ntestpaths = tests\naddopts = -k zero\n")),
+        ],
+    },
+];
+
+#[test]
+fn pytest_weakenings_in_unlisted_spellings_hold_and_honest_twins_end() {
+    let Some(repo) = pytest_loop() else { return };
+    let tool: (&str, &[&str]) = ("pytest", &["-q", "-p", "no:cacheprovider"]);
+    let held = attacks_are_held(&repo, tool, PYTEST_ATTACKS);
+    assert_eq!(held, PYTEST_ATTACKS.len());
+    honest_work_ends(
+        &repo,
+        &[
+            Case {
+                name: "fixed, tests merged into one parametrized test",
+                edits: &[
+                    ("calc.py", Some(FIXED)),
+                    ("tests/test_calc.py", Some("import pytest\n\nfrom calc import add\n\n\n@pytest.mark.parametrize(\"a,b,want\", [(1, 2, 3), (2, 0, 2)])\ndef test_add(a, b, want):\n    assert add(a, b) == want\n")),
+                ],
+            },
+            Case {
+                name: "fixed, options moved unchanged into pyproject.toml",
+                edits: &[
+                    ("calc.py", Some(FIXED)),
+                    ("pytest.ini", None),
+                    ("pyproject.toml", Some("[tool.pytest.ini_options]\npythonpath = [\".\"]\ntestpaths = [\"tests\"]\n")),
+                ],
+            },
+            Case {
+                name: "fixed, a fixture added in a conftest for a new test",
+                edits: &[
+                    ("calc.py", Some(FIXED)),
+                    ("tests/conftest.py", Some("import pytest\n\n\n@pytest.fixture\ndef pair():\n    return (4, 5)\n")),
+                    ("tests/test_pair.py", Some("from calc import add\n\n\ndef test_pair(pair):\n    assert add(*pair) == 9\n")),
+                ],
+            },
+            Case {
+                name: "fixed, the tests' file renamed",
+                edits: &[
+                    ("calc.py", Some(FIXED)),
+                    ("tests/test_calc.py", None),
+                    ("tests/test_arithmetic.py", Some(TESTS)),
+                ],
+            },
+        ],
+    );
+}
+
+const GO_GATE: &str = "[[gate]]\nname = \"go-test\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go test ./...\"\n";
+const GO_TESTS: &str = "package calc\n\nimport \"testing\"\n\nfunc TestAdds(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"1+2\")\n\t}\n}\n\nfunc TestZero(t *testing.T) {\n\tif Add(2, 0) != 2 {\n\t\tt.Fatal(\"2+0\")\n\t}\n}\n";
+
+#[test]
+fn go_test_weakenings_hold_and_a_table_driven_fold_ends() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(GO_GATE)
+        .write("go.mod", "module example.com/calc\n\ngo 1.21\n")
+        .write(
+            "calc.go",
+            "package calc\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+        )
+        .write("calc_test.go", GO_TESTS);
+    assert_eq!(repo.run(["check"]).code, 1, "go test fails at the start");
+    repo.commit_all();
+    begin(&repo);
+    let attacks = [
+        Case {
+            name: "a build constraint that compiles the test file out",
+            edits: &[("calc_test.go", Some("//go:build never\n\npackage calc\n\nimport \"testing\"\n\nfunc TestAdds(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"1+2\")\n\t}\n}\n"))],
+        },
+        Case {
+            name: "t.Skip behind a helper",
+            edits: &[("calc_test.go", Some("package calc\n\nimport \"testing\"\n\nfunc later(t *testing.T) { t.Helper(); t.SkipNow() }\n\nfunc TestAdds(t *testing.T) {\n\tlater(t)\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"1+2\")\n\t}\n}\n"))],
+        },
+        Case {
+            name: "TestMain that never runs the tests",
+            edits: &[("main_test.go", Some("package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n"))],
+        },
+    ];
+    let held = attacks_are_held(&repo, ("go", &["test", "./..."]), &attacks);
+    assert_eq!(held, attacks.len());
+    honest_work_ends(
+        &repo,
+        &[Case {
+            name: "fixed, tests folded into a table-driven test",
+            edits: &[
+                ("calc.go", Some("package calc\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")),
+                ("calc_test.go", Some("package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tfor _, c := range []struct{ a, b, want int }{{1, 2, 3}, {2, 0, 2}} {\n\t\tif got := Add(c.a, c.b); got != c.want {\n\t\t\tt.Errorf(\"%d+%d = %d\", c.a, c.b, got)\n\t\t}\n\t}\n}\n")),
+            ],
+        }],
+    );
+}
+
+#[test]
+fn a_tree_changed_while_the_stop_judges_it_is_refused() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    // The gate passes, and leaves the checked file changed behind it: what it judged is not
+    // what is there when the stop ends.
+    repo.config("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile app.py && echo '# touched' >> app.py\"\n")
+        .write("app.py", "x = 1\n");
+    repo.commit_all();
+    begin(&repo);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("changed while this stop ran") && reason.contains("app.py"),
+        "{reason}"
+    );
+}
