@@ -313,3 +313,98 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
         "{reason}"
     );
 }
+
+const CARGO_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test -q --offline\"\n";
+const CARGO_MANIFEST: &str = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+const INTEGRATION: &str = "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n";
+
+#[test]
+fn cargo_integration_test_weakenings_hold_and_a_new_crate_ends() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(CARGO_GATE)
+        .write(".gitignore", "/target\n")
+        .write("Cargo.toml", CARGO_MANIFEST)
+        .write("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n")
+        .write("tests/calc.rs", INTEGRATION);
+    assert_eq!(repo.run(["check"]).code, 1, "cargo test fails at the start");
+    repo.commit_all();
+    begin(&repo);
+    let attacks = [
+        Case {
+            name: "expectation edited in an integration test",
+            edits: &[("tests/calc.rs", Some("#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), -1);\n}\n"))],
+        },
+        Case {
+            name: "the test file compiled out by an inner cfg",
+            edits: &[("tests/calc.rs", Some("#![cfg(any())]\n\n#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n"))],
+        },
+        Case {
+            name: "should_panic on the failing test",
+            edits: &[("tests/calc.rs", Some("#[test]\n#[should_panic]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n"))],
+        },
+        Case {
+            name: "autotests turned off",
+            edits: &[("Cargo.toml", Some("[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\nautotests = false\n\n[dependencies]\n"))],
+        },
+        Case {
+            name: "the test moved where cargo does not look",
+            edits: &[
+                ("tests/calc.rs", None),
+                ("tests/off/calc.rs", Some(INTEGRATION)),
+            ],
+        },
+    ];
+    let held = attacks_are_held(&repo, ("cargo", &["test", "-q", "--offline"]), &attacks);
+    assert_eq!(held, attacks.len());
+    honest_work_ends(
+        &repo,
+        &[Case {
+            name: "fixed through a new crate of the workspace, a dependency added",
+            edits: &[
+                ("helper/Cargo.toml", Some("[package]\nname = \"helper\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")),
+                ("helper/src/lib.rs", Some("pub fn sum(a: i32, b: i32) -> i32 {\n    a + b\n}\n")),
+                ("Cargo.toml", Some("[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nhelper = { path = \"helper\" }\n")),
+                ("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    helper::sum(a, b)\n}\n")),
+            ],
+        }],
+    );
+}
+
+const NODE_GATE: &str = "[[gate]]\nname = \"node-test\"\nglobs = [\"**/*.mjs\"]\nscope = \"project\"\nrun = \"node --test\"\n";
+const NODE_TEST: &str = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n";
+
+#[test]
+fn node_test_weakenings_hold() {
+    if !require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(NODE_GATE)
+        .write("calc.mjs", "export const add = (a, b) => a - b;\n")
+        .write("test/calc.test.mjs", NODE_TEST);
+    assert_eq!(repo.run(["check"]).code, 1, "node --test fails at the start");
+    repo.commit_all();
+    begin(&repo);
+    let attacks = [
+        Case {
+            name: "todo in the options object",
+            edits: &[("test/calc.test.mjs", Some("import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', { todo: true }, () => {\n  assert.equal(add(1, 2), 3);\n});\n"))],
+        },
+        Case {
+            name: "the assertion replaced by a truism",
+            edits: &[("test/calc.test.mjs", Some("import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => {\n  assert.ok(typeof add(1, 2) === 'number');\n});\n"))],
+        },
+        Case {
+            name: "the test file renamed out of the runner's patterns",
+            edits: &[
+                ("test/calc.test.mjs", None),
+                ("test/calc.test.mjs.off", Some(NODE_TEST)),
+            ],
+        },
+    ];
+    let held = attacks_are_held(&repo, ("node", &["--test"]), &attacks);
+    assert_eq!(held, attacks.len());
+}

@@ -19,6 +19,7 @@ use ralph_base::snapshot::{self, Changed, Checkout, Entry};
 use ralph_config::Phase;
 use ralph_plan::project::Project;
 use ralph_runner::runner::{GateResult, Limits, Reuse};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -53,8 +54,9 @@ pub fn prepare(
 ) -> Result<Prepared, GitError> {
     let top = snapshot::top(root)?;
     let tree = snapshot::work_tree(&top)?;
-    let facts = Facts::of(surfaces.0, surfaces.1);
     let inside = within(root, &top);
+    let facts = Facts::of(surfaces.0, surfaces.1)
+        .with_start_folders(folders(&top, start, inside.as_deref())?);
     let mut put_back = Vec::new();
     for c in snapshot::diff(&top, start, &tree)? {
         let shown = match inside.as_deref().map(|p| c.path.strip_prefix(p)) {
@@ -77,6 +79,21 @@ pub fn prepare(
         tree,
         put_back,
     })
+}
+
+/// The folders of the tree `start`, relative to the project folder `inside` (relative to
+/// `top`).
+fn folders(
+    top: &Path,
+    start: &str,
+    inside: Option<&Path>,
+) -> Result<std::collections::BTreeSet<String>, GitError> {
+    let all = ralph_base::git::paths(top, &["ls-tree", "-r", "-d", "-z", "--name-only", start])?;
+    Ok(all
+        .iter()
+        .filter_map(|d| d.strip_prefix(inside.unwrap_or(Path::new(""))).ok())
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect())
 }
 
 /// Where the project root `root` is in the work tree whose top is `top`.
@@ -174,6 +191,7 @@ fn checked_out(
     let mixed = snapshot::mix(top, &prepared.tree, &put)?;
     let checkout = Checkout::of(top, &mixed)?;
     lend_ignored(top, &checkout.path())?;
+    lend_submodules(top, &mixed, &checkout.path())?;
     let inside = |p: &Path| {
         let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         canonical
@@ -230,6 +248,23 @@ fn lend_ignored(top: &Path, checkout: &Path) -> Result<(), GitError> {
         let free = at.symlink_metadata().is_err() && at.parent().is_some_and(Path::is_dir);
         if !skipped && free {
             let _ = std::os::unix::fs::symlink(top.join(&rel), &at);
+        }
+    }
+    Ok(())
+}
+
+/// Links each submodule's work tree into the checkout, where `worktree add` leaves an empty
+/// folder: the gates read the same submodule code in both runs.
+fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitError> {
+    let listing = ralph_base::git::run(top, &["ls-tree", "-r", "-z", tree])?;
+    for line in listing.split(|b| *b == 0).filter(|l| l.starts_with(b"160000 ")) {
+        let Some(tab) = line.iter().position(|b| *b == b'\t') else {
+            continue;
+        };
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
+        let at = checkout.join(rel);
+        if std::fs::remove_dir(&at).is_ok() {
+            let _ = std::os::unix::fs::symlink(top.join(rel), &at);
         }
     }
     Ok(())

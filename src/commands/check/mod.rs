@@ -170,7 +170,8 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         ralph_runner::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
             reporter.event(&e, &name)
         });
-    let whole = s.selection == Selection::All && named.is_empty();
+    // Only a run of every gate on every file has results to compare a differential run with.
+    let whole = s.selection == Selection::All && s.gates.is_empty();
     let against =
         against.map(|a| integrity::by_effect(a, (project, whole), env, s.phase, &results));
     if let Some(a) = &against {

@@ -29,6 +29,8 @@ pub struct Facts {
     tests: BTreeSet<String>,
     /// Every config file whose options the surface reads, at either end.
     configs: BTreeSet<String>,
+    /// Every folder the start's tree had (empty: not known, so none is new).
+    start_folders: Option<BTreeSet<String>>,
 }
 
 impl Facts {
@@ -44,7 +46,24 @@ impl Facts {
             configs: both()
                 .flat_map(|s| s.settings.iter().map(|s| s.file.clone()))
                 .collect(),
+            start_folders: None,
         }
+    }
+
+    /// The folders the start's tree had, relative to the project root: a manifest in a
+    /// folder that is new declares a new package, which takes nothing from the old ones.
+    pub fn with_start_folders(mut self, folders: BTreeSet<String>) -> Self {
+        self.start_folders = Some(folders);
+        self
+    }
+
+    fn new_folder(&self, rel: &str) -> bool {
+        let parent = rel.rsplit_once('/').map_or("", |(p, _)| p);
+        !parent.is_empty()
+            && self
+                .start_folders
+                .as_ref()
+                .is_some_and(|f| !f.contains(parent))
     }
 
     /// True when a stop gate or a runner reads `rel` as code, a test, a config or a runner's
@@ -76,6 +95,9 @@ const TEST_FOLDERS: &[&str] = &[
 
 /// Files a runner or a build loads around the code: its plugins and build scripts.
 const RUNNER_FILES: &[&str] = &["conftest.py", "build.rs", "setup.py", "noxfile.py"];
+
+/// Files that declare a package: one in a new folder is a new package.
+const MANIFESTS: &[&str] = &["Cargo.toml", "package.json", "go.mod", "pyproject.toml"];
 
 /// Files that only pin the versions of what is installed.
 const LOCKS: &[&str] = &[
@@ -114,6 +136,9 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
         return Role::Check("it defines tests");
     }
     if facts.checked.contains(rel) {
+        return Role::Code;
+    }
+    if old.is_none() && MANIFESTS.contains(&name) && facts.new_folder(rel) {
         return Role::Code;
     }
     if dependencies_only(name, old, new) {
@@ -221,6 +246,7 @@ mod tests {
             checked: checked.iter().map(ToString::to_string).collect(),
             tests: tests.iter().map(ToString::to_string).collect(),
             configs: BTreeSet::new(),
+            start_folders: Some(["src", "pkg", "tests"].map(String::from).into()),
         }
     }
 
@@ -280,7 +306,16 @@ mod tests {
         assert!(matches!(of("", "", "README.md"), Role::Check(_)));
         assert!(
             matches!(role("Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
-            "a new manifest is part of the checks"
+            "a new manifest where the start had files is part of the checks"
+        );
+        assert!(
+            matches!(role("src/Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
+            "a new manifest in an old folder is part of the checks"
+        );
+        assert_eq!(
+            role("helper/Cargo.toml", &f, (None, Some(cargo))),
+            Role::Code,
+            "a new folder's manifest is a new package"
         );
     }
 }
