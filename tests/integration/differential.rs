@@ -315,7 +315,8 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
 }
 
 const CARGO_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test -q --offline\"\n";
-const CARGO_MANIFEST: &str = "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+const CARGO_MANIFEST: &str =
+    "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
 const INTEGRATION: &str = "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n";
 
 #[test]
@@ -327,7 +328,10 @@ fn cargo_integration_test_weakenings_hold_and_a_new_crate_ends() {
     repo.config(CARGO_GATE)
         .write(".gitignore", "/target\n")
         .write("Cargo.toml", CARGO_MANIFEST)
-        .write("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n")
+        .write(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+        )
         .write("tests/calc.rs", INTEGRATION);
     assert_eq!(repo.run(["check"]).code, 1, "cargo test fails at the start");
     repo.commit_all();
@@ -385,7 +389,11 @@ fn node_test_weakenings_hold() {
     repo.config(NODE_GATE)
         .write("calc.mjs", "export const add = (a, b) => a - b;\n")
         .write("test/calc.test.mjs", NODE_TEST);
-    assert_eq!(repo.run(["check"]).code, 1, "node --test fails at the start");
+    assert_eq!(
+        repo.run(["check"]).code,
+        1,
+        "node --test fails at the start"
+    );
     repo.commit_all();
     begin(&repo);
     let attacks = [

@@ -55,8 +55,11 @@ pub fn prepare(
     let top = snapshot::top(root)?;
     let tree = snapshot::work_tree(&top)?;
     let inside = within(root, &top);
-    let facts = Facts::of(surfaces.0, surfaces.1)
-        .with_start_folders(folders(&top, start, inside.as_deref())?);
+    let facts = Facts::of(surfaces.0, surfaces.1).with_start_folders(folders(
+        &top,
+        start,
+        inside.as_deref(),
+    )?);
     let mut put_back = Vec::new();
     for c in snapshot::diff(&top, start, &tree)? {
         let shown = match inside.as_deref().map(|p| c.path.strip_prefix(p)) {
@@ -257,7 +260,10 @@ fn lend_ignored(top: &Path, checkout: &Path) -> Result<(), GitError> {
 /// folder: the gates read the same submodule code in both runs.
 fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitError> {
     let listing = ralph_base::git::run(top, &["ls-tree", "-r", "-z", tree])?;
-    for line in listing.split(|b| *b == 0).filter(|l| l.starts_with(b"160000 ")) {
+    for line in listing
+        .split(|b| *b == 0)
+        .filter(|l| l.starts_with(b"160000 "))
+    {
         let Some(tab) = line.iter().position(|b| *b == b'\t') else {
             continue;
         };

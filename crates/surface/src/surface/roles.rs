@@ -309,7 +309,10 @@ mod tests {
             "a new manifest where the start had files is part of the checks"
         );
         assert!(
-            matches!(role("src/Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
+            matches!(
+                role("src/Cargo.toml", &f, (None, Some(cargo))),
+                Role::Check(_)
+            ),
             "a new manifest in an old folder is part of the checks"
         );
         assert_eq!(
