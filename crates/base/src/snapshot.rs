@@ -75,14 +75,18 @@ pub fn top(dir: &Path) -> Result<PathBuf, GitError> {
     })
 }
 
-/// Folders tools keep caches of their own in, left out of every tree even where the project
-/// does not ignore them: a run rewrites them, and they are nobody's code or checks.
+/// Folders tools keep caches of their own in, and ralph-gate's own state, left out of every
+/// tree even where the project does not ignore them: a run rewrites them, and they are
+/// nobody's code or checks.
 const CACHES: &[&str] = &[
     ":(exclude,glob)**/__pycache__/**",
     ":(exclude,glob)**/.mypy_cache/**",
     ":(exclude,glob)**/.pytest_cache/**",
     ":(exclude,glob)**/.ruff_cache/**",
     ":(exclude,glob)**/.ralph/**",
+    // A loop's own state file changes at every stop: it is the loop's, not the project's.
+    ":(exclude,glob)**/ralph-loop.local.md",
+    ":(exclude,glob)**/ralph-loop-*.local.md",
 ];
 
 /// The tree of every file git does not ignore in the work tree holding `dir`, tracked or
@@ -118,6 +122,20 @@ fn lend_stamps(real: &Path, to: &Path) -> std::io::Result<()> {
 pub fn diff(dir: &Path, old: &str, new: &str) -> Result<Vec<Changed>, GitError> {
     let out = git::run(dir, &["diff-tree", "-r", "-z", "--no-renames", old, new])?;
     Ok(parse_raw(&out))
+}
+
+/// The paths git's rename detection pairs between the trees `old` and `new` (content at
+/// least half the same): what was moved, from where to where, relative to the top.
+pub fn renames(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf)>, GitError> {
+    let args = ["diff-tree", "-r", "-z", "-M", "--diff-filter=R", old, new];
+    let out = git::run(dir, &args)?;
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut pairs = Vec::new();
+    while let (Some(_meta), Some(from), Some(to)) = (fields.next(), fields.next(), fields.next()) {
+        let path = |p: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(p));
+        pairs.push((path(from), path(to)));
+    }
+    Ok(pairs)
 }
 
 /// `diff-tree -z` raw output: `:oldmode newmode oldobj newobj status` NUL `path` NUL.
@@ -284,6 +302,21 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_file_is_paired_with_where_it_went() {
+        let dir = repo();
+        let body = "def f():\n    return 1\n".repeat(20);
+        std::fs::write(dir.path().join("app.py"), &body).unwrap();
+        let old = work_tree(dir.path()).unwrap();
+        std::fs::remove_file(dir.path().join("app.py")).unwrap();
+        std::fs::write(dir.path().join("app.py.txt"), format!("{body}# moved\n")).unwrap();
+        let new = work_tree(dir.path()).unwrap();
+        assert_eq!(
+            renames(dir.path(), &old, &new).unwrap(),
+            vec![(PathBuf::from("app.py"), PathBuf::from("app.py.txt"))]
+        );
+    }
+
+    #[test]
     fn a_diff_and_a_mix_put_the_old_entries_back_in_a_checkout() {
         let dir = repo();
         std::fs::write(dir.path().join("kept.txt"), "1\n").unwrap();
@@ -311,6 +344,7 @@ mod tests {
         assert_eq!(read("kept.txt").as_deref(), Some("2\n"));
         assert_eq!(read("gone.txt").as_deref(), Some("old\n"));
         assert_eq!(read("came.txt"), None);
+        assert!(renames(dir.path(), &old, &new).unwrap().is_empty(), "nothing moved");
         let at = checkout.path();
         drop(checkout);
         assert!(!at.exists(), "the checkout is removed with its guard");

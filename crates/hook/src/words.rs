@@ -296,6 +296,14 @@ pub fn load_bearing(
     text
 }
 
+/// Why a loop whose checked code was moved where no gate reads it cannot end.
+pub fn left_reach(moved: &[(String, String)]) -> String {
+    format!(
+        "Code the stop gates checked when this loop started was moved where none of them reads it:\n{}\nMove it back, or where a gate checks it. {APPROVE}",
+        moved.iter().map(|(from, to)| format!("- {from} -> {to}")).collect::<Vec<_>>().join("\n")
+    )
+}
+
 /// Why a stop whose work tree changed while it was judged cannot end the loop.
 pub fn moved_during(paths: &[String]) -> String {
     format!(

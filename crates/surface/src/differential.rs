@@ -42,6 +42,9 @@ pub struct Prepared {
     /// The work tree as the final run is about to judge it.
     pub tree: String,
     pub put_back: Vec<PutBack>,
+    /// Checked code moved where no gate reads it (from, to; relative to the project root):
+    /// followed by content, as git's rename detection pairs them.
+    pub left_reach: Vec<(String, String)>,
 }
 
 /// The tree of the work tree now, and what changed in the checks since `start` (the loop's
@@ -77,10 +80,12 @@ pub fn prepare(
             put_back.push(back(c, shown, why));
         }
     }
+    let left_reach = left_reach(&top, (start, &tree), inside.as_deref(), &facts)?;
     Ok(Prepared {
         top,
         tree,
         put_back,
+        left_reach,
     })
 }
 
@@ -96,6 +101,27 @@ fn folders(
         .iter()
         .filter_map(|d| d.strip_prefix(inside.unwrap_or(Path::new(""))).ok())
         .map(|d| d.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// The checked files moved (by content) to where no gate or runner reads them.
+fn left_reach(
+    top: &Path,
+    (start, now): (&str, &str),
+    inside: Option<&Path>,
+    facts: &Facts,
+) -> Result<Vec<(String, String)>, GitError> {
+    let prefix = inside.unwrap_or(Path::new(""));
+    let rel = |p: &Path| -> String {
+        match p.strip_prefix(prefix) {
+            Ok(r) => r.to_string_lossy().into_owned(),
+            Err(_) => format!("/{}", p.to_string_lossy()),
+        }
+    };
+    Ok(snapshot::renames(top, start, now)?
+        .iter()
+        .map(|(from, to)| (rel(from), rel(to)))
+        .filter(|(from, to)| facts.checked(from) && !facts.read_by_gates(to))
         .collect())
 }
 

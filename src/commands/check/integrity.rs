@@ -75,9 +75,19 @@ fn judge_deferred(
     };
     let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
     let prepared = match differential::prepare(root, &start, surfaces) {
-        Ok(p) if !p.put_back.is_empty() => p,
-        _ => return,
+        Ok(p) => p,
+        Err(_) => return,
     };
+    for (from, to) in &prepared.left_reach {
+        a.comparison.weaker.push(Finding {
+            file: to.clone(),
+            line: 0,
+            what: format!("checked code moved from {from} to where no gate reads it"),
+        });
+    }
+    if prepared.put_back.is_empty() {
+        return;
+    }
     let put_back: BTreeSet<&str> = prepared.put_back.iter().map(|p| p.shown.as_str()).collect();
     let (deferred, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut a.comparison.weaker)
         .into_iter()

@@ -66,6 +66,11 @@ impl Facts {
                 .is_some_and(|f| !f.contains(parent))
     }
 
+    /// True when a stop gate checks `rel`, at either end.
+    pub fn checked(&self, rel: &str) -> bool {
+        self.checked.contains(rel)
+    }
+
     /// True when a stop gate or a runner reads `rel` as code, a test, a config or a runner's
     /// own file: a change there changes what a run judges. A gate's own outputs (a coverage
     /// file, a report) are none of these.
