@@ -423,10 +423,19 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
         return;
     }
     let repo = Repo::git();
-    repo.config("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n")
-        .write("ok.py", "x = 1\n")
-        .write("lib/broken.py", &format!("{}def f(:\n    return 1\n", "# a module\n".repeat(12)));
-    assert_eq!(repo.run(["check"]).code, 1, "the broken file fails at the start");
+    repo.config(
+        "[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nrun = \"python3 -m py_compile {files}\"\n",
+    )
+    .write("ok.py", "x = 1\n")
+    .write(
+        "lib/broken.py",
+        &format!("{}def f(:\n    return 1\n", "# a module\n".repeat(12)),
+    );
+    assert_eq!(
+        repo.run(["check"]).code,
+        1,
+        "the broken file fails at the start"
+    );
     repo.commit_all();
     begin(&repo);
     let moved = format!("{}def f(:\n    return 1\n", "# a module\n".repeat(12));
@@ -436,7 +445,10 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
         let out = decision(&promise(&repo));
         assert_eq!(out["decision"], "block", "{to}: {out}");
         let reason = out["reason"].as_str().unwrap_or_default();
-        assert!(reason.contains(&format!("lib/broken.py -> {to}")), "{reason}");
+        assert!(
+            reason.contains(&format!("lib/broken.py -> {to}")),
+            "{reason}"
+        );
         commit_project(&repo);
         let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
         assert_eq!(run.code, 1, "{to}: check --base fails on it: {run:?}");
@@ -446,5 +458,8 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
     std::fs::remove_file(repo.path().join("lib/broken.py")).unwrap();
     repo.write("lib/fixed.py", &moved.replace("def f(:", "def f():"));
     let out = decision(&promise(&repo));
-    assert!(out.get("decision").is_none(), "a fix moved within reach ends: {out}");
+    assert!(
+        out.get("decision").is_none(),
+        "a fix moved within reach ends: {out}"
+    );
 }

@@ -344,7 +344,10 @@ mod tests {
         assert_eq!(read("kept.txt").as_deref(), Some("2\n"));
         assert_eq!(read("gone.txt").as_deref(), Some("old\n"));
         assert_eq!(read("came.txt"), None);
-        assert!(renames(dir.path(), &old, &new).unwrap().is_empty(), "nothing moved");
+        assert!(
+            renames(dir.path(), &old, &new).unwrap().is_empty(),
+            "nothing moved"
+        );
         let at = checkout.path();
         drop(checkout);
         assert!(!at.exists(), "the checkout is removed with its guard");

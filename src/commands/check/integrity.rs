@@ -79,10 +79,11 @@ fn judge_deferred(
         Err(_) => return,
     };
     for (from, to) in &prepared.left_reach {
+        // Named at the code's old place, which is never put back: the run cannot undo it.
         a.comparison.weaker.push(Finding {
-            file: to.clone(),
+            file: from.clone(),
             line: 0,
-            what: format!("checked code moved from {from} to where no gate reads it"),
+            what: format!("checked code moved to {to}, where no gate reads it"),
         });
     }
     if prepared.put_back.is_empty() {

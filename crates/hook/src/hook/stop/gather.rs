@@ -359,8 +359,15 @@ impl Judgement {
             Err(e) => return Some(crate::words::unconfirmed(&e.to_string())),
         }
         if !p.left_reach.is_empty() {
-            let moved: Vec<String> = p.left_reach.iter().map(|(f, t)| format!("{f} -> {t}")).collect();
-            notes.push(format!("checked code moved out of every gate's reach: {}", moved.join(", ")));
+            let moved: Vec<String> = p
+                .left_reach
+                .iter()
+                .map(|(f, t)| format!("{f} -> {t}"))
+                .collect();
+            notes.push(format!(
+                "checked code moved out of every gate's reach: {}",
+                moved.join(", ")
+            ));
             return Some(crate::words::left_reach(&p.left_reach));
         }
         if p.put_back.is_empty() {
