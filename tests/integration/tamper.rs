@@ -126,7 +126,7 @@ fn a_deleted_config_falling_back_to_presets_does_not_end_the_loop() {
     std::fs::remove_file(repo.path().join("ralph.toml")).unwrap();
     let reason = refused(&repo, &promise(&repo));
     assert!(
-        reason.contains("not the ones this loop started with"),
+        reason.contains("the checks changed since this loop started"),
         "{reason}"
     );
 }

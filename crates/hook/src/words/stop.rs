@@ -129,7 +129,9 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
         ));
     }
     if r.hold.is_some() {
-        blockers.push("the stop gates are not the ones this loop started with".into());
+        blockers.push(
+            "the checks changed since this loop started, or what was judged did (why below)".into(),
+        );
     }
     blockers
 }

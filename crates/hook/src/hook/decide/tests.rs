@@ -129,7 +129,7 @@ fn a_hold_refuses_the_promise_and_says_who_may_lift_it() {
     assert_eq!(d.outcome, Outcome::PromiseRefused);
     let reason = d.output.reason().unwrap();
     assert!(
-        reason.contains("not the ones this loop started with"),
+        reason.contains("the checks changed since this loop started"),
         "{reason}"
     );
     assert!(reason.contains("loop approve"), "{reason}");
