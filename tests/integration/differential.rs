@@ -463,3 +463,48 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
         "a fix moved within reach ends: {out}"
     );
 }
+
+const WEAKENED: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
+
+/// Held, with the bare tool passing on the tree as it is.
+fn held_while_pytest_passes(repo: &Repo, name: &str) {
+    assert_eq!(
+        bare(repo, "pytest", &["-q", "-p", "no:cacheprovider"]),
+        0,
+        "{name}: the attack must fool the bare tool"
+    );
+    let out = decision(&promise(repo));
+    assert_eq!(out["decision"], "block", "{name}: the loop must go on: {out}");
+}
+
+/// What git is told to look away from is still judged: an edit git assumes unchanged, a
+/// conftest git ignores, a clean filter that shows git the old test.
+#[test]
+fn weakenings_git_is_told_not_to_see_still_hold() {
+    let Some(repo) = pytest_loop() else { return };
+    repo.git_cmd(&["update-index", "--assume-unchanged", "tests/test_calc.py"]);
+    repo.write("tests/test_calc.py", WEAKENED);
+    held_while_pytest_passes(&repo, "assume-unchanged");
+    repo.git_cmd(&["update-index", "--no-assume-unchanged", "tests/test_calc.py"]);
+    undo(&repo);
+
+    let exclude = repo.path().join(".git/info/exclude");
+    std::fs::write(&exclude, "conftest.py\n").unwrap();
+    repo.write("conftest.py", "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n");
+    held_while_pytest_passes(&repo, "an ignored conftest");
+    std::fs::write(&exclude, "").unwrap();
+    std::fs::remove_file(repo.path().join("conftest.py")).unwrap();
+
+    repo.git_cmd(&["config", "filter.hide.clean", "git show HEAD:%f"]);
+    std::fs::write(repo.path().join(".git/info/attributes"), "tests/test_calc.py filter=hide\n").unwrap();
+    repo.write("tests/test_calc.py", WEAKENED);
+    held_while_pytest_passes(&repo, "a clean filter");
+    std::fs::remove_file(repo.path().join(".git/info/attributes")).unwrap();
+    repo.git_cmd(&["config", "--unset", "filter.hide.clean"]);
+    undo(&repo);
+
+    // The honest twin: with every trick undone, the fix alone ends the loop.
+    repo.write("calc.py", FIXED);
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "the fix ends the loop: {out}");
+}

@@ -4,6 +4,7 @@
 //! worktree of its own, never into the user's files.
 
 use crate::git::{self, GitError};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ impl Private {
 
     /// Runs git in `top` on this index, `input` on its standard input.
     fn git(&self, top: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, GitError> {
-        let mut cmd = git::command(top);
+        let mut cmd = raw(top);
         cmd.env("GIT_INDEX_FILE", self.path())
             .args(args)
             .stdin(Stdio::piped())
@@ -64,6 +65,51 @@ impl Private {
                 message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             })
         }
+    }
+}
+
+/// The tree of no files: where attributes are read from, so none apply.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// git in `top` seeing files as bytes: no `.gitattributes` of the tree, no `core.autocrlf`,
+/// and every filter driver configured (which `.git/info/attributes` could still name) made
+/// to pass content through. A tree of the work tree must hold what the checkers read, not
+/// what a filter the agent can configure says they read.
+fn raw(top: &Path) -> std::process::Command {
+    let mut cmd = git::command(top);
+    cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
+        .args(["-c", "core.autocrlf=false", "-c", "core.safecrlf=false"]);
+    for name in filter_drivers(top) {
+        for (key, value) in [("clean", "cat"), ("smudge", "cat"), ("process", "")] {
+            cmd.arg("-c").arg(format!("filter.{name}.{key}={value}"));
+        }
+    }
+    cmd
+}
+
+/// The names of the filter drivers git's config defines for `top`.
+fn filter_drivers(top: &Path) -> std::collections::BTreeSet<String> {
+    let out = git::run(top, &["config", "--name-only", "--get-regexp", r"^filter\."])
+        .unwrap_or_default();
+    String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|key| {
+            let rest = key.strip_prefix("filter.")?;
+            Some(rest.rsplit_once('.')?.0.to_string())
+        })
+        .collect()
+}
+
+/// Runs `raw` git and returns its standard output.
+fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    let out = raw(top).args(args).output().map_err(GitError::Spawn)?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(GitError::Failed {
+            args: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
     }
 }
 
@@ -98,12 +144,34 @@ pub fn work_tree(dir: &Path) -> Result<String, GitError> {
     let real = git::git_path(&top, "index")?;
     if real.is_file() {
         lend_stamps(&real, &index.path()).map_err(GitError::Spawn)?;
+        trust_no_flags(&top, &index)?;
     }
     let mut add = vec!["add", "-A", "--", "."];
     add.extend(CACHES);
     index.git(&top, &add, b"")?;
     let out = index.git(&top, &["write-tree"], b"")?;
     Ok(String::from_utf8_lossy(out.trim_ascii()).into_owned())
+}
+
+/// Clears, in the private index, the flags that make `git add` skip a file it has: "assume
+/// unchanged" (an edit is never looked at) and "skip worktree" where the file is there
+/// anyway. Anyone can set them on the user's index; a tree must see every edit.
+fn trust_no_flags(top: &Path, index: &Private) -> Result<(), GitError> {
+    let listing = index.git(top, &["ls-files", "-v", "-z"], b"")?;
+    let mut flagged = Vec::new();
+    for entry in listing.split(|b| *b == 0).filter(|e| e.len() > 2) {
+        let (tag, path) = (entry[0], &entry[2..]);
+        let present = || top.join(std::ffi::OsStr::from_bytes(path)).symlink_metadata().is_ok();
+        if tag.is_ascii_lowercase() || (tag == b'S' && present()) {
+            flagged.extend_from_slice(path);
+            flagged.push(0);
+        }
+    }
+    if !flagged.is_empty() {
+        let args = ["update-index", "--no-assume-unchanged", "--no-skip-worktree", "-z", "--stdin"];
+        index.git(top, &args, &flagged)?;
+    }
+    Ok(())
 }
 
 /// Copies the index `real` to `to` with its modification time. Git trusts an entry's stamp
@@ -214,7 +282,7 @@ impl Checkout {
             .map_err(GitError::Spawn)?;
         let at = holder.path().join("tree");
         let at_text = at.to_string_lossy().into_owned();
-        git::run(
+        run_raw(
             &top,
             &[
                 "-c",
@@ -261,6 +329,32 @@ pub fn ignored(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
             "--directory",
         ],
     )
+}
+
+/// What git ignores in the work tree holding `dir` (installed packages, virtual
+/// environments, local configs), each path with what it is: `folder` (its content is not
+/// read: a dependency folder changes as packages are installed), or a file's digest. A
+/// differential run lends only what is as it was at the start.
+pub fn ignored_state(dir: &Path) -> Result<BTreeMap<String, String>, GitError> {
+    let top = top(dir)?;
+    let mut out = BTreeMap::new();
+    for rel in ignored(&top)? {
+        let full = top.join(&rel);
+        let Ok(meta) = full.symlink_metadata() else {
+            continue;
+        };
+        let what = if meta.is_dir() {
+            "folder".to_string()
+        } else if meta.len() > 1 << 20 {
+            format!("size {} modified {:?}", meta.len(), meta.modified().ok())
+        } else {
+            let bytes = std::fs::read(&full).unwrap_or_default();
+            blake3::hash(&bytes).to_hex().to_string()
+        };
+        let key = rel.to_string_lossy().trim_end_matches('/').to_string();
+        out.insert(key, what);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

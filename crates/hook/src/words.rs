@@ -261,14 +261,19 @@ pub fn surface_hold(weakened: &[ralph_surface::surface::Finding]) -> String {
 /// they were when the loop started (the files put back, each with why it counts as one)
 /// fail on the final code, with their output.
 pub fn load_bearing(
-    put_back: &[ralph_surface::differential::PutBack],
+    prepared: &ralph_surface::differential::Prepared,
     failing: &[(String, String)],
     deferred: &[ralph_surface::surface::Finding],
 ) -> String {
-    let files: Vec<String> = put_back
+    let back = prepared
+        .put_back
         .iter()
-        .map(|p| format!("- {} ({})", p.shown, p.why))
-        .collect();
+        .map(|p| format!("- {} ({})", p.shown, p.why));
+    let unlent = prepared
+        .unlent
+        .iter()
+        .map(|u| format!("- {u} (ignored by git, and not there or not the same at the start)"));
+    let files: Vec<String> = back.chain(unlent).collect();
     let outputs: Vec<String> = failing
         .iter()
         .map(|(gate, output)| {

@@ -19,6 +19,7 @@ use ralph_base::snapshot::{self, Changed, Checkout, Entry};
 use ralph_config::Phase;
 use ralph_plan::project::Project;
 use ralph_runner::runner::{GateResult, Limits, Reuse};
+use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -45,6 +46,48 @@ pub struct Prepared {
     /// Checked code moved where no gate reads it (from, to; relative to the project root):
     /// followed by content, as git's rename detection pairs them.
     pub left_reach: Vec<(String, String)>,
+    /// What git ignores that the checkout gets by link, relative to the top: as it was at
+    /// the start (or everything, when the start's is not known).
+    lend: Vec<PathBuf>,
+    /// What git ignores that is new or changed since the start (an ignored `conftest.py`, a
+    /// local config): the checkout does not get it, so a run that needs it fails there.
+    pub unlent: Vec<String>,
+}
+
+impl Prepared {
+    /// True when anything of the checks differs from the start: a differential run is due.
+    pub fn changed(&self) -> bool {
+        !self.put_back.is_empty() || !self.unlent.is_empty()
+    }
+
+    /// Every path a differential run gives as it was: put back, or not lent.
+    pub fn names(&self) -> Vec<&str> {
+        let back = self.put_back.iter().map(|p| p.shown.as_str());
+        back.chain(self.unlent.iter().map(String::as_str)).collect()
+    }
+}
+
+/// Which ignored paths (`now`, with what each is) a checkout is lent, and which it is not:
+/// those of tools' own caches never; the rest when the start's ignored paths are not known,
+/// else only those as they were then.
+fn lending(
+    now: &BTreeMap<String, String>,
+    start: Option<&BTreeMap<String, String>>,
+) -> (Vec<PathBuf>, Vec<String>) {
+    let (mut lend, mut unlent) = (Vec::new(), Vec::new());
+    for (rel, what) in now {
+        if Path::new(rel)
+            .components()
+            .any(|c| NOT_LENT.iter().any(|n| c.as_os_str() == *n))
+        {
+            continue;
+        }
+        match start {
+            Some(was) if was.get(rel) != Some(what) => unlent.push(rel.clone()),
+            _ => lend.push(PathBuf::from(rel)),
+        }
+    }
+    (lend, unlent)
 }
 
 /// The tree of the work tree now, and what changed in the checks since `start` (the loop's
@@ -52,11 +95,12 @@ pub struct Prepared {
 /// cannot be compared.
 pub fn prepare(
     root: &Path,
-    start: &str,
+    (start, start_ignored): (&str, Option<&BTreeMap<String, String>>),
     surfaces: (Option<&Surface>, Option<&Surface>),
 ) -> Result<Prepared, GitError> {
     let top = snapshot::top(root)?;
     let tree = snapshot::work_tree(&top)?;
+    let (lend, unlent) = lending(&snapshot::ignored_state(&top)?, start_ignored);
     let inside = within(root, &top);
     let facts = Facts::of(surfaces.0, surfaces.1).with_start_folders(folders(
         &top,
@@ -86,6 +130,8 @@ pub fn prepare(
         tree,
         put_back,
         left_reach,
+        lend,
+        unlent,
     })
 }
 
@@ -219,7 +265,7 @@ fn checked_out(
         .collect();
     let mixed = snapshot::mix(top, &prepared.tree, &put)?;
     let checkout = Checkout::of(top, &mixed)?;
-    lend_ignored(top, &checkout.path())?;
+    lend_ignored(top, &prepared.lend, &checkout.path());
     lend_submodules(top, &mixed, &checkout.path())?;
     let inside = |p: &Path| {
         let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
@@ -268,18 +314,14 @@ const NOT_LENT: &[&str] = &[
 
 /// Links what git ignores in the work tree (installed packages, virtual environments) into
 /// the checkout, so its gates find the same tools.
-fn lend_ignored(top: &Path, checkout: &Path) -> Result<(), GitError> {
-    for rel in snapshot::ignored(top)? {
-        let skipped = rel
-            .components()
-            .any(|c| NOT_LENT.iter().any(|n| c.as_os_str() == *n));
-        let at = checkout.join(&rel);
+fn lend_ignored(top: &Path, lend: &[PathBuf], checkout: &Path) {
+    for rel in lend {
+        let at = checkout.join(rel);
         let free = at.symlink_metadata().is_err() && at.parent().is_some_and(Path::is_dir);
-        if !skipped && free {
-            let _ = std::os::unix::fs::symlink(top.join(&rel), &at);
+        if free {
+            let _ = std::os::unix::fs::symlink(top.join(rel), &at);
         }
     }
-    Ok(())
 }
 
 /// Links each submodule's work tree into the checkout, where `worktree add` leaves an empty

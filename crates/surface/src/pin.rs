@@ -273,6 +273,10 @@ pub struct Record {
     /// the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// What git ignored in the work tree then (`ralph_base::snapshot::ignored_state`): a
+    /// differential run lends only what is still as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Record {
@@ -282,6 +286,10 @@ impl Record {
         let mut parts = vec![self.pin.digest.clone()];
         parts.extend(self.surface.as_ref().map(crate::surface::Surface::digest));
         parts.extend(self.tree.iter().map(|t| format!("tree {t}")));
+        if let Some(ignored) = &self.ignored {
+            let body = serde_json::to_vec(ignored).expect("serialises");
+            parts.push(format!("ignored {}", blake3::hash(&body).to_hex()));
+        }
         if parts.len() == 1 {
             return self.pin.digest.clone();
         }

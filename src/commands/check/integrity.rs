@@ -74,7 +74,7 @@ fn judge_deferred(
         Err(_) => return,
     };
     let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
-    let prepared = match differential::prepare(root, &start, surfaces) {
+    let prepared = match differential::prepare(root, (&start, None), surfaces) {
         Ok(p) => p,
         Err(_) => return,
     };
@@ -86,7 +86,7 @@ fn judge_deferred(
             what: format!("checked code moved to {to}, where no gate reads it"),
         });
     }
-    if prepared.put_back.is_empty() {
+    if !prepared.changed() {
         return;
     }
     let put_back: BTreeSet<&str> = prepared.put_back.iter().map(|p| p.shown.as_str()).collect();

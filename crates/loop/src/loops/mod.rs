@@ -154,8 +154,8 @@ pub fn pin_to(
             .read(loop_file)
             .ok()
             .flatten()
-            .filter(|r| r.started_at == state.started_at)
-            .and_then(|r| r.tree),
+            .filter(|r| r.started_at == state.started_at && r.tree.is_some())
+            .map(|r| (r.tree, r.ignored)),
         Tree::Now => None,
     };
     let root = if pin.root.is_empty() {
@@ -164,13 +164,17 @@ pub fn pin_to(
         Path::new(&pin.root)
     };
     // Outside git there is no tree: the loop is then held by its surface alone.
-    let tree = kept.or_else(|| ralph_base::snapshot::work_tree(root).ok());
+    let (tree, ignored) = kept.unwrap_or_else(|| {
+        let tree = ralph_base::snapshot::work_tree(root).ok();
+        (tree, ralph_base::snapshot::ignored_state(root).ok())
+    });
     let record = pin::Record {
         pin: pin.clone(),
         started_at: state.started_at.clone(),
         session: state.session_id.clone(),
         surface: surface.cloned(),
         tree,
+        ignored,
     };
     state.set_pin(&record.seal());
     store

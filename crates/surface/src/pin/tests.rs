@@ -21,6 +21,7 @@ fn record(pin: &Pin) -> Record {
         session: String::new(),
         surface: None,
         tree: None,
+        ignored: None,
     }
 }
 

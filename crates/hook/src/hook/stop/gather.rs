@@ -291,7 +291,7 @@ impl Judgement {
             };
         };
         let surfaces = (start_surface, pinning.surface.as_ref());
-        match differential::prepare(root, start, surfaces) {
+        match differential::prepare(root, (start, pinning.start_ignored()), surfaces) {
             Ok(p) => Self {
                 prepared: Some(p),
                 hold: None,
@@ -370,7 +370,7 @@ impl Judgement {
             ));
             return Some(crate::words::left_reach(&p.left_reach));
         }
-        if p.put_back.is_empty() {
+        if !p.changed() {
             return None;
         }
         let clock = Instant::now();
@@ -381,7 +381,7 @@ impl Judgement {
             &p,
             results,
         );
-        let names: Vec<&str> = p.put_back.iter().map(|b| b.shown.as_str()).collect();
+        let names = p.names();
         let took = clock.elapsed().as_secs_f64();
         match outcome {
             differential::Outcome::Honest => {

@@ -158,6 +158,11 @@ impl Pinning {
         self.surface = None;
     }
 
+    /// What git ignored in the work tree when the loop started, from its pin's copy.
+    pub fn start_ignored(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.copy.as_ref().and_then(|c| c.ignored.as_ref())
+    }
+
     /// The loop's start: its work tree (a git tree) and the surface it is held to, from its
     /// pin's copy.
     pub fn start(&self) -> (Option<&str>, Option<&Surface>) {
