@@ -474,7 +474,10 @@ fn held_while_pytest_passes(repo: &Repo, name: &str) {
         "{name}: the attack must fool the bare tool"
     );
     let out = decision(&promise(repo));
-    assert_eq!(out["decision"], "block", "{name}: the loop must go on: {out}");
+    assert_eq!(
+        out["decision"], "block",
+        "{name}: the loop must go on: {out}"
+    );
 }
 
 /// What git is told to look away from is still judged: an edit git assumes unchanged, a
@@ -485,18 +488,29 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
     repo.git_cmd(&["update-index", "--assume-unchanged", "tests/test_calc.py"]);
     repo.write("tests/test_calc.py", WEAKENED);
     held_while_pytest_passes(&repo, "assume-unchanged");
-    repo.git_cmd(&["update-index", "--no-assume-unchanged", "tests/test_calc.py"]);
+    repo.git_cmd(&[
+        "update-index",
+        "--no-assume-unchanged",
+        "tests/test_calc.py",
+    ]);
     undo(&repo);
 
     let exclude = repo.path().join(".git/info/exclude");
     std::fs::write(&exclude, "conftest.py\n").unwrap();
-    repo.write("conftest.py", "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n");
+    repo.write(
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n",
+    );
     held_while_pytest_passes(&repo, "an ignored conftest");
     std::fs::write(&exclude, "").unwrap();
     std::fs::remove_file(repo.path().join("conftest.py")).unwrap();
 
     repo.git_cmd(&["config", "filter.hide.clean", "git show HEAD:%f"]);
-    std::fs::write(repo.path().join(".git/info/attributes"), "tests/test_calc.py filter=hide\n").unwrap();
+    std::fs::write(
+        repo.path().join(".git/info/attributes"),
+        "tests/test_calc.py filter=hide\n",
+    )
+    .unwrap();
     repo.write("tests/test_calc.py", WEAKENED);
     held_while_pytest_passes(&repo, "a clean filter");
     std::fs::remove_file(repo.path().join(".git/info/attributes")).unwrap();
@@ -506,5 +520,8 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
     // The honest twin: with every trick undone, the fix alone ends the loop.
     repo.write("calc.py", FIXED);
     let out = decision(&promise(&repo));
-    assert!(out.get("decision").is_none(), "the fix ends the loop: {out}");
+    assert!(
+        out.get("decision").is_none(),
+        "the fix ends the loop: {out}"
+    );
 }

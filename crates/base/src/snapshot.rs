@@ -77,8 +77,12 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// what a filter the agent can configure says they read.
 fn raw(top: &Path) -> std::process::Command {
     let mut cmd = git::command(top);
-    cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
-        .args(["-c", "core.autocrlf=false", "-c", "core.safecrlf=false"]);
+    cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE).args([
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "core.safecrlf=false",
+    ]);
     for name in filter_drivers(top) {
         for (key, value) in [("clean", "cat"), ("smudge", "cat"), ("process", "")] {
             cmd.arg("-c").arg(format!("filter.{name}.{key}={value}"));
@@ -89,8 +93,11 @@ fn raw(top: &Path) -> std::process::Command {
 
 /// The names of the filter drivers git's config defines for `top`.
 fn filter_drivers(top: &Path) -> std::collections::BTreeSet<String> {
-    let out = git::run(top, &["config", "--name-only", "--get-regexp", r"^filter\."])
-        .unwrap_or_default();
+    let out = git::run(
+        top,
+        &["config", "--name-only", "--get-regexp", r"^filter\."],
+    )
+    .unwrap_or_default();
     String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|key| {
@@ -161,14 +168,24 @@ fn trust_no_flags(top: &Path, index: &Private) -> Result<(), GitError> {
     let mut flagged = Vec::new();
     for entry in listing.split(|b| *b == 0).filter(|e| e.len() > 2) {
         let (tag, path) = (entry[0], &entry[2..]);
-        let present = || top.join(std::ffi::OsStr::from_bytes(path)).symlink_metadata().is_ok();
+        let present = || {
+            top.join(std::ffi::OsStr::from_bytes(path))
+                .symlink_metadata()
+                .is_ok()
+        };
         if tag.is_ascii_lowercase() || (tag == b'S' && present()) {
             flagged.extend_from_slice(path);
             flagged.push(0);
         }
     }
     if !flagged.is_empty() {
-        let args = ["update-index", "--no-assume-unchanged", "--no-skip-worktree", "-z", "--stdin"];
+        let args = [
+            "update-index",
+            "--no-assume-unchanged",
+            "--no-skip-worktree",
+            "-z",
+            "--stdin",
+        ];
         index.git(top, &args, &flagged)?;
     }
     Ok(())

@@ -364,3 +364,34 @@ pub fn moved_during(root: &Path, judged: &str, facts: &Facts) -> Result<Vec<Stri
         .map(|c| c.path.to_string_lossy().into_owned())
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn only_what_git_ignored_at_the_start_as_it_was_is_lent() {
+        let start = map(&[(".venv", "folder"), (".env", "d1"), ("local.cfg", "d2")]);
+        let now = map(&[
+            (".venv", "folder"),
+            (".env", "d1"),
+            ("local.cfg", "changed"),
+            ("conftest.py", "d3"),
+            ("pkg/__pycache__", "folder"),
+            (".ralph", "folder"),
+        ]);
+        let (lend, unlent) = lending(&now, Some(&start));
+        assert_eq!(lend, [".env", ".venv"].map(PathBuf::from));
+        assert_eq!(unlent, ["conftest.py", "local.cfg"]);
+        let (all, none) = lending(&now, None);
+        assert_eq!(all.len(), 4, "no start known: all but caches are lent");
+        assert!(none.is_empty());
+    }
+}

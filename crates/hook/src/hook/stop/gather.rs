@@ -398,11 +398,7 @@ impl Judgement {
                     names.join(", "),
                     gates.join(", ")
                 ));
-                Some(crate::words::load_bearing(
-                    &p.put_back,
-                    &failing,
-                    &pinning.deferred,
-                ))
+                Some(crate::words::load_bearing(&p, &failing, &pinning.deferred))
             }
             differential::Outcome::Unavailable(why) => {
                 notes.push(format!("differential run not made: {why}"));
