@@ -517,6 +517,49 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
     repo.git_cmd(&["config", "--unset", "filter.hide.clean"]);
     undo(&repo);
 
+    repo.git_cmd(&["update-index", "--skip-worktree", "tests/test_calc.py"]);
+    repo.write("tests/test_calc.py", WEAKENED);
+    held_while_pytest_passes(&repo, "skip-worktree");
+    repo.git_cmd(&["update-index", "--no-skip-worktree", "tests/test_calc.py"]);
+    undo(&repo);
+
+    // A file system monitor that always answers "nothing changed".
+    let monitor = repo.path().join(".git/fsmonitor.sh");
+    crate::common::write_exe(&monitor, "#!/bin/sh\nprintf 'token\\0'\n");
+    repo.git_cmd(&["config", "core.fsmonitor", &monitor.to_string_lossy()]);
+    repo.git_cmd(&["config", "core.fsmonitorHookVersion", "2"]);
+    repo.git_cmd(&["update-index", "--fsmonitor"]);
+    repo.git_cmd(&["status", "--short"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.write("tests/test_calc.py", WEAKENED);
+    held_while_pytest_passes(&repo, "fsmonitor");
+    repo.git_cmd(&["config", "--unset", "core.fsmonitor"]);
+    repo.git_cmd(&["update-index", "--no-fsmonitor"]);
+    undo(&repo);
+
+    // `git replace` of the loop's start tree by one that holds the weakened test.
+    let pins = repo.path().join(".git/ralph-gate/pins/ralph-loop.local.md.json");
+    let pin: serde_json::Value = serde_json::from_slice(&std::fs::read(&pins).unwrap()).unwrap();
+    let start = pin["tree"].as_str().expect("the pin holds the start tree").to_string();
+    repo.write("tests/test_calc.py", WEAKENED);
+    let index = repo.path().join(".git/forged-index");
+    let in_index = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    in_index(&["read-tree", &start]);
+    in_index(&["add", "tests/test_calc.py"]);
+    let forged = in_index(&["write-tree"]);
+    repo.git_cmd(&["replace", "-f", &start, &forged]);
+    held_while_pytest_passes(&repo, "git replace");
+    repo.git_cmd(&["replace", "-d", &start]);
+    undo(&repo);
+
     // The honest twin: with every trick undone, the fix alone ends the loop.
     repo.write("calc.py", FIXED);
     let out = decision(&promise(&repo));

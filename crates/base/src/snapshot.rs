@@ -77,12 +77,20 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// what a filter the agent can configure says they read.
 fn raw(top: &Path) -> std::process::Command {
     let mut cmd = git::command(top);
-    cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE).args([
-        "-c",
-        "core.autocrlf=false",
-        "-c",
-        "core.safecrlf=false",
-    ]);
+    // No replacement objects (`git replace` would show another tree under a tree's name),
+    // and no file system monitor (one that says "nothing changed" hides every edit).
+    cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE)
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .args([
+            "-c",
+            "core.autocrlf=false",
+            "-c",
+            "core.safecrlf=false",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.untrackedCache=false",
+        ]);
     for name in filter_drivers(top) {
         for (key, value) in [("clean", "cat"), ("smudge", "cat"), ("process", "")] {
             cmd.arg("-c").arg(format!("filter.{name}.{key}={value}"));
@@ -107,8 +115,9 @@ fn filter_drivers(top: &Path) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
-/// Runs `raw` git and returns its standard output.
-fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
+/// Runs git as trees are read and written here (see `raw`) and returns its standard output:
+/// every git call about a snapshot's trees goes through it.
+pub fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
     let out = raw(top).args(args).output().map_err(GitError::Spawn)?;
     if out.status.success() {
         Ok(out.stdout)
@@ -178,15 +187,11 @@ fn trust_no_flags(top: &Path, index: &Private) -> Result<(), GitError> {
             flagged.push(0);
         }
     }
+    // One flag a call: given both, update-index applies only the last to paths on stdin.
     if !flagged.is_empty() {
-        let args = [
-            "update-index",
-            "--no-assume-unchanged",
-            "--no-skip-worktree",
-            "-z",
-            "--stdin",
-        ];
-        index.git(top, &args, &flagged)?;
+        for flag in ["--no-assume-unchanged", "--no-skip-worktree"] {
+            index.git(top, &["update-index", flag, "-z", "--stdin"], &flagged)?;
+        }
     }
     Ok(())
 }
@@ -205,7 +210,7 @@ fn lend_stamps(real: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Every path whose entry differs between the trees `old` and `new`.
 pub fn diff(dir: &Path, old: &str, new: &str) -> Result<Vec<Changed>, GitError> {
-    let out = git::run(dir, &["diff-tree", "-r", "-z", "--no-renames", old, new])?;
+    let out = run_raw(dir, &["diff-tree", "-r", "-z", "--no-renames", old, new])?;
     Ok(parse_raw(&out))
 }
 
@@ -213,7 +218,7 @@ pub fn diff(dir: &Path, old: &str, new: &str) -> Result<Vec<Changed>, GitError> 
 /// least half the same): what was moved, from where to where, relative to the top.
 pub fn renames(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf)>, GitError> {
     let args = ["diff-tree", "-r", "-z", "-M", "--diff-filter=R", old, new];
-    let out = git::run(dir, &args)?;
+    let out = run_raw(dir, &args)?;
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut pairs = Vec::new();
     while let (Some(_meta), Some(from), Some(to)) = (fields.next(), fields.next(), fields.next()) {
@@ -279,7 +284,7 @@ impl Checkout {
     /// the repository runs: the checkout is ralph-gate's, not the user's.
     pub fn of(dir: &Path, tree: &str) -> Result<Self, GitError> {
         let top = top(dir)?;
-        let commit = git::run(
+        let commit = run_raw(
             &top,
             &[
                 "-c",

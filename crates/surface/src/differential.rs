@@ -142,7 +142,7 @@ fn folders(
     start: &str,
     inside: Option<&Path>,
 ) -> Result<std::collections::BTreeSet<String>, GitError> {
-    let all = ralph_base::git::paths(top, &["ls-tree", "-r", "-d", "-z", "--name-only", start])?;
+    let all = ralph_base::git::split_nul(&snapshot::run_raw(top, &["ls-tree", "-r", "-d", "-z", "--name-only", start])?);
     Ok(all
         .iter()
         .filter_map(|d| d.strip_prefix(inside.unwrap_or(Path::new(""))).ok())
@@ -189,7 +189,7 @@ fn back(c: Changed, shown: String, why: &'static str) -> PutBack {
 /// A manifest's text, read from git only when its role may depend on it.
 fn text(top: &Path, entry: Option<&Entry>) -> Option<String> {
     let e = entry?;
-    let out = ralph_base::git::run(top, &["cat-file", "blob", &e.object]).ok()?;
+    let out = snapshot::run_raw(top, &["cat-file", "blob", &e.object]).ok()?;
     // Big files are never manifests: no need to hold them in memory as text.
     (out.len() < 1 << 20)
         .then(|| String::from_utf8(out).ok())
@@ -327,7 +327,7 @@ fn lend_ignored(top: &Path, lend: &[PathBuf], checkout: &Path) {
 /// Links each submodule's work tree into the checkout, where `worktree add` leaves an empty
 /// folder: the gates read the same submodule code in both runs.
 fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitError> {
-    let listing = ralph_base::git::run(top, &["ls-tree", "-r", "-z", tree])?;
+    let listing = snapshot::run_raw(top, &["ls-tree", "-r", "-z", tree])?;
     for line in listing
         .split(|b| *b == 0)
         .filter(|l| l.starts_with(b"160000 "))

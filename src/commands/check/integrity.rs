@@ -69,7 +69,8 @@ fn judge_deferred(
     results: &[GateResult],
 ) {
     let root = project.root();
-    let start = match ralph_base::git::run(root, &["rev-parse", &format!("{}^{{tree}}", a.rev)]) {
+    let rev = format!("{}^{{tree}}", a.rev);
+    let start = match ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]) {
         Ok(out) => String::from_utf8_lossy(out.trim_ascii()).into_owned(),
         Err(_) => return,
     };
