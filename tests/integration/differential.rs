@@ -466,6 +466,15 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
 
 const WEAKENED: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
 
+/// Writes the weakened test, each time a little different: stops over the same tree with
+/// the same results in a row end a loop as stuck.
+fn weaken(repo: &Repo) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static TIMES: AtomicUsize = AtomicUsize::new(0);
+    let n = TIMES.fetch_add(1, Ordering::SeqCst);
+    repo.write("tests/test_calc.py", &format!("{WEAKENED}# {n}\n"));
+}
+
 /// Held, with the bare tool passing on the tree as it is.
 fn held_while_pytest_passes(repo: &Repo, name: &str) {
     assert_eq!(
@@ -486,7 +495,7 @@ fn held_while_pytest_passes(repo: &Repo, name: &str) {
 fn weakenings_git_is_told_not_to_see_still_hold() {
     let Some(repo) = pytest_loop() else { return };
     repo.git_cmd(&["update-index", "--assume-unchanged", "tests/test_calc.py"]);
-    repo.write("tests/test_calc.py", WEAKENED);
+    weaken(&repo);
     held_while_pytest_passes(&repo, "assume-unchanged");
     repo.git_cmd(&[
         "update-index",
@@ -511,14 +520,14 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
         "tests/test_calc.py filter=hide\n",
     )
     .unwrap();
-    repo.write("tests/test_calc.py", WEAKENED);
+    weaken(&repo);
     held_while_pytest_passes(&repo, "a clean filter");
     std::fs::remove_file(repo.path().join(".git/info/attributes")).unwrap();
     repo.git_cmd(&["config", "--unset", "filter.hide.clean"]);
     undo(&repo);
 
     repo.git_cmd(&["update-index", "--skip-worktree", "tests/test_calc.py"]);
-    repo.write("tests/test_calc.py", WEAKENED);
+    weaken(&repo);
     held_while_pytest_passes(&repo, "skip-worktree");
     repo.git_cmd(&["update-index", "--no-skip-worktree", "tests/test_calc.py"]);
     undo(&repo);
@@ -531,17 +540,22 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
     repo.git_cmd(&["update-index", "--fsmonitor"]);
     repo.git_cmd(&["status", "--short"]);
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    repo.write("tests/test_calc.py", WEAKENED);
+    weaken(&repo);
     held_while_pytest_passes(&repo, "fsmonitor");
     repo.git_cmd(&["config", "--unset", "core.fsmonitor"]);
     repo.git_cmd(&["update-index", "--no-fsmonitor"]);
     undo(&repo);
 
     // `git replace` of the loop's start tree by one that holds the weakened test.
-    let pins = repo.path().join(".git/ralph-gate/pins/ralph-loop.local.md.json");
+    let pins = repo
+        .path()
+        .join(".git/ralph-gate/pins/ralph-loop.local.md.json");
     let pin: serde_json::Value = serde_json::from_slice(&std::fs::read(&pins).unwrap()).unwrap();
-    let start = pin["tree"].as_str().expect("the pin holds the start tree").to_string();
-    repo.write("tests/test_calc.py", WEAKENED);
+    let start = pin["tree"]
+        .as_str()
+        .expect("the pin holds the start tree")
+        .to_string();
+    weaken(&repo);
     let index = repo.path().join(".git/forged-index");
     let in_index = |args: &[&str]| {
         let out = Command::new("git")

@@ -142,7 +142,10 @@ fn folders(
     start: &str,
     inside: Option<&Path>,
 ) -> Result<std::collections::BTreeSet<String>, GitError> {
-    let all = ralph_base::git::split_nul(&snapshot::run_raw(top, &["ls-tree", "-r", "-d", "-z", "--name-only", start])?);
+    let all = ralph_base::git::split_nul(&snapshot::run_raw(
+        top,
+        &["ls-tree", "-r", "-d", "-z", "--name-only", start],
+    )?);
     Ok(all
         .iter()
         .filter_map(|d| d.strip_prefix(inside.unwrap_or(Path::new(""))).ok())

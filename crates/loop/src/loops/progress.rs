@@ -53,51 +53,16 @@ pub fn next(previous: Option<&Progress>, fingerprint: String, continuing: bool) 
     }
 }
 
-/// What "no progress" compares: the working tree against HEAD (tracked changes and untracked
-/// files, with contents) and which gates fail with what output. ralph-gate's own state
-/// (`.ralph/`, `.claude/`) is left out: it changes at every stop by design.
+/// What "no progress" compares: the work tree (its git tree, untracked files in it) and which
+/// gates fail with what output. ralph-gate's own state (`.ralph/`, the loop's state file) is
+/// left out: it changes at every stop by design.
 pub fn fingerprint(ws: &Path, results: &[GateResult], ci: bool) -> String {
     let mut h = blake3::Hasher::new();
-    let git = |args: &[&str]| {
-        ralph_base::git::command(ws)
-            .args(args)
-            .output()
-            .map(|o| o.stdout)
-            .unwrap_or_default()
-    };
-    let mut outside_state: Vec<String> = vec![
-        "--".into(),
-        ".".into(),
-        ":(exclude).ralph".into(),
-        ":(exclude).claude".into(),
-    ];
-    for a in ralph_base::agent::Agent::ALL {
-        outside_state.push(format!(
-            ":(exclude,glob){}/ralph-loop*.local.md",
-            a.state_dir()
-        ));
-    }
-    let outside_state: Vec<&str> = outside_state.iter().map(String::as_str).collect();
-    h.update(&git(&[
-        &["diff", "HEAD", "--binary", "--no-color"][..],
-        &outside_state[..],
-    ]
-    .concat()));
-    h.update(&git(&[
-        &["diff", "--cached", "--binary", "--no-color"][..],
-        &outside_state[..],
-    ]
-    .concat()));
-    let untracked = git(&[
-        &["ls-files", "-z", "--others", "--exclude-standard"][..],
-        &outside_state[..],
-    ]
-    .concat());
-    for name in ralph_base::git::split_nul(&untracked) {
-        h.update(name.as_os_str().as_encoded_bytes());
-        if let Ok(bytes) = std::fs::read(ws.join(name)) {
-            h.update(blake3::hash(&bytes).as_bytes());
-        }
+    // The work tree as a git tree: untracked files in it, the loop's own files and tools'
+    // caches out, and nothing git can be told to overlook (assume-unchanged, skip-worktree,
+    // a filter, a file system monitor) left out of it.
+    if let Ok(tree) = ralph_base::snapshot::work_tree(ws) {
+        h.update(tree.as_bytes());
     }
     for r in results.iter().filter(|r| r.counts_as_failure(ci)) {
         h.update(r.name.as_bytes());
