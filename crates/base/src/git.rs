@@ -37,7 +37,15 @@ pub fn command(dir: &Path) -> Command {
 
 /// Runs git and returns its standard output; a non-zero exit is an error with its message.
 pub fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    let out = command(dir).args(args).output().map_err(GitError::Spawn)?;
+    finished(args, command(dir).args(args).output())
+}
+
+/// A finished git process's standard output; a non-zero exit is an error with its message.
+pub fn finished(
+    args: &[&str],
+    out: std::io::Result<std::process::Output>,
+) -> Result<Vec<u8>, GitError> {
+    let out = out.map_err(GitError::Spawn)?;
     if out.status.success() {
         Ok(out.stdout)
     } else {

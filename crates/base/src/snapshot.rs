@@ -56,15 +56,7 @@ impl Private {
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(input).map_err(GitError::Spawn)?;
         }
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(GitError::Failed {
-                args: args.join(" "),
-                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            })
-        }
+        git::finished(args, child.wait_with_output())
     }
 }
 
@@ -118,15 +110,7 @@ fn filter_drivers(top: &Path) -> std::collections::BTreeSet<String> {
 /// Runs git as trees are read and written here (see `raw`) and returns its standard output:
 /// every git call about a snapshot's trees goes through it.
 pub fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    let out = raw(top).args(args).output().map_err(GitError::Spawn)?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(GitError::Failed {
-            args: args.join(" "),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
+    git::finished(args, raw(top).args(args).output())
 }
 
 /// The top of the work tree holding `dir`.
