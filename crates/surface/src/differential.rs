@@ -40,6 +40,10 @@ pub struct PutBack {
 /// run would put back in it.
 pub struct Prepared {
     top: PathBuf,
+    /// The project root, relative to `top`.
+    inside: PathBuf,
+    /// What the surfaces say of the files: which are code, tests, configs.
+    facts: Facts,
     /// The work tree as the final run is about to judge it.
     pub tree: String,
     pub put_back: Vec<PutBack>,
@@ -117,7 +121,11 @@ pub fn prepare(
                 continue;
             }
         };
-        let texts = (text(&top, c.old.as_ref()), text(&top, c.new.as_ref()));
+        // Two processes a file otherwise: only a manifest's text can change its role.
+        let texts = match roles::reads_text(&shown) {
+            true => (text(&top, c.old.as_ref()), text(&top, c.new.as_ref())),
+            false => (None, None),
+        };
         if let Role::Check(why) =
             roles::role(&shown, &facts, (texts.0.as_deref(), texts.1.as_deref()))
         {
@@ -127,6 +135,8 @@ pub fn prepare(
     let left_reach = left_reach(&top, (start, &tree), inside.as_deref(), &facts)?;
     Ok(Prepared {
         top,
+        inside: inside.unwrap_or_default(),
+        facts,
         tree,
         put_back,
         left_reach,
@@ -347,25 +357,26 @@ fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitErr
     Ok(())
 }
 
-/// The paths whose content differs between the tree the final run judged and the work tree
-/// now, where a gate or a runner reads them (code, tests, configs, a runner's files). A
-/// gate's own outputs (caches, reports, coverage) are not a change of what was judged.
-pub fn moved_during(root: &Path, judged: &str, facts: &Facts) -> Result<Vec<String>, GitError> {
-    let top = snapshot::top(root)?;
-    let after = snapshot::work_tree(&top)?;
-    if after == judged {
-        return Ok(Vec::new());
+impl Prepared {
+    /// The paths whose content differs between the tree the final run judged and the work
+    /// tree now, where a gate or a runner reads them (code, tests, configs, a runner's
+    /// files). A gate's own outputs (caches, reports, coverage) are not a change of what was
+    /// judged.
+    pub fn moved_during(&self) -> Result<Vec<String>, GitError> {
+        let after = snapshot::work_tree(&self.top)?;
+        if after == self.tree {
+            return Ok(Vec::new());
+        }
+        let changed = snapshot::diff(&self.top, &self.tree, &after)?;
+        Ok(changed
+            .into_iter()
+            .filter(|c| {
+                let rel = c.path.strip_prefix(&self.inside).unwrap_or(&c.path);
+                self.facts.read_by_gates(&rel.to_string_lossy())
+            })
+            .map(|c| c.path.to_string_lossy().into_owned())
+            .collect())
     }
-    let inside = within(root, &top).unwrap_or_default();
-    let changed = snapshot::diff(&top, judged, &after)?;
-    Ok(changed
-        .into_iter()
-        .filter(|c| {
-            let rel = c.path.strip_prefix(&inside).unwrap_or(&c.path);
-            facts.read_by_gates(&rel.to_string_lossy())
-        })
-        .map(|c| c.path.to_string_lossy().into_owned())
-        .collect())
 }
 
 #[cfg(test)]

@@ -120,8 +120,16 @@ const LOCKS: &[&str] = &[
     "pdm.lock",
 ];
 
+/// True when the role of `rel` can depend on its text: a manifest or a requirements file,
+/// whose change may only declare dependencies. Only those are read.
+pub fn reads_text(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    MANIFESTS.contains(&name) || (name.starts_with("requirements") && name.ends_with(".txt"))
+}
+
 /// The role of `rel` (relative to the project root), whose text was `old` at the start and
-/// is `new` now (`None`: absent, or not text).
+/// is `new` now (`None`: absent, or not text). The texts are needed only where
+/// [`reads_text`] says so; for any other file, `None` is as good.
 pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) -> Role {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let folders: Vec<&str> = rel.split('/').collect();

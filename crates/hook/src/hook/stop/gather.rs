@@ -345,9 +345,7 @@ impl Judgement {
         notes: &mut Vec<String>,
     ) -> Option<String> {
         let p = self.prepared?;
-        let (start, now) = (pinning.start().1, pinning.surface.as_ref());
-        let facts = ralph_surface::surface::roles::Facts::of(start, now);
-        match differential::moved_during(project.root(), &p.tree, &facts) {
+        match p.moved_during() {
             Ok(moved) if moved.is_empty() => {}
             Ok(moved) => {
                 notes.push(format!(
