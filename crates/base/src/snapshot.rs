@@ -26,18 +26,23 @@ pub struct Changed {
     pub new: Option<Entry>,
 }
 
-/// An index file of ralph-gate's own, removed with its folder.
+/// An index file of ralph-gate's own in the work tree at `top`, removed with its folder.
 struct Private {
     dir: tempfile::TempDir,
+    /// The filter drivers disarmed for every call on it, asked of git's config once.
+    disarmed: Vec<String>,
 }
 
 impl Private {
-    fn new() -> Result<Self, GitError> {
+    fn new(top: &Path) -> Result<Self, GitError> {
         let dir = tempfile::Builder::new()
             .prefix("ralph-gate-index")
             .tempdir()
             .map_err(GitError::Spawn)?;
-        Ok(Self { dir })
+        Ok(Self {
+            dir,
+            disarmed: disarmed_filters(top),
+        })
     }
 
     fn path(&self) -> PathBuf {
@@ -46,7 +51,7 @@ impl Private {
 
     /// Runs git in `top` on this index, `input` on its standard input.
     fn git(&self, top: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, GitError> {
-        let mut cmd = raw(top);
+        let mut cmd = raw(top, &self.disarmed);
         cmd.env("GIT_INDEX_FILE", self.path())
             .args(args)
             .stdin(Stdio::piped())
@@ -67,7 +72,7 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// and every filter driver configured (which `.git/info/attributes` could still name) made
 /// to pass content through. A tree of the work tree must hold what the checkers read, not
 /// what a filter the agent can configure says they read.
-fn raw(top: &Path) -> std::process::Command {
+fn raw(top: &Path, disarmed: &[String]) -> std::process::Command {
     let mut cmd = git::command(top);
     // No replacement objects (`git replace` would show another tree under a tree's name),
     // and no file system monitor (one that says "nothing changed" hides every edit).
@@ -83,12 +88,21 @@ fn raw(top: &Path) -> std::process::Command {
             "-c",
             "core.untrackedCache=false",
         ]);
-    for name in filter_drivers(top) {
-        for (key, value) in [("clean", "cat"), ("smudge", "cat"), ("process", "")] {
-            cmd.arg("-c").arg(format!("filter.{name}.{key}={value}"));
-        }
+    for setting in disarmed {
+        cmd.arg("-c").arg(setting);
     }
     cmd
+}
+
+/// The settings that make every filter driver of `top`'s config pass content through.
+fn disarmed_filters(top: &Path) -> Vec<String> {
+    let mut settings = Vec::new();
+    for name in filter_drivers(top) {
+        for (key, value) in [("clean", "cat"), ("smudge", "cat"), ("process", "")] {
+            settings.push(format!("filter.{name}.{key}={value}"));
+        }
+    }
+    settings
 }
 
 /// The names of the filter drivers git's config defines for `top`.
@@ -110,7 +124,7 @@ fn filter_drivers(top: &Path) -> std::collections::BTreeSet<String> {
 /// Runs git as trees are read and written here (see `raw`) and returns its standard output:
 /// every git call about a snapshot's trees goes through it.
 pub fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
-    git::finished(args, raw(top).args(args).output())
+    git::finished(args, raw(top, &disarmed_filters(top)).args(args).output())
 }
 
 /// The top of the work tree holding `dir`.
@@ -140,7 +154,7 @@ const CACHES: &[&str] = &[
 /// copy), so unchanged files are not read again.
 pub fn work_tree(dir: &Path) -> Result<String, GitError> {
     let top = top(dir)?;
-    let index = Private::new()?;
+    let index = Private::new(&top)?;
     let real = git::git_path(&top, "index")?;
     if real.is_file() {
         lend_stamps(&real, &index.path()).map_err(GitError::Spawn)?;
@@ -240,7 +254,7 @@ fn parse_raw(out: &[u8]) -> Vec<Changed> {
 /// The tree `base` with each path given the entry named (`None`: removed).
 pub fn mix(dir: &Path, base: &str, put: &[(PathBuf, Option<Entry>)]) -> Result<String, GitError> {
     let top = top(dir)?;
-    let index = Private::new()?;
+    let index = Private::new(&top)?;
     index.git(&top, &["read-tree", base], b"")?;
     let mut info = Vec::new();
     for (path, entry) in put {
