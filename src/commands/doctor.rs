@@ -360,13 +360,15 @@ fn leftovers(layout: &Layout, problems: &mut Vec<String>) {
     }
 }
 
-/// Loops an agent ended itself, from the journal: a cancel from a session, a state file
-/// deleted by hand.
+/// What an agent did or tried to a loop, from the journal: a person's command refused (an
+/// approval or a cancel from under an agent), a cancel from a session (journals of versions
+/// that took one), a state file deleted by hand.
 fn agent_events(layout: &Layout) -> Vec<String> {
     crate::overview::recent_stops(layout, crate::overview::RECENT_STOPS * 5)
         .into_iter()
         .filter(|e| {
             (e.event == "cancel" && e.who.starts_with("session"))
+                || e.event == "refused"
                 || e.event == "state_deleted"
                 || !e.notes.is_empty()
         })

@@ -36,10 +36,13 @@ pub enum AppError {
     },
     #[error(transparent)]
     Git(#[from] ralph_base::git::GitError),
-    /// A person's command (`loop approve`, a second `loop start`) run from inside an agent's
-    /// session: refused, whatever the arguments.
+    /// A person's command (`loop approve`, `loop cancel`, a second `loop start`) run from
+    /// inside an agent's session, or under it: refused, whatever the arguments.
     #[error("{0}")]
     AgentRefused(String),
+    /// A person's confirmation on the terminal was not given.
+    #[error("{0}")]
+    NotConfirmed(String),
     #[error("{}: {source}", path.display())]
     LoopState {
         path: std::path::PathBuf,

@@ -47,6 +47,11 @@ pub fn run(
         // would count every stop twice and double the edit feedback.
         return exit::SUCCESS;
     }
+    if ralph_loop::loops::maybe_any(&layout) {
+        // The program that ran this hook is an agent: nothing it starts approves or cancels
+        // a loop (`loop approve` reads this), however it starts it.
+        ralph_loop::person::remember(&layout);
+    }
     if event != Event::Stop {
         ralph_loop::loops::claim_early(&layout, &ask.session, ask.agent);
     }

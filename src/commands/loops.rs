@@ -343,6 +343,7 @@ fn cancel(layout: &Layout, id: Option<&str>, env: &Environment) -> Result<String
         None => None,
     };
     if let Some(o) = orphan {
+        super::person::only_a_person(layout, env, "loop cancel", &o.loop_file)?;
         loops::cancel_orphan(layout, o, &journal::who(env));
         return Ok(format!(
             "ralph-gate: cancelled {} (its state file was gone)\n",
@@ -350,6 +351,7 @@ fn cancel(layout: &Layout, id: Option<&str>, env: &Environment) -> Result<String
         ));
     }
     let f = loops::pick(&files, id)?;
+    super::person::only_a_person(layout, env, "loop cancel", &loops::key(&f.path))?;
     loops::cancel(layout, &f.path, &journal::who(env))?;
     Ok(format!("ralph-gate: cancelled {}\n", f.path.display()))
 }
@@ -362,19 +364,19 @@ fn approve(
     cwd: &Path,
     config: Option<&Path>,
 ) -> Result<String, AppError> {
-    if env.claude_session_id.is_some() || env.in_agent {
-        return Err(AppError::AgentRefused(
-            "`loop approve` is for a person: it runs inside an agent's session here. Run it from your own terminal.".into(),
-        ));
-    }
     let files = loops::list(layout);
     let f = loops::pick(&files, id)?;
+    super::person::only_a_person(layout, env, "loop approve", &loops::key(&f.path))?;
     if let Err(e) = &f.state {
         return Err(AppError::LoopState {
             path: f.path.clone(),
             source: e.clone(),
         });
     }
+    super::person::confirm_on_terminal(&format!(
+        "ralph-gate: approve the loop in {}? It will be held to the stop gates and checks as they are now, whatever weakened them.",
+        f.path.display()
+    ))?;
     let mut project = Project::open(cwd, config)?;
     let now = ralph_surface::pin::of(&project.config);
     let surface = ralph_surface::surface::of_project(&mut project, env)?;

@@ -10,6 +10,7 @@ pub mod gates;
 pub mod hook;
 pub mod init;
 pub mod loops;
+pub mod person;
 pub mod status;
 
 pub use error::AppError;

@@ -80,16 +80,26 @@ pub fn run(cwd: &Path, config: Option<&Path>, env: &Environment) -> std::io::Res
                         }
                         Action::CancelLoop(file) => {
                             let who = ralph_loop::journal::who(env);
-                            app.message = Some(
-                                match ralph_loop::loops::cancel(
+                            let key = ralph_loop::loops::key(Path::new(&file));
+                            let cancelled = crate::commands::person::only_a_person(
+                                &layout,
+                                env,
+                                "loop cancel",
+                                &key,
+                            )
+                            .map_err(|e| e.to_string())
+                            .and_then(|()| {
+                                ralph_loop::loops::cancel(
                                     &layout,
                                     Path::new(&file),
                                     &format!("{who}, from the dashboard"),
-                                ) {
-                                    Ok(()) => format!("cancelled the loop in {file}"),
-                                    Err(e) => format!("cannot cancel {file}: {e}"),
-                                },
-                            )
+                                )
+                                .map_err(|e| e.to_string())
+                            });
+                            app.message = Some(match cancelled {
+                                Ok(()) => format!("cancelled the loop in {file}"),
+                                Err(e) => format!("cannot cancel {file}: {e}"),
+                            })
                         }
                     }
                 }

@@ -169,6 +169,40 @@ impl Repo {
         finish(cmd.output().expect("ralph-gate runs"))
     }
 
+    /// `ralph-gate ARGS` on a terminal of its own (a real pty), answering a confirmation
+    /// with `answer` (`code`, `wrong`, `eof`; see terminal.py). `who` is `person` (no process
+    /// of this test is above it, as in a person's own terminal) or `below` (the test, which
+    /// runs the hooks and so plays the agent, made the terminal).
+    pub fn on_terminal(&self, who: &str, answer: &str, args: &[&str]) -> Run {
+        let mut argv = vec![env!("CARGO_BIN_EXE_ralph-gate")];
+        argv.extend(args);
+        self.on_terminal_argv(who, answer, &argv)
+    }
+
+    /// Any program on a terminal of its own, as [`Repo::on_terminal`].
+    pub fn on_terminal_argv(&self, who: &str, answer: &str, argv: &[&str]) -> Run {
+        let mut cmd = self.python();
+        cmd.arg("-c")
+            .arg(include_str!("terminal.py"))
+            .args([who, answer])
+            .args(argv)
+            .stdin(Stdio::null());
+        finish(cmd.output().expect("python3 runs"))
+    }
+
+    /// `python3` in the repository with the environment [`Repo::cmd`] gives ralph-gate.
+    pub fn python(&self) -> Command {
+        let inner = self.cmd();
+        let mut cmd = Command::new("python3");
+        cmd.current_dir(self.path()).env_clear();
+        for (k, v) in inner.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        cmd
+    }
+
     pub fn run_env<I, S>(&self, args: I, env: &[(&str, &str)]) -> Run
     where
         I: IntoIterator<Item = S>,

@@ -138,7 +138,7 @@ fn a_missing_tool_leftovers_and_a_changed_config_are_problems() {
 }
 
 #[test]
-fn a_loop_an_agent_cancelled_itself_is_shown() {
+fn an_agent_that_tried_to_cancel_its_loop_is_shown() {
     let (repo, home) = clean();
     let h = home.path().to_str().unwrap();
     assert_eq!(
@@ -150,12 +150,12 @@ fn a_loop_an_agent_cancelled_itself_is_shown() {
         ["loop", "cancel"],
         &[("HOME", h), ("CLAUDE_CODE_SESSION_ID", "agent-7")],
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 2, "refused: {run:?}");
     let run = doctor(&repo, home.path());
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stdout
-            .contains("cancel ralph-loop.local.md by session agent-7"),
+            .contains("refused ralph-loop.local.md by session agent-7: `loop cancel`"),
         "{run:?}"
     );
 }

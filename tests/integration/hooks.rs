@@ -571,7 +571,10 @@ fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
 
     // Marked optional in the config the loop started with: nothing to verify is fine. (A
     // person ends the first loop: a state file replaced by hand would be tampering.)
-    assert_eq!(repo.run(["loop", "cancel"]).code, 0);
+    assert_eq!(
+        repo.on_terminal("person", "eof", &["loop", "cancel"]).code,
+        0
+    );
     repo.config(&format!("{gate}optional = true\n"));
     repo.write(
         ".claude/ralph-loop.local.md",

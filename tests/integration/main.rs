@@ -7,6 +7,7 @@ mod common;
 
 mod agent_clis;
 mod agents;
+mod approval;
 mod cache;
 mod check;
 mod claude_code;

@@ -411,7 +411,7 @@ fn a_person_approves_a_weakening_and_the_loop_can_end() {
             && doctor.stdout.contains("shellcheck disable=SC2154"),
         "doctor shows it: {doctor:?}"
     );
-    let person = repo.run(["loop", "approve"]);
+    let person = repo.on_terminal("person", "code", &["loop", "approve"]);
     assert_eq!(person.code, 0, "{person:?}");
     assert!(
         person.stdout.contains("shellcheck disable=SC2154"),

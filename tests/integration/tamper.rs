@@ -13,7 +13,7 @@ pub const BROKEN: &str = "def f(:\n    return 1\n";
 pub const FIXED: &str = "def f():\n    return 1\n";
 
 /// A repository with a Python gate, a broken file, and a loop of session `sess-A`.
-fn broken_loop() -> Option<Repo> {
+pub fn broken_loop() -> Option<Repo> {
     if !require_tool("python3") {
         return None;
     }
@@ -36,7 +36,7 @@ fn broken_loop() -> Option<Repo> {
     Some(repo)
 }
 
-fn promise(repo: &Repo) -> Run {
+pub fn promise(repo: &Repo) -> Run {
     stop(repo, "sess-A", Some("All fixed.\n<promise>DONE</promise>"))
 }
 
@@ -49,7 +49,7 @@ pub fn decision(run: &Run) -> Value {
 }
 
 /// The stop was refused and the loop goes on; returns the reason.
-fn refused(repo: &Repo, run: &Run) -> String {
+pub fn refused(repo: &Repo, run: &Run) -> String {
     let out = decision(run);
     assert_eq!(out["decision"], "block", "the loop must go on: {run:?}");
     assert!(loop_alive(repo), "the state file stays");
@@ -265,7 +265,7 @@ fn a_person_approves_a_changed_gate_and_an_agent_cannot() {
     assert_eq!(agent.code, 2, "{agent:?}");
     refused(&repo, &promise(&repo));
 
-    let person = repo.run(["loop", "approve"]);
+    let person = repo.on_terminal("person", "code", &["loop", "approve"]);
     assert_eq!(person.code, 0, "{person:?}");
     assert!(
         person.stdout.contains("coverage changed: exclude"),
@@ -278,7 +278,7 @@ fn a_person_approves_a_changed_gate_and_an_agent_cannot() {
         .filter(|e| e["event"] == "approve")
         .collect();
     assert_eq!(approvals.len(), 1);
-    assert!(approvals[0]["who"].as_str().unwrap().starts_with("script"));
+    assert_eq!(approvals[0]["who"], "terminal");
 }
 
 #[test]
@@ -300,7 +300,9 @@ fn cancel_and_a_deleted_state_file_are_journaled_with_who() {
     let Some(repo) = broken_loop() else { return };
     refused(&repo, &stop(&repo, "sess-A", Some("working")));
     assert!(repo.exists(".ralph/progress/ralph-loop.local.md.json"));
-    let run = repo.run_env(["loop", "cancel"], &[("CLAUDE_CODE_SESSION_ID", "sess-A")]);
+    let agent = repo.run_env(["loop", "cancel"], &[("CLAUDE_CODE_SESSION_ID", "sess-A")]);
+    assert_eq!(agent.code, 2, "an agent's session cannot cancel: {agent:?}");
+    let run = repo.on_terminal("person", "eof", &["loop", "cancel"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         !repo.exists(".ralph/progress/ralph-loop.local.md.json"),
@@ -310,12 +312,12 @@ fn cancel_and_a_deleted_state_file_are_journaled_with_who() {
         .into_iter()
         .find(|e| e["event"] == "cancel")
         .unwrap();
-    assert_eq!(cancel["who"], "session sess-A");
+    assert_eq!(cancel["who"], "terminal");
     let status = repo.run(["status"]);
     assert!(
         status
             .stdout
-            .contains("cancel ralph-loop.local.md by session sess-A"),
+            .contains("cancel ralph-loop.local.md by terminal"),
         "{status:?}"
     );
 
@@ -539,7 +541,7 @@ fn the_guard_denies_changes_to_what_decides_the_end_only_inside_a_loop() {
     );
     assert_eq!(denied(&run), None);
     // No loop: everything goes.
-    repo.run(["loop", "cancel"]);
+    repo.on_terminal("person", "eof", &["loop", "cancel"]);
     let run = pre_tool_use(
         &repo,
         "sess-A",

@@ -9,6 +9,22 @@ use std::path::PathBuf;
 /// their process belongs to.
 pub const LOOP_RUN: &str = "RALPH_GATE_LOOP_RUN";
 
+/// The variables agent CLIs set for the processes they start (tools, hooks): any one set
+/// and not off marks a process started inside an agent's session.
+pub const AGENT_MARKS: &[&str] = &[
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_SANDBOX",
+    "GEMINI_CLI",
+    "QWEN_CODE",
+    "COPILOT_CLI",
+];
+
+/// A flag's value that is on: set, and neither `0` nor `false`.
+pub fn is_on(value: &str) -> bool {
+    !value.is_empty() && value != "0" && !value.eq_ignore_ascii_case("false")
+}
+
 /// Claude Code's default cap on Stop refusals in a row (claude-code-hooks.md).
 pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
 
@@ -23,8 +39,8 @@ pub struct Environment {
     pub claude_project_dir: Option<std::path::PathBuf>,
     /// `CLAUDE_CODE_SESSION_ID`: the session a hook (or a command it runs) belongs to.
     pub claude_session_id: Option<String>,
-    /// Running under an agent (`CLAUDECODE`, or another agent's marker): commands meant for
-    /// a person refuse to run.
+    /// Running under an agent (one of [`AGENT_MARKS`]): commands meant for a person refuse
+    /// to run.
     pub in_agent: bool,
     /// `RALPH_GATE_NO_CACHE` set and non-empty: never reuse stored results (hooks have no flags).
     pub no_cache: bool,
@@ -105,10 +121,7 @@ impl Environment {
     }
 
     pub fn from_process() -> Self {
-        let truthy = |k: &str| {
-            std::env::var(k)
-                .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
-        };
+        let truthy = |k: &str| std::env::var(k).is_ok_and(|v| is_on(&v));
         let text = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let path = |k: &str| {
             std::env::var_os(k)
@@ -153,15 +166,7 @@ impl Environment {
             github_step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
                 .filter(|v| !v.is_empty())
                 .map(Into::into),
-            in_agent: [
-                "CLAUDECODE",
-                "CODEX_SANDBOX",
-                "GEMINI_CLI",
-                "QWEN_CODE",
-                "COPILOT_CLI",
-            ]
-            .iter()
-            .any(|k| truthy(k)),
+            in_agent: AGENT_MARKS.iter().any(|k| truthy(k)),
             stop_block_cap: std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
                 .ok()
                 .and_then(|v| v.trim().parse().ok())

@@ -14,6 +14,7 @@ pub mod env;
 pub mod exit;
 pub mod git;
 pub mod jsonc;
+pub mod process;
 pub mod shebang;
 pub mod shell;
 pub mod signals;

@@ -152,6 +152,12 @@ impl Layout {
         }
     }
 
+    /// The agent programs whose hooks ran in this workspace (the loop crate's `person`):
+    /// beside the pins, and kept by the guard by effect as they are.
+    pub fn agents(&self) -> PathBuf {
+        self.pins().join("agents.seen")
+    }
+
     /// Where the protected files are held while an agent's shell command runs (see
     /// the loop crate's `watch`): beside the pins, outside the work tree.
     pub fn watch(&self) -> PathBuf {

@@ -8,4 +8,5 @@
 pub mod goals;
 pub mod journal;
 pub mod loops;
+pub mod person;
 pub mod watch;

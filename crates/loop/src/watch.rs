@@ -62,7 +62,8 @@ impl Effect {
 }
 
 /// The files that decide whether the loop may end: the config files, the loops' state files
-/// (and the names a new one would take), the pins, and Claude Code's project settings.
+/// (and the names a new one would take), the pins, the agents seen (`person`), and Claude
+/// Code's project settings.
 pub fn watched(layout: &Layout, configs: &[PathBuf]) -> Vec<PathBuf> {
     let ws = layout.root();
     let mut out: Vec<PathBuf> = configs.to_vec();
@@ -77,6 +78,7 @@ pub fn watched(layout: &Layout, configs: &[PathBuf]) -> Vec<PathBuf> {
     out.extend(files_in(&layout.pins(), |n| {
         n.ends_with(".json") || n.ends_with(".pinned")
     }));
+    out.push(layout.agents());
     out.sort();
     out.dedup();
     out
