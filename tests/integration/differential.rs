@@ -56,17 +56,19 @@ fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case]) -> usize
             c.name
         );
         let reason = out["reason"].as_str().unwrap_or_default();
+        // An exit status rewritten under pytest fails the final run itself: pytest's own
+        // report disagrees with it (see told.rs); no differential run is needed then.
+        let by_report = reason.contains("the exit status does not count");
         assert!(
-            reason.contains("ralph-gate loop approve"),
+            by_report || reason.contains("ralph-gate loop approve"),
             "{}: {reason}",
             c.name
         );
         commit_project(repo);
         let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
         assert_eq!(run.code, 1, "{}: check --base fails on it: {run:?}", c.name);
-        assert_eq!(
-            run.gate("integrity")["status"],
-            "fail",
+        assert!(
+            by_report || run.gate("integrity")["status"] == "fail",
             "{}: {run:?}",
             c.name
         );

@@ -40,6 +40,7 @@ mod status;
 mod steering;
 mod surface;
 mod tamper;
+mod told;
 mod toolchains;
 mod ts_layouts;
 mod verdicts;

@@ -2,7 +2,7 @@
 //! process group of its own, and store what it found.
 
 use super::process::{self, Exit, SpawnError, Spec, Step};
-use super::{paths, GateStatus, Limits, RunContext, ToolInfo};
+use super::{paths, pytest, GateStatus, Limits, RunContext, ToolInfo};
 use crate::cache::{self, key};
 use crate::observe;
 use ralph_base::atomic;
@@ -450,7 +450,7 @@ fn places(cx: &RunContext<'_>, job: &Job, limits: &Limits) -> observe::Places {
 
 /// `dir` with a suffix nobody can know in advance (the standard library's hasher keys are
 /// drawn from the operating system's randomness).
-fn unguessable(dir: &Path) -> PathBuf {
+pub(super) fn unguessable(dir: &Path) -> PathBuf {
     use std::hash::BuildHasher;
     let n = std::collections::hash_map::RandomState::new().hash_one((
         std::process::id(),
@@ -509,7 +509,7 @@ fn execute(
         return shape.stopped_by_budget();
     }
     let started = observe::coarse_now();
-    let finished = process::run(&Spec {
+    let spec = Spec {
         script: inv.script.clone(),
         args: inv.args.clone(),
         cwd: inv.cwd.clone(),
@@ -520,8 +520,13 @@ fn execute(
         observe: key.is_some()
             && cx.config.settings.observe_inputs
             && (cx.cache.store || limits.untracked.is_some()),
-    });
+    };
+    let (finished, told) = heard(&spec, gate, cx);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
+    let output = match told {
+        Some(why) => format!("{output}\nralph-gate: {why}\n"),
+        None => output,
+    };
     let mut read_untracked = None;
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
@@ -551,6 +556,35 @@ fn execute(
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)
+}
+
+/// Runs `spec` with pytest's listener loaded ([`pytest`]): a run that exited 0 while pytest
+/// reported a failure, or never reached its end, is a failure (exit 1, and why). A run whose
+/// pytest could not load the listener is made again without it.
+fn heard(spec: &Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, Option<String>) {
+    let Some(listening) = pytest::Listening::open() else {
+        return (process::run(spec), None);
+    };
+    let mut env = spec.env.clone();
+    env.extend(listening.vars(&gate.env, &cx.env.gate_vars));
+    let mut finished = process::run(&Spec {
+        env,
+        script: spec.script.clone(),
+        args: spec.args.clone(),
+        cwd: spec.cwd.clone(),
+        ..*spec
+    });
+    match finished.exit {
+        Exit::Code(0) => {
+            let told = listening.contradiction();
+            if told.is_some() {
+                finished.exit = Exit::Code(1);
+            }
+            (finished, told)
+        }
+        Exit::Code(_) if pytest::not_loaded(&finished.output.text()) => (process::run(spec), None),
+        _ => (finished, None),
+    }
 }
 
 /// The first file git does not track that a run was seen to read, when the caller checks a

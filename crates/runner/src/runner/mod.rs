@@ -6,6 +6,7 @@ pub mod capture;
 mod job;
 mod paths;
 pub mod process;
+mod pytest;
 
 use crate::cache::context::ContextFiles;
 use crate::cache::Cache;

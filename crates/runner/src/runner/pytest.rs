@@ -1,0 +1,216 @@
+//! What pytest itself says a gate ran. Every run of a gate loads ralph-gate's listener
+//! (`ralph_gate_told.py`, through `PYTHONPATH` and `PYTEST_ADDOPTS=-p`) into any pytest it
+//! starts, whatever the command's spelling (`make test`, `tox`, a script). The listener
+//! writes, outside the project, the tests that failed and whether the session reached its
+//! end. An exit status of 0 must agree with that: a failed test, or a session that never
+//! reached its end (a test or the code under test called `os._exit(0)`, an `atexit` hook or
+//! a conftest rewrote the status), fails the gate, whatever the command's exit said.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+const PLUGIN: &str = "ralph_gate_told";
+const PLUGIN_SOURCE: &str = include_str!("ralph_gate_told.py");
+const REPORTS_VAR: &str = "RALPH_GATE_PYTEST_REPORTS";
+
+/// One run's listener: its folder (the plugin and the reports, under an unguessable name in
+/// the temporary folder, which a run never counts as an input), removed when dropped.
+pub struct Listening {
+    dir: PathBuf,
+}
+
+/// What one pytest session recorded.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+struct Session {
+    failed: Vec<String>,
+    errors: Vec<String>,
+    passed: u64,
+    /// The tests collected to run (none for `--collect-only`), and how many did.
+    #[serde(default)]
+    to_run: u64,
+    #[serde(default)]
+    ran: u64,
+    finished: bool,
+}
+
+impl Listening {
+    /// A new listener, or `None` when its folder cannot be made (the run then goes on as the
+    /// command says, unheard).
+    pub fn open() -> Option<Self> {
+        let dir = super::job::unguessable(&std::env::temp_dir().join("ralph-gate-pytest"));
+        std::fs::create_dir_all(dir.join("told")).ok()?;
+        let listening = Self { dir };
+        std::fs::write(listening.dir.join(format!("{PLUGIN}.py")), PLUGIN_SOURCE).ok()?;
+        Some(listening)
+    }
+
+    /// The variables that load the listener into a pytest, after `PYTHONPATH` and
+    /// `PYTEST_ADDOPTS` as the gate would have them (its own `env`, else inherited).
+    pub fn vars(
+        &self,
+        gate_env: &BTreeMap<String, String>,
+        inherited: &BTreeMap<OsString, OsString>,
+    ) -> Vec<(OsString, OsString)> {
+        let given = |name: &str| {
+            gate_env
+                .get(name)
+                .map(OsString::from)
+                .or_else(|| inherited.get(&OsString::from(name)).cloned())
+                .filter(|v| !v.is_empty())
+        };
+        let mut path = self.dir.clone().into_os_string();
+        if let Some(before) = given("PYTHONPATH") {
+            path.push(":");
+            path.push(before);
+        }
+        let mut addopts = OsString::from(format!("-p {PLUGIN}"));
+        if let Some(before) = given("PYTEST_ADDOPTS") {
+            addopts.push(" ");
+            addopts.push(before);
+        }
+        vec![
+            ("PYTHONPATH".into(), path),
+            ("PYTEST_ADDOPTS".into(), addopts),
+            (REPORTS_VAR.into(), self.dir.join("told").into_os_string()),
+        ]
+    }
+
+    /// Why a run that exited 0 failed by pytest's own account, if it did.
+    pub fn contradiction(&self) -> Option<String> {
+        contradiction(&sessions(&self.dir.join("told")))
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// True when a failed run's output says pytest could not load the listener (a Python that
+/// ignores `PYTHONPATH`, `-E` or `-I`): the run is made again without it.
+pub fn not_loaded(output: &str) -> bool {
+    output.contains(&format!("\"{PLUGIN}\"")) || output.contains(&format!("'{PLUGIN}'"))
+}
+
+fn sessions(dir: &Path) -> Vec<Session> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, Session)> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| {
+            let text = std::fs::read(e.path()).ok()?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                serde_json::from_slice(&text).ok()?,
+            ))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Pure: the first session whose record contradicts an exit status of 0.
+fn contradiction(sessions: &[Session]) -> Option<String> {
+    sessions.iter().find_map(|s| {
+        let named = |ids: &[String]| {
+            let mut shown: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
+            if ids.len() > 5 {
+                shown.push("...");
+            }
+            shown.join(", ")
+        };
+        if !s.failed.is_empty() || !s.errors.is_empty() {
+            let mut parts = Vec::new();
+            if !s.failed.is_empty() {
+                parts.push(format!("{} failed ({})", s.failed.len(), named(&s.failed)));
+            }
+            if !s.errors.is_empty() {
+                parts.push(format!("{} errors ({})", s.errors.len(), named(&s.errors)));
+            }
+            Some(format!(
+                "pytest reported {}, but the command exited 0: the exit status does not count",
+                parts.join(" and ")
+            ))
+        } else if !s.finished {
+            Some(format!(
+                "a pytest session ended before its end ({} tests had passed), and the command exited 0: something ended it early",
+                s.passed
+            ))
+        } else if s.ran < s.to_run {
+            Some(format!(
+                "{} of the {} tests pytest collected to run were never run, and the command exited 0: something stopped the session",
+                s.to_run - s.ran,
+                s.to_run
+            ))
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(failed: &[&str], errors: &[&str], finished: bool) -> Session {
+        Session {
+            failed: failed.iter().map(|s| s.to_string()).collect(),
+            errors: errors.iter().map(|s| s.to_string()).collect(),
+            passed: 3,
+            to_run: 3,
+            ran: 3,
+            finished,
+        }
+    }
+
+    #[test]
+    fn a_finished_session_with_no_failure_agrees() {
+        assert_eq!(contradiction(&[session(&[], &[], true)]), None);
+        assert_eq!(contradiction(&[]), None);
+    }
+
+    #[test]
+    fn a_failure_or_an_unfinished_session_contradicts_exit_zero() {
+        let why = contradiction(&[session(&["t.py::a"], &[], true)]).unwrap();
+        assert!(why.contains("1 failed (t.py::a)"), "{why}");
+        let why = contradiction(&[session(&[], &["t.py"], true)]).unwrap();
+        assert!(why.contains("1 errors (t.py)"), "{why}");
+        let why = contradiction(&[session(&[], &[], true), session(&[], &[], false)]).unwrap();
+        assert!(why.contains("ended before its end"), "{why}");
+        let stopped = Session {
+            ran: 1,
+            ..session(&[], &[], true)
+        };
+        let why = contradiction(&[stopped]).unwrap();
+        assert!(why.contains("2 of the 3 tests"), "{why}");
+    }
+
+    #[test]
+    fn the_listener_comes_first_and_keeps_what_the_gate_had() {
+        let l = Listening {
+            dir: PathBuf::from("/tmp/x"),
+        };
+        let gate: BTreeMap<String, String> = [("PYTHONPATH".into(), "src".into())].into();
+        let inherited: BTreeMap<OsString, OsString> =
+            [("PYTEST_ADDOPTS".into(), "-q".into())].into();
+        let vars = l.vars(&gate, &inherited);
+        assert_eq!(vars[0], ("PYTHONPATH".into(), "/tmp/x:src".into()));
+        assert_eq!(
+            vars[1],
+            ("PYTEST_ADDOPTS".into(), "-p ralph_gate_told -q".into())
+        );
+    }
+
+    #[test]
+    fn a_load_failure_names_the_listener() {
+        assert!(not_loaded(
+            "ImportError: Error importing plugin \"ralph_gate_told\": No module named 'ralph_gate_told'"
+        ));
+        assert!(!not_loaded("1 failed"));
+    }
+}

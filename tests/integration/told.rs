@@ -1,0 +1,196 @@
+//! The exit status must agree with the runner's own report (issue 37, item 2), with real
+//! pytest. Each attack makes a failing suite exit 0 in a way the command's spelling does not
+//! show, and the bare tool is run to prove it: pytest's own summary says "failed" (or says
+//! nothing) while its exit status is 0. ralph-gate loads a listener into every pytest a gate
+//! starts and fails the run. Each honest twin must pass unchanged, including a suite that
+//! tests a pytest plugin with pytester (whose inner sessions fail on purpose) and a Python
+//! that ignores `PYTHONPATH`.
+
+use crate::common::{require_tool, Repo, Run};
+use std::process::Command;
+
+const CODE: &str = "def add(a, b):\n    return a - b\n";
+// Not the same length as CODE: Python trusts a .pyc whose source has the same size and second.
+const GOOD_CODE: &str = "def add(a, b):\n    return (a + b)\n";
+const TEST: &str = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
+const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
+
+fn gate(run: &str) -> String {
+    format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    )
+}
+
+/// A project whose `add` is wrong, with its tests, and `extra` files on top.
+fn project(run: &str, code: &str, extra: &[(&str, &str)]) -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.config(&gate(run))
+        .write("pkg/__init__.py", "")
+        .write("pkg/calc.py", code)
+        .write("tests/test_calc.py", TEST)
+        .write("pytest.ini", INI);
+    for (path, text) in extra {
+        repo.write(path, text);
+    }
+    repo.commit_all();
+    Some(repo)
+}
+
+/// The bare command's exit code and output on the tree, as a shell runs it.
+fn bare(repo: &Repo, run: &str) -> (i32, String) {
+    let out = Command::new("sh")
+        .args(["-c", run])
+        .current_dir(repo.path())
+        .output()
+        .expect("sh runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn check(repo: &Repo) -> Run {
+    repo.run(["check", "--no-cache"])
+}
+
+/// The attack works on the bare tool (exit 0 over a failing suite), and ralph-gate fails it,
+/// saying why; then cached, and once more after the cache is warm.
+fn caught(repo: &Repo, run: &str, bare_says: &str, why: &str) {
+    let (code, text) = bare(repo, run);
+    assert_eq!(code, 0, "the attack makes the bare command pass: {text}");
+    assert!(
+        text.contains(bare_says),
+        "bare pytest says {bare_says:?}: {text}"
+    );
+    for attempt in [check(repo), repo.run(["check"]), repo.run(["check"])] {
+        assert_eq!(attempt.code, 1, "{attempt:?}");
+        assert!(attempt.stdout.contains(why), "{why:?}: {attempt:?}");
+    }
+}
+
+#[test]
+fn a_conftest_that_rewrites_the_exit_status_fails() {
+    let conftest = "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n";
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, CODE, &[("conftest.py", conftest)]) else {
+        return;
+    };
+    caught(
+        &repo,
+        run,
+        "1 failed",
+        "pytest reported 1 failed (tests/test_calc.py::test_add)",
+    );
+}
+
+#[test]
+fn code_under_test_that_exits_zero_midway_fails() {
+    // The code under test ends the process with success when it is about to be wrong.
+    let code = "import os\n\n\ndef add(a, b):\n    if a - b != a + b:\n        os._exit(0)\n    return a - b\n";
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, code, &[]) else {
+        return;
+    };
+    let (code, text) = bare(&repo, run);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        !text.contains("failed"),
+        "pytest never got to say so: {text}"
+    );
+    let attempt = check(&repo);
+    assert_eq!(attempt.code, 1, "{attempt:?}");
+    assert!(
+        attempt.stdout.contains("ended before its end"),
+        "{attempt:?}"
+    );
+}
+
+#[test]
+fn an_atexit_hook_in_the_package_that_forces_zero_fails() {
+    let init = "import atexit\nimport os\n\natexit.register(os._exit, 0)\n";
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, CODE, &[("pkg/__init__.py", init)]) else {
+        return;
+    };
+    caught(&repo, run, "1 failed", "pytest reported 1 failed");
+}
+
+#[test]
+fn a_second_pytest_in_the_command_does_not_hide_the_first() {
+    let second = "def test_other():\n    assert True\n";
+    let run = "pytest -q -p no:cacheprovider tests/test_calc.py; pytest -q -p no:cacheprovider tests/test_other.py";
+    let Some(repo) = project(run, CODE, &[("tests/test_other.py", second)]) else {
+        return;
+    };
+    caught(&repo, run, "1 failed", "pytest reported 1 failed");
+}
+
+#[test]
+fn pytest_exit_in_a_test_that_stops_the_run_with_zero_fails() {
+    let first = "import pytest\n\n\ndef test_a_first():\n    pytest.exit('enough', returncode=0)\n";
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, CODE, &[("tests/test_a.py", first)]) else {
+        return;
+    };
+    caught(&repo, run, "enough", "were never run");
+}
+
+#[test]
+fn honest_suites_pass_and_failing_ones_fail_as_before() {
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, GOOD_CODE, &[]) else {
+        return;
+    };
+    let (code, _) = bare(&repo, run);
+    assert_eq!(code, 0);
+    let ok = check(&repo);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    assert!(!ok.stdout.contains("ralph-gate: pytest"), "{ok:?}");
+
+    repo.write("pkg/calc.py", CODE);
+    let (code, _) = bare(&repo, run);
+    assert_eq!(code, 1);
+    let failing = check(&repo);
+    assert_eq!(failing.code, 1, "{failing:?}");
+    assert!(
+        !failing.stdout.contains("exit status does not count"),
+        "{failing:?}"
+    );
+}
+
+#[test]
+fn a_plugin_tested_with_pytester_passes_though_its_inner_runs_fail() {
+    let conftest = "pytest_plugins = ['pytester']\n";
+    let test = "def test_inline(pytester):\n    pytester.makepyfile('def test_x():\\n    assert 0\\n')\n    pytester.runpytest().assert_outcomes(failed=1)\n\n\ndef test_subprocess(pytester):\n    pytester.makepyfile('def test_y():\\n    assert 0\\n')\n    pytester.runpytest_subprocess().assert_outcomes(failed=1)\n";
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(
+        run,
+        GOOD_CODE,
+        &[
+            ("tests/conftest.py", conftest),
+            ("tests/test_plugin.py", test),
+        ],
+    ) else {
+        return;
+    };
+    let (code, text) = bare(&repo, run);
+    assert_eq!(code, 0, "{text}");
+    let ok = check(&repo);
+    assert_eq!(ok.code, 0, "{ok:?}");
+}
+
+#[test]
+fn a_python_that_ignores_pythonpath_still_runs_its_tests() {
+    let run = "python3 -E -m pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, GOOD_CODE, &[]) else {
+        return;
+    };
+    let (code, text) = bare(&repo, run);
+    assert_eq!(code, 0, "{text}");
+    let ok = check(&repo);
+    assert_eq!(ok.code, 0, "{ok:?}");
+    repo.write("pkg/calc.py", CODE);
+    assert_eq!(check(&repo).code, 1);
+}
