@@ -41,8 +41,10 @@ fn project(run: &str, code: &str, extra: &[(&str, &str)]) -> Option<Repo> {
 
 /// The bare command's exit code and output on the tree, as a shell runs it.
 fn bare(repo: &Repo, run: &str) -> (i32, String) {
+    // As a person's shell runs it: Python writes its bytecode caches.
     let out = Command::new("sh")
         .args(["-c", run])
+        .env_remove("PYTHONDONTWRITEBYTECODE")
         .current_dir(repo.path())
         .output()
         .expect("sh runs");
@@ -193,4 +195,67 @@ fn a_python_that_ignores_pythonpath_still_runs_its_tests() {
     assert_eq!(ok.code, 0, "{ok:?}");
     repo.write("pkg/calc.py", CODE);
     assert_eq!(check(&repo).code, 1);
+}
+
+/// Sets `path`'s modification time to `secs` seconds and `nanos` after the epoch.
+fn set_mtime(path: &std::path::Path, secs: u64, nanos: u32) {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+#[test]
+fn a_source_rewritten_in_the_second_its_bytecode_was_written_is_run_as_it_is() {
+    // The same size as CODE: Python cannot tell them apart by size.
+    let same_size = "def add(a, b):\n    return a + b\n";
+    assert_eq!(same_size.len(), CODE.len());
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, same_size, &[]) else {
+        return;
+    };
+    let second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 100;
+    let source = repo.path().join("pkg/calc.py");
+    set_mtime(&source, second, 50_000_000);
+    assert_eq!(bare(&repo, run).0, 0, "right code, compiled");
+    // Rewritten wrong in the same second, after its bytecode was written.
+    repo.write("pkg/calc.py", CODE);
+    let cache = repo.path().join("pkg/__pycache__");
+    let pyc = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("calc."))
+        .expect("pytest wrote calc's bytecode")
+        .path();
+    set_mtime(&pyc, second, 100_000_000);
+    set_mtime(&source, second, 900_000_000);
+    repo.commit_all();
+    let (code, text) = bare(&repo, run);
+    assert_eq!(code, 0, "the bare tool runs the old bytecode: {text}");
+    let fresh = tempfile::tempdir().unwrap();
+    let clone = fresh.path().join("clone");
+    let cloned = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(repo.path())
+        .arg(&clone)
+        .status()
+        .unwrap();
+    assert!(cloned.success());
+    let truth = Command::new("sh")
+        .args(["-c", run])
+        .env_remove("PYTHONDONTWRITEBYTECODE")
+        .current_dir(&clone)
+        .status()
+        .unwrap();
+    assert_eq!(truth.code(), Some(1), "a fresh clone fails: the truth");
+    let attempt = repo.run(["check"]);
+    assert_eq!(attempt.code, 1, "{attempt:?}");
+    assert!(attempt.stdout.contains("assert 0 == 4"), "{attempt:?}");
 }

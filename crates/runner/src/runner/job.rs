@@ -2,7 +2,7 @@
 //! process group of its own, and store what it found.
 
 use super::process::{self, Exit, SpawnError, Spec, Step};
-use super::{paths, pytest, GateStatus, Limits, RunContext, ToolInfo};
+use super::{bytecode, paths, pytest, GateStatus, Limits, RunContext, ToolInfo};
 use crate::cache::{self, key};
 use crate::observe;
 use ralph_base::atomic;
@@ -423,6 +423,7 @@ fn attempt(
     if let Err(why) = prepare(&cx.config.root, job) {
         return shape.outcome(Some(Exit::SpawnFailed(why)), String::new());
     }
+    bytecode::drop_stale(&cx.config.root, &job.inputs);
     let outcome = execute(cx, gate, &shape, limits, key.map(|k| (k.as_str(), &places)));
     if let Some(p) = &job.private {
         let _ = std::fs::remove_dir_all(cx.config.root.join(p));

@@ -2,6 +2,7 @@
 //! as all of its runs are done. The runner never prints; reporters consume its results.
 
 mod aggregate;
+mod bytecode;
 pub mod capture;
 mod job;
 mod paths;
