@@ -344,6 +344,10 @@ fn cancel(layout: &Layout, id: Option<&str>, env: &Environment) -> Result<String
     };
     if let Some(o) = orphan {
         super::person::only_a_person(layout, env, "loop cancel", &o.loop_file)?;
+        super::person::confirm_on_terminal(&format!(
+            "ralph-gate: cancel the loop of {} (its state file is gone)?",
+            o.loop_file
+        ))?;
         loops::cancel_orphan(layout, o, &journal::who(env));
         return Ok(format!(
             "ralph-gate: cancelled {} (its state file was gone)\n",
@@ -352,6 +356,10 @@ fn cancel(layout: &Layout, id: Option<&str>, env: &Environment) -> Result<String
     }
     let f = loops::pick(&files, id)?;
     super::person::only_a_person(layout, env, "loop cancel", &loops::key(&f.path))?;
+    super::person::confirm_on_terminal(&format!(
+        "ralph-gate: cancel the loop in {}? The agent may then stop with its work unverified.",
+        f.path.display()
+    ))?;
     loops::cancel(layout, &f.path, &journal::who(env))?;
     Ok(format!("ralph-gate: cancelled {}\n", f.path.display()))
 }

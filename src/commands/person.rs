@@ -1,6 +1,6 @@
 //! A person's commands (`loop approve`, `loop cancel`): taken only from a process no agent
 //! of this project is above (`ralph_loop::person` decides from the kernel's facts), and,
-//! for an approval, confirmed by typing back a code shown on the command's own terminal.
+//! confirmed by typing back a code shown on the command's own terminal.
 
 use super::AppError;
 use ralph_base::env::Environment;
@@ -55,11 +55,7 @@ pub fn confirm_on_terminal(question: &str) -> Result<(), AppError> {
         .read(true)
         .write(true)
         .open("/dev/tty")
-        .map_err(|e| {
-            no(format!(
-                "no terminal to confirm on ({e}); nothing was approved"
-            ))
-        })?;
+        .map_err(|e| no(format!("no terminal to confirm on ({e}); nothing was done")))?;
     let code = code();
     write!(
         tty,
@@ -68,16 +64,16 @@ pub fn confirm_on_terminal(question: &str) -> Result<(), AppError> {
     .and_then(|()| tty.flush())
     .map_err(|e| {
         no(format!(
-            "cannot ask on the terminal ({e}); nothing was approved"
+            "cannot ask on the terminal ({e}); nothing was done"
         ))
     })?;
     let answer = read_line_within(tty, ANSWER_WITHIN)
-        .ok_or_else(|| no("no answer on the terminal; nothing was approved".into()))?;
+        .ok_or_else(|| no("no answer on the terminal; nothing was done".into()))?;
     if answer.trim() == code {
         Ok(())
     } else {
         Err(no(format!(
-            "the code typed was not {code}; nothing was approved"
+            "the code typed was not {code}; nothing was done"
         )))
     }
 }

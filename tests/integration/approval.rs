@@ -101,7 +101,7 @@ fn a_job_the_agent_leaves_behind_cannot_approve() {
         .status()
         .expect("sh runs");
     assert!(started.success());
-    let said = wait_for_text(&out, "nothing was approved");
+    let said = wait_for_text(&out, "nothing was done");
     assert!(said.contains("no terminal to confirm on"), "{said}");
     assert_eq!(approvals(&repo), 0);
     refused(&repo, &promise(&repo));
@@ -214,7 +214,7 @@ fn an_agent_cannot_cancel_and_a_person_can() {
     );
     refused(&repo, &promise(&repo));
 
-    let person = repo.on_terminal("person", "eof", &["loop", "cancel"]);
+    let person = repo.on_terminal("person", "code", &["loop", "cancel"]);
     assert_eq!(person.code, 0, "{person:?}");
     assert!(!repo.exists(".claude/ralph-loop.local.md"), "cancelled");
     let cancel: Vec<Value> = journal(&repo)
@@ -237,7 +237,7 @@ fn a_person_at_their_own_terminal_approves_with_the_code_and_the_loop_ends() {
     assert!(wrong.stdout.contains("the code typed was not"), "{wrong:?}");
     nothing_approved(&repo, &wrong);
     let none = repo.on_terminal("person", "eof", &["loop", "approve"]);
-    assert!(none.stdout.contains("nothing was approved"), "{none:?}");
+    assert!(none.stdout.contains("nothing was done"), "{none:?}");
     nothing_approved(&repo, &none);
 
     let person = repo.on_terminal("person", "code", &["loop", "approve"]);
@@ -250,4 +250,31 @@ fn a_person_at_their_own_terminal_approves_with_the_code_and_the_loop_ends() {
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "approved: {out}");
     assert_eq!(approvals(&repo), 1);
+}
+
+#[test]
+fn a_job_whose_shell_exits_cannot_cancel() {
+    let Some(repo) = held_by_a_weakening() else {
+        return;
+    };
+    // No setsid: the job is re-parented when its shell exits, so no agent is above it when
+    // it runs; it has no terminal to be confirmed on.
+    let out = repo.path().join("../cancel.out");
+    let script = format!(
+        "( sleep 0.3; exec '{}' loop cancel ) >'{}' 2>&1 </dev/null & exit 0",
+        env!("CARGO_BIN_EXE_ralph-gate"),
+        out.display()
+    );
+    let started = Command::new("sh")
+        .current_dir(repo.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(["-c", &script])
+        .status()
+        .expect("sh runs");
+    assert!(started.success());
+    let said = wait_for_text(&out, "nothing was done");
+    assert!(said.contains("no terminal to confirm on"), "{said}");
+    assert!(repo.exists(".claude/ralph-loop.local.md"), "not cancelled");
+    refused(&repo, &promise(&repo));
 }

@@ -572,7 +572,7 @@ fn a_stop_gate_that_checked_nothing_cannot_grant_completion_unless_optional() {
     // Marked optional in the config the loop started with: nothing to verify is fine. (A
     // person ends the first loop: a state file replaced by hand would be tampering.)
     assert_eq!(
-        repo.on_terminal("person", "eof", &["loop", "cancel"]).code,
+        repo.on_terminal("person", "code", &["loop", "cancel"]).code,
         0
     );
     repo.config(&format!("{gate}optional = true\n"));

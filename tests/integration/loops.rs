@@ -71,14 +71,14 @@ fn start_writes_the_plugins_format_and_a_second_loop_gets_an_id() {
         "{status:?}"
     );
 
-    let run = repo.run(["loop", "cancel"]);
+    let run = repo.on_terminal("person", "code", &["loop", "cancel"]);
     assert!(
         run.stdout.contains("cancelled") && !repo.exists(".claude/ralph-loop.local.md"),
         "{run:?}"
     );
     let run = repo.run(["loop", "cancel", "nope"]);
     assert_eq!(run.code, 2);
-    let run = repo.run(["loop", "cancel", id]);
+    let run = repo.on_terminal("person", "code", &["loop", "cancel", id]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(repo.run(["loop", "status"]).stdout, "ralph-gate: no loop\n");
 }
@@ -161,7 +161,7 @@ fn start_without_an_agent_follows_the_agent_the_project_is_set_up_for() {
     assert!(repo.exists(".codex/ralph-loop.local.md"), "{run:?}");
     assert!(!repo.exists(".claude/ralph-loop.local.md"), "{run:?}");
     assert!(run.stdout.contains("agent: codex"), "{run:?}");
-    let run = repo.run(["loop", "cancel"]);
+    let run = repo.on_terminal("person", "code", &["loop", "cancel"]);
     assert_eq!(run.code, 0, "{run:?}");
 
     let run = repo.run(["init", "--agent", "claude"]);

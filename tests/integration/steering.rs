@@ -365,7 +365,7 @@ fn a_state_file_stashed_away_keeps_the_loop_held_until_a_person_cancels() {
     // Gone again, a person ends it; then nothing holds the agent.
     std::fs::remove_file(repo.path().join(STATE)).unwrap();
     blocked(&stop(&repo, "sess-A", DONE));
-    let run = repo.on_terminal("person", "eof", &["loop", "cancel"]);
+    let run = repo.on_terminal("person", "code", &["loop", "cancel"]);
     assert_eq!(run.code, 0, "{run:?}");
     let run = stop(&repo, "sess-A", DONE);
     assert_eq!(run.stdout, "", "{run:?}");

@@ -302,7 +302,7 @@ fn cancel_and_a_deleted_state_file_are_journaled_with_who() {
     assert!(repo.exists(".ralph/progress/ralph-loop.local.md.json"));
     let agent = repo.run_env(["loop", "cancel"], &[("CLAUDE_CODE_SESSION_ID", "sess-A")]);
     assert_eq!(agent.code, 2, "an agent's session cannot cancel: {agent:?}");
-    let run = repo.on_terminal("person", "eof", &["loop", "cancel"]);
+    let run = repo.on_terminal("person", "code", &["loop", "cancel"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         !repo.exists(".ralph/progress/ralph-loop.local.md.json"),
@@ -541,7 +541,7 @@ fn the_guard_denies_changes_to_what_decides_the_end_only_inside_a_loop() {
     );
     assert_eq!(denied(&run), None);
     // No loop: everything goes.
-    repo.on_terminal("person", "eof", &["loop", "cancel"]);
+    repo.on_terminal("person", "code", &["loop", "cancel"]);
     let run = pre_tool_use(
         &repo,
         "sess-A",

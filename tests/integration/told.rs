@@ -252,10 +252,54 @@ fn a_source_rewritten_in_the_second_its_bytecode_was_written_is_run_as_it_is() {
         .args(["-c", run])
         .env_remove("PYTHONDONTWRITEBYTECODE")
         .current_dir(&clone)
-        .status()
+        .output()
         .unwrap();
-    assert_eq!(truth.code(), Some(1), "a fresh clone fails: the truth");
+    assert_eq!(
+        truth.status.code(),
+        Some(1),
+        "a fresh clone fails: the truth"
+    );
     let attempt = repo.run(["check"]);
     assert_eq!(attempt.code, 1, "{attempt:?}");
     assert!(attempt.stdout.contains("assert 0 == 4"), "{attempt:?}");
+}
+
+/// Found by the red team: what a test suite could do to the listener from inside pytest,
+/// each with a conftest that sets the status to 0. A module of the project named like the
+/// listener, a variable that once marked a nested session, a session posing as an xdist
+/// worker: the listener still records, and the run fails.
+#[test]
+fn the_listener_cannot_be_stood_down_or_stood_in_for() {
+    let zero = "import pytest\n\n\n@pytest.hookimpl(trylast=True)\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n";
+    let shadow = format!("{zero}");
+    let nested = format!(
+        "import os\nos.environ['RALPH_GATE_PYTEST_NESTED'] = '1'\nos.environ['RALPH_GATE_PYTEST_REPORTS'] = ''\n{zero}"
+    );
+    let worker = format!(
+        "{zero}\n\n@pytest.hookimpl(tryfirst=True)\ndef pytest_configure(config):\n    config.workerinput = {{}}\n"
+    );
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    let cases: [(&str, &str); 3] = [
+        ("ralph_gate_told.py", shadow.as_str()),
+        ("tests/conftest.py", nested.as_str()),
+        ("tests/conftest.py", worker.as_str()),
+    ];
+    for (path, text) in cases {
+        let extra: Vec<(&str, &str)> = if path == "ralph_gate_told.py" {
+            vec![(path, text), ("tests/conftest.py", zero)]
+        } else {
+            vec![(path, text)]
+        };
+        let Some(repo) = project(run, CODE, &extra) else {
+            return;
+        };
+        let (code, out) = bare(&repo, run);
+        assert_eq!(code, 0, "{path}: the bare command passes: {out}");
+        let attempt = check(&repo);
+        assert_eq!(attempt.code, 1, "{path}: {attempt:?}");
+        assert!(
+            attempt.stdout.contains("the exit status does not count"),
+            "{path}: {attempt:?}"
+        );
+    }
 }

@@ -583,7 +583,9 @@ fn heard(spec: &Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, O
             }
             (finished, told)
         }
-        Exit::Code(_) if pytest::not_loaded(&finished.output.text()) => (process::run(spec), None),
+        Exit::Code(_) if listening.not_loaded(&finished.output.text()) => {
+            (process::run(spec), None)
+        }
         _ => (finished, None),
     }
 }

@@ -1,6 +1,8 @@
 //! What pytest itself says a gate ran. Every run of a gate loads ralph-gate's listener
-//! (`ralph_gate_told.py`, through `PYTHONPATH` and `PYTEST_ADDOPTS=-p`) into any pytest it
-//! starts, whatever the command's spelling (`make test`, `tox`, a script). The listener
+//! (`ralph_gate_told.py`, under a module name drawn for the run, through `PYTHONPATH` and
+//! `PYTEST_ADDOPTS=-p`) into any pytest it starts, whatever the command's spelling (`make
+//! test`, a script). A file of the project cannot stand in for it: its name is not known
+//! before the run, and `-p` plugins load before any conftest. The listener
 //! writes, outside the project, the tests that failed and whether the session reached its
 //! end. An exit status of 0 must agree with that: a failed test, or a session that never
 //! reached its end (a test or the code under test called `os._exit(0)`, an `atexit` hook or
@@ -19,6 +21,8 @@ const REPORTS_VAR: &str = "RALPH_GATE_PYTEST_REPORTS";
 /// the temporary folder, which a run never counts as an input), removed when dropped.
 pub struct Listening {
     dir: PathBuf,
+    /// The listener's module name for this run.
+    module: String,
 }
 
 /// What one pytest session recorded.
@@ -27,6 +31,9 @@ struct Session {
     failed: Vec<String>,
     errors: Vec<String>,
     passed: u64,
+    /// The exit status pytest computed, before any hook could set another.
+    #[serde(default)]
+    status: Option<i64>,
     /// The tests collected to run (none for `--collect-only`), and how many did.
     #[serde(default)]
     to_run: u64,
@@ -41,8 +48,11 @@ impl Listening {
     pub fn open() -> Option<Self> {
         let dir = super::job::unguessable(&std::env::temp_dir().join("ralph-gate-pytest"));
         std::fs::create_dir_all(dir.join("told")).ok()?;
-        let listening = Self { dir };
-        std::fs::write(listening.dir.join(format!("{PLUGIN}.py")), PLUGIN_SOURCE).ok()?;
+        let drawn = super::job::unguessable(Path::new(PLUGIN));
+        let module = drawn.to_string_lossy().replace('-', "_");
+        let listening = Self { dir, module };
+        let file = listening.dir.join(format!("{}.py", listening.module));
+        std::fs::write(file, PLUGIN_SOURCE).ok()?;
         Some(listening)
     }
 
@@ -65,7 +75,7 @@ impl Listening {
             path.push(":");
             path.push(before);
         }
-        let mut addopts = OsString::from(format!("-p {PLUGIN}"));
+        let mut addopts = OsString::from(format!("-p {}", self.module));
         if let Some(before) = given("PYTEST_ADDOPTS") {
             addopts.push(" ");
             addopts.push(before);
@@ -81,18 +91,19 @@ impl Listening {
     pub fn contradiction(&self) -> Option<String> {
         contradiction(&sessions(&self.dir.join("told")))
     }
+
+    /// True when a failed run's output says pytest could not load the listener (a Python
+    /// that ignores `PYTHONPATH`, `-E` or `-I`): the run is made again without it.
+    pub fn not_loaded(&self, output: &str) -> bool {
+        output.contains(&format!("\"{}\"", self.module))
+            || output.contains(&format!("'{}'", self.module))
+    }
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// True when a failed run's output says pytest could not load the listener (a Python that
-/// ignores `PYTHONPATH`, `-E` or `-I`): the run is made again without it.
-pub fn not_loaded(output: &str) -> bool {
-    output.contains(&format!("\"{PLUGIN}\"")) || output.contains(&format!("'{PLUGIN}'"))
 }
 
 fn sessions(dir: &Path) -> Vec<Session> {
@@ -136,6 +147,16 @@ fn contradiction(sessions: &[Session]) -> Option<String> {
                 "pytest reported {}, but the command exited 0: the exit status does not count",
                 parts.join(" and ")
             ))
+        } else if let Some(status) = s.status.filter(|s| (1..=4).contains(s)) {
+            Some(format!(
+                "pytest's own exit status was {status} ({}), but the command exited 0: the exit status does not count",
+                match status {
+                    1 => "tests failed",
+                    2 => "interrupted",
+                    3 => "internal error",
+                    _ => "usage error",
+                }
+            ))
         } else if !s.finished {
             Some(format!(
                 "a pytest session ended before its end ({} tests had passed), and the command exited 0: something ended it early",
@@ -162,6 +183,7 @@ mod tests {
             failed: failed.iter().map(|s| s.to_string()).collect(),
             errors: errors.iter().map(|s| s.to_string()).collect(),
             passed: 3,
+            status: Some(0),
             to_run: 3,
             ran: 3,
             finished,
@@ -188,12 +210,30 @@ mod tests {
         };
         let why = contradiction(&[stopped]).unwrap();
         assert!(why.contains("2 of the 3 tests"), "{why}");
+        let rewritten = Session {
+            status: Some(1),
+            ..session(&[], &[], true)
+        };
+        let why = contradiction(&[rewritten]).unwrap();
+        assert!(
+            why.contains("own exit status was 1 (tests failed)"),
+            "{why}"
+        );
+        // No tests collected (5) is the command's to accept (`pytest || [ $? = 5 ]`).
+        let empty = Session {
+            status: Some(5),
+            to_run: 0,
+            ran: 0,
+            ..session(&[], &[], true)
+        };
+        assert_eq!(contradiction(&[empty]), None);
     }
 
     #[test]
     fn the_listener_comes_first_and_keeps_what_the_gate_had() {
         let l = Listening {
             dir: PathBuf::from("/tmp/x"),
+            module: "ralph_gate_told_1".into(),
         };
         let gate: BTreeMap<String, String> = [("PYTHONPATH".into(), "src".into())].into();
         let inherited: BTreeMap<OsString, OsString> =
@@ -202,15 +242,21 @@ mod tests {
         assert_eq!(vars[0], ("PYTHONPATH".into(), "/tmp/x:src".into()));
         assert_eq!(
             vars[1],
-            ("PYTEST_ADDOPTS".into(), "-p ralph_gate_told -q".into())
+            ("PYTEST_ADDOPTS".into(), "-p ralph_gate_told_1 -q".into())
         );
+        std::mem::forget(l);
     }
 
     #[test]
     fn a_load_failure_names_the_listener() {
-        assert!(not_loaded(
-            "ImportError: Error importing plugin \"ralph_gate_told\": No module named 'ralph_gate_told'"
+        let l = Listening {
+            dir: PathBuf::from("/tmp/x"),
+            module: "ralph_gate_told_1".into(),
+        };
+        assert!(l.not_loaded(
+            "ImportError: Error importing plugin \"ralph_gate_told_1\": No module named 'ralph_gate_told_1'"
         ));
-        assert!(!not_loaded("1 failed"));
+        assert!(!l.not_loaded("1 failed"));
+        std::mem::forget(l);
     }
 }

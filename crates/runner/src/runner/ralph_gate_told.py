@@ -1,17 +1,44 @@
-"""ralph-gate's listener, loaded into every pytest a gate starts (`-p ralph_gate_told`).
+"""ralph-gate's listener, loaded into every pytest a gate starts (`-p` with a module name
+drawn for the run, so no file of the project can stand in for it: `-p` plugins load before
+any conftest).
 
 It writes what the session ran as pytest reports it (failed tests, errors, how many of the
-tests collected to run did run, whether the session reached its end) where ralph-gate reads it once the gate's command has exited: an
-exit status of 0 must agree with it. Only the outermost session of a gate records: a
-session started inside another (pytester, in the same process or a child) tests pytest
-itself, and its failures are expected.
+tests collected to run did run, the exit status pytest itself computed, whether the session
+reached its end) where ralph-gate reads it once the gate's command has exited: an exit
+status of 0 must agree with it. Only the outermost session of a gate counts: a session
+started inside another (pytester, in the same process or in a child process) tests pytest
+itself, and its failures are expected. Nesting is told by the processes, not by a variable:
+a session whose process, or an ancestor of it, already has a report open is nested.
 """
 import json
 import os
 
-_REPORTS = "RALPH_GATE_PYTEST_REPORTS"
-_NESTED = "RALPH_GATE_PYTEST_NESTED"
+# Read when `-p` imports this module, before any conftest runs: one cannot take it away.
+_WHERE = os.environ.get("RALPH_GATE_PYTEST_REPORTS")
 _active = []
+
+
+def _ancestors():
+    """This process and those above it, by /proc; only this one where there is no /proc."""
+    pid, seen = os.getpid(), []
+    while pid > 1 and len(seen) < 256:
+        seen.append(pid)
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return seen
+
+
+def _nested(where):
+    if _active:
+        return True
+    try:
+        open_reports = {name.split("-", 1)[0] for name in os.listdir(where)}
+    except OSError:
+        return False
+    return any(str(pid) in open_reports for pid in _ancestors())
 
 
 class _Listener:
@@ -25,6 +52,7 @@ class _Listener:
             "passed": 0,
             "to_run": 0,
             "ran": 0,
+            "status": None,
             "finished": False,
         }
         self.write()
@@ -52,13 +80,17 @@ class _Listener:
             self.state["passed"] += 1
 
 
+def _sessionfinish(session, exitstatus):
+    # First of every sessionfinish hook: the status pytest computed, before any conftest
+    # or plugin can set another.
+    if _active:
+        _active[-1][1].state["status"] = int(exitstatus)
+
+
 def pytest_configure(config):
-    where = os.environ.get(_REPORTS)
-    if not where or os.environ.get(_NESTED) or _active or hasattr(config, "workerinput"):
+    if not _WHERE or _nested(_WHERE):
         return
-    # Whatever this session starts (pytester's subprocesses) is nested in it.
-    os.environ[_NESTED] = "1"
-    listener = _Listener(os.path.join(where, "%d-%d.json" % (os.getpid(), id(config))), config)
+    listener = _Listener(os.path.join(_WHERE, "%d-%d.json" % (os.getpid(), id(config))), config)
     _active.append((config, listener))
     config.pluginmanager.register(listener, "ralph_gate_listener")
 
@@ -69,4 +101,11 @@ def pytest_unconfigure(config):
         listener.state["ran"] = len(listener.ran)
         listener.state["finished"] = True
         listener.write()
-        os.environ.pop(_NESTED, None)
+
+
+try:
+    import pytest as _pytest
+
+    pytest_sessionfinish = _pytest.hookimpl(tryfirst=True)(_sessionfinish)
+except ImportError:
+    pass
