@@ -271,7 +271,7 @@ fn a_source_rewritten_in_the_second_its_bytecode_was_written_is_run_as_it_is() {
 #[test]
 fn the_listener_cannot_be_stood_down_or_stood_in_for() {
     let zero = "import pytest\n\n\n@pytest.hookimpl(trylast=True)\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n";
-    let shadow = format!("{zero}");
+    let shadow = zero.to_string();
     let nested = format!(
         "import os\nos.environ['RALPH_GATE_PYTEST_NESTED'] = '1'\nos.environ['RALPH_GATE_PYTEST_REPORTS'] = ''\n{zero}"
     );
