@@ -87,12 +87,22 @@ fn a_job_the_agent_leaves_behind_cannot_approve() {
     }
     // The job outlives the shell that started it: by the time it runs, nothing above it is
     // the agent (it is re-parented), and it has no terminal to be confirmed on.
-    let out = repo.path().join("../job.out");
-    let script = format!(
-        "setsid sh -c 'sleep 0.3; exec \"$0\" loop approve' '{}' >'{}' 2>&1 </dev/null &",
-        env!("CARGO_BIN_EXE_ralph-gate"),
-        out.display()
+    let said = left_behind(
+        &repo,
+        "setsid sh -c 'sleep 0.3; exec \"$0\" loop approve' '{rg}' >'{out}' 2>&1 </dev/null &",
     );
+    assert!(said.contains("no terminal to confirm on"), "{said}");
+    assert_eq!(approvals(&repo), 0);
+    refused(&repo, &promise(&repo));
+}
+
+/// Runs `script` (`{rg}`: the binary, `{out}`: where the job writes) from a shell that
+/// exits at once, leaving the job behind; returns what the job said once it refused.
+fn left_behind(repo: &Repo, script: &str) -> String {
+    let out = repo.path().join("../job.out");
+    let script = script
+        .replace("{rg}", env!("CARGO_BIN_EXE_ralph-gate"))
+        .replace("{out}", &out.display().to_string());
     let started = Command::new("sh")
         .current_dir(repo.path())
         .env_clear()
@@ -101,10 +111,7 @@ fn a_job_the_agent_leaves_behind_cannot_approve() {
         .status()
         .expect("sh runs");
     assert!(started.success());
-    let said = wait_for_text(&out, "nothing was done");
-    assert!(said.contains("no terminal to confirm on"), "{said}");
-    assert_eq!(approvals(&repo), 0);
-    refused(&repo, &promise(&repo));
+    wait_for_text(&out, "nothing was done")
 }
 
 fn wait_for_text(path: &std::path::Path, text: &str) -> String {
@@ -259,21 +266,10 @@ fn a_job_whose_shell_exits_cannot_cancel() {
     };
     // No setsid: the job is re-parented when its shell exits, so no agent is above it when
     // it runs; it has no terminal to be confirmed on.
-    let out = repo.path().join("../cancel.out");
-    let script = format!(
-        "( sleep 0.3; exec '{}' loop cancel ) >'{}' 2>&1 </dev/null & exit 0",
-        env!("CARGO_BIN_EXE_ralph-gate"),
-        out.display()
+    let said = left_behind(
+        &repo,
+        "( sleep 0.3; exec '{rg}' loop cancel ) >'{out}' 2>&1 </dev/null & exit 0",
     );
-    let started = Command::new("sh")
-        .current_dir(repo.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(["-c", &script])
-        .status()
-        .expect("sh runs");
-    assert!(started.success());
-    let said = wait_for_text(&out, "nothing was done");
     assert!(said.contains("no terminal to confirm on"), "{said}");
     assert!(repo.exists(".claude/ralph-loop.local.md"), "not cancelled");
     refused(&repo, &promise(&repo));
