@@ -99,7 +99,7 @@ pub fn conflicts(env: &Environment, ws: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(by) = claude_settings::plugin_enabled(&settings, "ralph-loop") {
         out.push(format!(
-            "the official ralph-loop plugin is enabled ({}): its Stop hook deletes the loop state on any promise, so ralph-gate's refusal is moot, and each stop counts two iterations. Disable it: set \"ralph-loop@claude-plugins-official\": false under enabledPlugins (ralph-gate reads its state files and keeps /ralph-loop and /cancel-ralph working)",
+            "the official ralph-loop plugin is enabled ({}): its Stop hook deletes the loop state on any promise, so ralph-gate's refusal is moot, and each stop counts two iterations. Disable it: set \"ralph-loop@claude-plugins-official\": false under enabledPlugins (ralph-gate reads its state files and keeps /ralph-loop working)",
             by.display()
         ));
     }

@@ -461,3 +461,39 @@ fn without_after_hooks_a_pending_command_does_not_refuse_the_stop() {
     assert!(!repo.exists(STATE), "the loop ended");
     assert!(events(&repo, "refused").is_empty());
 }
+
+/// A second agent program whose hook runs while the first one's shell command is pending
+/// records itself beside the pins; that write is ralph-gate's, not the command's: the
+/// command's after-hook neither puts it back nor tells the agent it changed anything.
+#[test]
+fn another_agents_first_hook_during_a_command_is_not_the_commands_doing() {
+    let Some(repo) = broken_loop() else { return };
+    if !require_tool("python3") {
+        return;
+    }
+    let before = bash_hook(&repo, "pre-tool-use", "sess-A", "t1", "true");
+    assert!(!before.stdout.contains("\"deny\""), "{before:?}");
+    let seen = repo.path().join(".git/ralph-gate/pins/agents.seen");
+    let agents = |text: &str| text.matches("\"pid\"").count();
+    let first = std::fs::read_to_string(&seen).expect("the test's hook recorded it");
+    assert_eq!(agents(&first), 1, "{first}");
+    // Another program (a stand-in for a second agent CLI) runs a hook of its own session.
+    let payload = json!({"session_id": "sess-B", "cwd": repo.path(), "hook_event_name": "Stop",
+                         "stop_hook_active": false, "last_assistant_message": "hi"});
+    let other = repo
+        .python()
+        .args([
+            "-c",
+            "import subprocess, sys\nsubprocess.run(['sh', '-c', '\"$0\" hook stop', sys.argv[1]], input=sys.argv[2].encode(), capture_output=True)",
+            env!("CARGO_BIN_EXE_ralph-gate"),
+            &payload.to_string(),
+        ])
+        .status()
+        .expect("python3 runs");
+    assert!(other.success());
+    let both = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(agents(&both), 2, "{both}");
+    let after = bash_hook(&repo, "post-tool-use", "sess-A", "t1", "true");
+    assert!(!after.stdout.contains("put back"), "{after:?}");
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), both, "kept");
+}

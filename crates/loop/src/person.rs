@@ -114,6 +114,9 @@ pub fn remember(layout: &Layout) {
     if let Ok(bytes) = serde_json::to_vec_pretty(&all) {
         let _ = std::fs::create_dir_all(layout.pins());
         let _ = ralph_base::atomic::write(&layout.agents(), &bytes);
+        // Another session's shell command pending now did not write it: its check after
+        // the command compares with this.
+        crate::watch::Store::of(layout).accept(layout);
     }
 }
 

@@ -1,5 +1,6 @@
 //! The loop state file, in the exact format of the official ralph-loop plugin, so a loop
-//! started with `/ralph-loop` is gated by ralph-gate and `/cancel-ralph` still works:
+//! started with `/ralph-loop` is gated by ralph-gate (`/cancel-ralph` removes the file; the
+//! pin then holds the loop until a person cancels it):
 //!
 //! ```text
 //! ---
