@@ -77,7 +77,8 @@ fn start(
     config: Option<&Path>,
 ) -> Result<String, AppError> {
     let prompt = prompt_of(args.prompt_file.as_deref(), &args.prompt)?;
-    if (env.in_agent || env.claude_session_id.is_some()) && loops::any_open(layout) {
+    // `in_agent` holds Claude Code's session id among the agents' marks.
+    if env.in_agent && loops::any_open(layout) {
         // An agent that starts a loop of its own (one iteration, no promise) beside the
         // person's would end at its first stop; only a person starts one while one runs.
         let _ = journal::append(

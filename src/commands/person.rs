@@ -13,8 +13,8 @@ use std::time::Duration;
 const ANSWER_WITHIN: Duration = Duration::from_secs(300);
 
 /// Refuses `what` unless a person runs it: no agent whose hooks run here, nor a process an
-/// agent's session started, is above this one, and it has a terminal. The refusal is
-/// journaled with the loop it was about.
+/// agent's session started, is above this one (the terminal is asked for by
+/// [`confirm_on_terminal`]). The refusal is journaled with the loop it was about.
 pub fn only_a_person(
     layout: &Layout,
     env: &Environment,
@@ -24,7 +24,8 @@ pub fn only_a_person(
     let chain = ralph_base::process::own_ancestry();
     let known = ralph_loop::person::known(layout);
     // Where the kernel's facts cannot be read (no /proc), the variables still refuse.
-    let own = (env.in_agent || env.claude_session_id.is_some())
+    let own = env
+        .in_agent
         .then(|| "it runs inside an agent's session".to_string());
     let why = own.or_else(|| {
         ralph_loop::person::judge(&chain, &known)

@@ -484,7 +484,7 @@ fn another_agents_first_hook_during_a_command_is_not_the_commands_doing() {
         .python()
         .args([
             "-c",
-            "import subprocess, sys\nsubprocess.run(['sh', '-c', '\"$0\" hook stop', sys.argv[1]], input=sys.argv[2].encode(), capture_output=True)",
+            crate::approval::AGENT,
             env!("CARGO_BIN_EXE_ralph-gate"),
             &payload.to_string(),
         ])

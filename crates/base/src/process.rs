@@ -64,12 +64,7 @@ pub fn read(pid: u32) -> Option<Process> {
 }
 
 /// `pid` and every process above it, nearest first, up to the first that cannot be read
-/// (init, or a process of another user).
-pub fn ancestry(pid: u32) -> Vec<Process> {
-    ancestors(pid).collect()
-}
-
-/// [`ancestry`], read only as far as it is walked.
+/// (init, or a process of another user); read only as far as it is walked.
 pub fn ancestors(pid: u32) -> impl Iterator<Item = Process> {
     std::iter::successors(read(pid), |p| {
         (p.parent > 0).then(|| read(p.parent)).flatten()
@@ -80,7 +75,7 @@ pub fn ancestors(pid: u32) -> impl Iterator<Item = Process> {
 
 /// This process and the ones above it.
 pub fn own_ancestry() -> Vec<Process> {
-    ancestry(std::process::id())
+    ancestors(std::process::id()).collect()
 }
 
 /// Pure: the parent and the start time from a `/proc/PID/stat` line. The

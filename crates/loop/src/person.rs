@@ -94,13 +94,13 @@ pub fn remember(layout: &Layout) {
     let Some(agent) = agent_of_hook(ralph_base::process::ancestors(std::process::id())) else {
         return;
     };
-    // Checked again under the lock: hooks of one session run side by side.
     if known(layout).iter().any(|k| k.id == agent.id) {
         return;
     }
     let Ok(_lock) = ralph_base::atomic::lock(&layout.lock("agents")) else {
         return;
     };
+    // Read again under the lock: hooks of one session run side by side.
     let mut all = known(layout);
     if all.iter().any(|k| k.id == agent.id) {
         return;

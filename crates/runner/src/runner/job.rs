@@ -522,7 +522,7 @@ fn execute(
             && cx.config.settings.observe_inputs
             && (cx.cache.store || limits.untracked.is_some()),
     };
-    let (finished, told) = heard(&spec, gate, cx);
+    let (finished, told) = heard(spec, gate, cx);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
@@ -562,19 +562,14 @@ fn execute(
 /// Runs `spec` with pytest's listener loaded ([`pytest`]): a run that exited 0 while pytest
 /// reported a failure, or never reached its end, is a failure (exit 1, and why). A run whose
 /// pytest could not load the listener is made again without it.
-fn heard(spec: &Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, Option<String>) {
+fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, Option<String>) {
     let Some(listening) = pytest::Listening::open() else {
-        return (process::run(spec), None);
+        return (process::run(&spec), None);
     };
-    let mut env = spec.env.clone();
-    env.extend(listening.vars(&gate.env, &cx.env.gate_vars));
-    let mut finished = process::run(&Spec {
-        env,
-        script: spec.script.clone(),
-        args: spec.args.clone(),
-        cwd: spec.cwd.clone(),
-        ..*spec
-    });
+    let plain = spec.env.clone();
+    spec.env
+        .extend(listening.vars(&gate.env, &cx.env.gate_vars));
+    let mut finished = process::run(&spec);
     match finished.exit {
         Exit::Code(0) => {
             let told = listening.contradiction();
@@ -584,7 +579,8 @@ fn heard(spec: &Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, O
             (finished, told)
         }
         Exit::Code(_) if listening.not_loaded(&finished.output.text()) => {
-            (process::run(spec), None)
+            spec.env = plain;
+            (process::run(&spec), None)
         }
         _ => (finished, None),
     }
