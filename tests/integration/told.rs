@@ -303,3 +303,19 @@ fn the_listener_cannot_be_stood_down_or_stood_in_for() {
         );
     }
 }
+
+/// A conftest that, when the listener is there, prints its module name and fails, hoping to
+/// be run again without it, and otherwise sets the status to 0. The listener was imported,
+/// so the failure is not taken for one to load it: the run fails.
+#[test]
+fn a_conftest_that_fakes_a_listener_load_failure_gets_no_run_without_it() {
+    let conftest = "import os\nimport sys\n\nimport pytest\n\nopts = os.environ.get('PYTEST_ADDOPTS', '').split()\nif '-p' in opts:\n    print('Error importing plugin \"%s\"' % opts[opts.index('-p') + 1])\n    sys.exit(1)\n\n\n@pytest.hookimpl(trylast=True)\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n";
+    let run = "pytest -q -p no:cacheprovider";
+    let Some(repo) = project(run, CODE, &[("tests/conftest.py", conftest)]) else {
+        return;
+    };
+    let (code, text) = bare(&repo, run);
+    assert_eq!(code, 0, "the bare command passes: {text}");
+    let attempt = check(&repo);
+    assert_eq!(attempt.code, 1, "{attempt:?}");
+}

@@ -92,11 +92,23 @@ impl Listening {
         contradiction(&sessions(&self.dir.join("told")))
     }
 
-    /// True when a failed run's output says pytest could not load the listener (a Python
-    /// that ignores `PYTHONPATH`, `-E` or `-I`): the run is made again without it.
+    /// True when pytest could not load the listener (a Python that ignores `PYTHONPATH`,
+    /// `-E` or `-I`): the failed run's output names it, and it was never imported (a
+    /// conftest that prints its name and fails does not get a run without it). The run is
+    /// made again without it.
     pub fn not_loaded(&self, output: &str) -> bool {
-        output.contains(&format!("\"{}\"", self.module))
-            || output.contains(&format!("'{}'", self.module))
+        let named = output.contains(&format!("\"{}\"", self.module))
+            || output.contains(&format!("'{}'", self.module));
+        named && !self.imported()
+    }
+
+    /// Whether any process imported the listener during the run.
+    fn imported(&self) -> bool {
+        std::fs::read_dir(self.dir.join("told")).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("loaded-"))
+        })
     }
 }
 
