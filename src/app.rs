@@ -33,6 +33,19 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
         Command::Doctor => commands::doctor::run(&env, &cwd, config),
         Command::Completions { shell } => commands::docs::completions(shell),
         Command::Man => commands::docs::man(),
+        Command::ToldExec {
+            harness,
+            told,
+            argv,
+        } => {
+            use ralph_runner::runner::testbin;
+            // Only ralph-gate's own wrappers call this; a name it does not know is a usage error.
+            Ok(
+                testbin::Harness::parse(&harness).map_or(ralph_base::exit::USAGE_OR_SETUP, |h| {
+                    testbin::serve(h, &told, &argv)
+                }),
+            )
+        }
         Command::Dash => commands::dash::run(&env, &cwd, config),
         Command::Status { format } => commands::status::run(format.into(), &env, &cwd, config),
         Command::Init {

@@ -74,6 +74,15 @@ pub enum Command {
     },
     /// Print the man page (roff): `ralph-gate man > ralph-gate.1`.
     Man,
+    /// How a gate's test binaries are started (`go test`'s `-exec`, cargo's runner), so that
+    /// their own report is read: not for people.
+    #[command(name = "told-exec", hide = true)]
+    ToldExec {
+        harness: String,
+        told: PathBuf,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        argv: Vec<std::ffi::OsString>,
+    },
     /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
     Init {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).

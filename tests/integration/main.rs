@@ -41,6 +41,7 @@ mod steering;
 mod surface;
 mod tamper;
 mod told;
+mod told_binaries;
 mod toolchains;
 mod ts_layouts;
 mod verdicts;

@@ -2,7 +2,7 @@
 //! process group of its own, and store what it found.
 
 use super::process::{self, Exit, SpawnError, Spec, Step};
-use super::{bytecode, paths, pytest, GateStatus, Limits, RunContext, ToolInfo};
+use super::{bytecode, paths, pytest, testbin, GateStatus, Limits, RunContext, ToolInfo};
 use crate::cache::{self, key};
 use crate::observe;
 use ralph_base::atomic;
@@ -559,10 +559,35 @@ fn execute(
     outside_commit(outcome, read_untracked)
 }
 
-/// Runs `spec` with pytest's listener loaded ([`pytest`]): a run that exited 0 while pytest
-/// reported a failure, or never reached its end, is a failure (exit 1, and why). A run whose
-/// pytest could not load the listener is made again without it.
+/// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]) and
+/// the test binaries' wrapper ([`testbin`]). A run that exited 0 while a report says a test
+/// failed, or never reached its end, is a failure (exit 1, and why). A run whose pytest could
+/// not load the listener is made again without it.
 fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, Option<String>) {
+    let binaries = testbin::Listening::open();
+    if let Some(b) = &binaries {
+        let vars = b.vars(&gate.env, cx.env, &spec.cwd);
+        spec.env.extend(vars);
+    }
+    let (mut finished, told) = heard_pytest(spec, gate, cx);
+    // A wrapper that found a contradiction already exited 1 in the binary's place; its
+    // reason says why the tool failed.
+    let from_binaries = binaries.and_then(|b| b.told());
+    if from_binaries.is_some() && finished.exit == Exit::Code(0) {
+        finished.exit = Exit::Code(1);
+    }
+    let told = match (told, from_binaries) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    (finished, told)
+}
+
+fn heard_pytest(
+    mut spec: Spec,
+    gate: &Gate,
+    cx: &RunContext<'_>,
+) -> (process::Finished, Option<String>) {
     let Some(listening) = pytest::Listening::open() else {
         return (process::run(&spec), None);
     };

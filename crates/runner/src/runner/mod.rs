@@ -8,6 +8,7 @@ mod job;
 mod paths;
 pub mod process;
 mod pytest;
+pub mod testbin;
 
 use crate::cache::context::ContextFiles;
 use crate::cache::Cache;

@@ -1,0 +1,129 @@
+use super::*;
+
+fn heard(lines: &[&str]) -> Heard {
+    let mut h = Heard::default();
+    for l in lines {
+        h.line(&format!("{l}\n"));
+    }
+    h
+}
+
+fn os(args: &[&str]) -> Vec<OsString> {
+    args.iter().map(OsString::from).collect()
+}
+
+const GO_BIN: &str = "/tmp/go-build1/b001/gox.test";
+const GO_ARGS: &[&str] = &["-test.paniconexit0", "-test.timeout=10m0s"];
+
+#[test]
+fn a_go_binary_that_printed_fail_and_exited_0_is_named() {
+    let h = heard(&[
+        "    a_test.go:10: wrong",
+        "--- FAIL: TestAdd (0.00s)",
+        "FAIL",
+    ]);
+    let why = judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &h).unwrap();
+    assert!(
+        why.contains("gox.test reported a failure (TestAdd)"),
+        "{why}"
+    );
+    // -json (go 1.20+) marks the binary's lines with a SYN byte.
+    let h = heard(&["\u{16}--- FAIL: TestAdd (0.00s)", "\u{16}FAIL"]);
+    assert!(judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &h).is_some());
+}
+
+#[test]
+fn a_go_binary_must_reach_pass() {
+    let h = heard(&["testing: warning: no tests to run", "PASS"]);
+    assert_eq!(
+        judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &h),
+        None
+    );
+    let why = judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &heard(&[])).unwrap();
+    assert!(why.contains("without the testing package's PASS"), "{why}");
+}
+
+#[test]
+fn go_run_and_listing_are_not_judged() {
+    // `go run` shares the -exec: its program is not a test binary.
+    let run = judge(
+        Harness::Go,
+        Path::new("/tmp/go-build1/b001/exe/app"),
+        &[],
+        &heard(&["FAIL"]),
+    );
+    assert_eq!(run, None);
+    let listed = os(&["-test.list", "."]);
+    assert_eq!(
+        judge(
+            Harness::Go,
+            Path::new(GO_BIN),
+            &listed,
+            &heard(&["TestAdd"])
+        ),
+        None
+    );
+}
+
+const RS_BIN: &str = "/p/target/debug/deps/demo-0123abcd";
+
+#[test]
+fn libtest_must_reach_its_summary_and_agree_with_it() {
+    let ok = heard(&[
+        "",
+        "running 2 tests",
+        "..",
+        "test result: ok. 2 passed; 0 failed",
+    ]);
+    assert_eq!(judge(Harness::Libtest, Path::new(RS_BIN), &[], &ok), None);
+    let cut = heard(&["", "running 2 tests", "."]);
+    let why = judge(Harness::Libtest, Path::new(RS_BIN), &[], &cut).unwrap();
+    assert!(
+        why.contains("before libtest's `test result:` line"),
+        "{why}"
+    );
+    let failed = heard(&["running 1 test", "test result: FAILED. 0 passed; 1 failed"]);
+    let why = judge(Harness::Libtest, Path::new(RS_BIN), &[], &failed).unwrap();
+    assert!(why.contains("said `test result: FAILED`"), "{why}");
+}
+
+#[test]
+fn programs_that_are_not_libtest_tests_are_not_judged() {
+    // `cargo run` shares the runner; a harness = false test prints what it likes.
+    let cut = heard(&["running 2 tests"]);
+    let run = judge(
+        Harness::Libtest,
+        Path::new("/p/target/debug/app"),
+        &[],
+        &cut,
+    );
+    assert_eq!(run, None);
+    assert_eq!(
+        judge(Harness::Libtest, Path::new(RS_BIN), &[], &heard(&["hello"])),
+        None
+    );
+    let listed = os(&["--list"]);
+    assert_eq!(
+        judge(Harness::Libtest, Path::new(RS_BIN), &listed, &cut),
+        None
+    );
+}
+
+#[test]
+fn a_project_runner_is_seen_outside_comments() {
+    assert!(names_a_runner(
+        "[target.x86_64-unknown-linux-gnu]\nrunner = \"qemu\"\n"
+    ));
+    assert!(!names_a_runner("# runner = \"qemu\"\n[build]\njobs = 2\n"));
+}
+
+#[test]
+fn the_runner_variable_names_this_host() {
+    let v = cargo_runner_var();
+    assert!(
+        v.starts_with("CARGO_TARGET_") && v.ends_with("_RUNNER"),
+        "{v}"
+    );
+    assert_eq!(v, v.to_uppercase());
+    assert!(!v.contains('-'), "{v}");
+}
