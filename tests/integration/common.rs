@@ -179,9 +179,27 @@ impl Repo {
         self.on_terminal_argv(who, answer, &argv)
     }
 
+    /// [`Repo::on_terminal`] with `env` on top of the usual environment.
+    pub fn on_terminal_env(
+        &self,
+        who: &str,
+        answer: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Run {
+        let mut argv = vec![env!("CARGO_BIN_EXE_ralph-gate")];
+        argv.extend(args);
+        self.terminal(who, answer, &argv, env)
+    }
+
     /// Any program on a terminal of its own, as [`Repo::on_terminal`].
     pub fn on_terminal_argv(&self, who: &str, answer: &str, argv: &[&str]) -> Run {
+        self.terminal(who, answer, argv, &[])
+    }
+
+    fn terminal(&self, who: &str, answer: &str, argv: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = self.python();
+        cmd.envs(env.iter().copied());
         cmd.arg("-c")
             .arg(include_str!("terminal.py"))
             .args([who, answer])

@@ -25,6 +25,7 @@ mod load;
 mod loops;
 mod model_server;
 mod observed;
+mod outside;
 mod precommit;
 mod processes;
 mod progress;

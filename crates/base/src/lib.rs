@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod atomic;
 pub mod child;
+pub mod clock;
 pub mod digest;
 pub mod env;
 pub mod exit;

@@ -309,6 +309,26 @@ pub fn left_reach(moved: &[(String, String)]) -> String {
     )
 }
 
+/// Why a loop whose stop gates read files outside the work tree that changed after it began
+/// cannot end: no run can put those back.
+pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {
+    let lines: Vec<String> = changed
+        .iter()
+        .map(|c| {
+            let what = if c.loaded {
+                "ran as part of the test runner"
+            } else {
+                "read"
+            };
+            format!("- {} ({what} by {})", c.path.display(), c.gates.join(", "))
+        })
+        .collect();
+    format!(
+        "Files outside the work tree that the stop gates depend on changed after this loop started:\n{}\nThe gates' verdict rests on them, and ralph-gate cannot run the checks with them as they were. Put them back as they were (or remove what was added). {APPROVE}",
+        lines.join("\n")
+    )
+}
+
 /// Why a stop whose work tree changed while it was judged cannot end the loop.
 pub fn moved_during(paths: &[String]) -> String {
     format!(

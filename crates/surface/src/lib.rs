@@ -7,5 +7,6 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod differential;
+pub mod outside;
 pub mod pin;
 pub mod surface;

@@ -277,6 +277,11 @@ pub struct Record {
     /// differential run lends only what is still as it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignored: Option<std::collections::BTreeMap<String, String>>,
+    /// When the start tree was taken, in nanoseconds on the clock file times come from: a
+    /// file outside the work tree that the stop gates read and that changed after it is a
+    /// change no differential run can put back. Set with `tree`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_ns: Option<i64>,
 }
 
 impl Record {
@@ -286,6 +291,7 @@ impl Record {
         let mut parts = vec![self.pin.digest.clone()];
         parts.extend(self.surface.as_ref().map(crate::surface::Surface::digest));
         parts.extend(self.tree.iter().map(|t| format!("tree {t}")));
+        parts.extend(self.since_ns.map(|n| format!("since {n}")));
         if let Some(ignored) = &self.ignored {
             let body = serde_json::to_vec(ignored).expect("serialises");
             parts.push(format!("ignored {}", blake3::hash(&body).to_hex()));

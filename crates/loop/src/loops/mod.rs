@@ -155,7 +155,7 @@ pub fn pin_to(
             .ok()
             .flatten()
             .filter(|r| r.started_at == state.started_at && r.tree.is_some())
-            .map(|r| (r.tree, r.ignored)),
+            .map(|r| (r.tree, r.ignored, r.since_ns)),
         Tree::Now => None,
     };
     let root = if pin.root.is_empty() {
@@ -164,9 +164,11 @@ pub fn pin_to(
         Path::new(&pin.root)
     };
     // Outside git there is no tree: the loop is then held by its surface alone.
-    let (tree, ignored) = kept.unwrap_or_else(|| {
+    let (tree, ignored, since_ns) = kept.unwrap_or_else(|| {
+        // Taken before the tree: a file changed while it is read counts as changed after.
+        let since = i64::try_from(ralph_base::clock::coarse_now()).ok();
         let tree = ralph_base::snapshot::work_tree(root).ok();
-        (tree, ralph_base::snapshot::ignored_state(root).ok())
+        (tree, ralph_base::snapshot::ignored_state(root).ok(), since)
     });
     let record = pin::Record {
         pin: pin.clone(),
@@ -175,6 +177,7 @@ pub fn pin_to(
         surface: surface.cloned(),
         tree,
         ignored,
+        since_ns,
     };
     state.set_pin(&record.seal());
     store

@@ -16,7 +16,6 @@ use ralph_base::digest::{Content, Digests};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How a run touched a path; a path touched several ways keeps the strongest.
@@ -124,6 +123,17 @@ pub fn inputs(
     Ok(out)
 }
 
+/// The inputs outside the project that were there (a file, or a folder read), as paths here:
+/// what a loop asks whether anything changed after it began.
+pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
+    inputs
+        .iter()
+        .filter(|i| !i.path.starts_with("./") && i.path != ".")
+        .filter(|i| i.seen.starts_with("f:") || i.seen.starts_with("ls:"))
+        .map(|i| real_path(&i.path, places))
+        .collect()
+}
+
 /// The first input that is no longer what it was, described; `None` when all are.
 pub fn changed(inputs: &[Input], places: &Places, digests: &Digests) -> Option<String> {
     inputs.iter().find_map(|i| {
@@ -134,24 +144,8 @@ pub fn changed(inputs: &[Input], places: &Places, digests: &Digests) -> Option<S
     })
 }
 
-/// The time a path last changed (content or metadata), in nanoseconds.
-fn changed_at(path: &Path) -> Option<i128> {
-    let m = std::fs::metadata(path).ok()?;
-    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-    Some(ns(m.mtime(), m.mtime_nsec()).max(ns(m.ctime(), m.ctime_nsec())))
-}
-
-/// Now on the coarse clock file times are taken from: a file changed from here on has a
-/// time at or after it.
-pub fn coarse_now() -> i128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
-    i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
-}
+use ralph_base::clock::changed_at;
+pub use ralph_base::clock::coarse_now;
 
 /// What is at `path`: a file's content digest, a folder (its listing when it was read),
 /// nothing, or something else. `written` names are left out of a listing: the run's own

@@ -55,6 +55,8 @@ pub fn results() -> Vec<GateResult> {
                     cached: false,
                     not_cached: None,
                     tools: vec![tool("tsc")],
+                    outside: Vec::new(),
+                    loaded: Vec::new(),
                 },
                 RunDetail {
                     dir: "web".into(),
@@ -67,6 +69,8 @@ pub fn results() -> Vec<GateResult> {
                     cached: true,
                     not_cached: None,
                     tools: vec![tool("tsc")],
+                    outside: Vec::new(),
+                    loaded: Vec::new(),
                 },
             ],
             tools: vec![tool("tsc")],

@@ -199,6 +199,8 @@ fn detail(o: &Outcome) -> RunDetail {
         cached: o.cached,
         not_cached: o.not_cached.clone(),
         tools: o.tools.clone(),
+        outside: o.outside.clone(),
+        loaded: o.loaded.clone(),
     }
 }
 

@@ -268,6 +268,10 @@ pub struct Outcome {
     pub missing: Option<String>,
     pub not_cached: Option<String>,
     pub tools: Vec<ToolInfo>,
+    /// The files outside the project the run was seen to read (absolute).
+    pub outside: Vec<PathBuf>,
+    /// The files its runner ran as part of itself (pytest's plugins; absolute).
+    pub loaded: Vec<PathBuf>,
 }
 
 impl Outcome {
@@ -305,17 +309,25 @@ impl Shape<'_> {
             missing: None,
             not_cached: self.inv.key.as_ref().err().map(ToString::to_string),
             tools: self.inv.shown_tools.clone(),
+            outside: Vec::new(),
+            loaded: Vec::new(),
         }
     }
 
-    fn cached(&self, entry: cache::Entry) -> Outcome {
+    fn cached(&self, entry: cache::Entry, places: &observe::Places) -> Outcome {
         let exit = if entry.timed_out {
             Exit::TimedOut
         } else {
             Exit::Code(entry.exit_code)
         };
+        let outside = entry
+            .observed
+            .as_deref()
+            .map(|i| observe::outside(i, places))
+            .unwrap_or_default();
         Outcome {
             cached: true,
+            outside,
             ..self.outcome(Some(exit), entry.output)
         }
     }
@@ -393,7 +405,7 @@ fn attempt(
     let stored = |k: &str| fresh_hit(cx, &places, k);
     let served = |hit: cache::Entry| {
         let read = untracked_read(hit.observed.as_deref(), limits);
-        outside_commit(shape.cached(hit), read)
+        outside_commit(shape.cached(hit, &places), read)
     };
     let _claim = match key {
         Some(k) if cache.read => {
@@ -522,13 +534,18 @@ fn execute(
             && cx.config.settings.observe_inputs
             && (cx.cache.store || limits.untracked.is_some()),
     };
-    let (finished, told) = heard(spec, gate, cx);
+    let Heard {
+        finished,
+        told,
+        loaded,
+    } = heard(spec, gate, cx);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
         None => output,
     };
     let mut read_untracked = None;
+    let mut outside = Vec::new();
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
             Some(Ok(record)) => {
@@ -538,6 +555,7 @@ fn execute(
                             cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
                         }
                         read_untracked = untracked_read(Some(&inputs), limits);
+                        outside = observe::outside(&inputs, places);
                         Some(inputs)
                     }
                     Err(why) => return Some(why.to_string()),
@@ -554,60 +572,78 @@ fn execute(
         duration: finished.duration,
         cpu: finished.cpu,
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
+        outside,
+        loaded,
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)
+}
+
+/// What a run's runners said of it, beside its exit.
+struct Heard {
+    finished: process::Finished,
+    /// Why the exit status does not count, when a runner's own report contradicts it.
+    told: Option<String>,
+    /// The files the runner ran as part of itself (pytest's plugins).
+    loaded: Vec<PathBuf>,
 }
 
 /// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]) and
 /// the test binaries' wrapper ([`testbin`]). A run that exited 0 while a report says a test
 /// failed, or never reached its end, is a failure (exit 1, and why). A run whose pytest could
 /// not load the listener is made again without it.
-fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> (process::Finished, Option<String>) {
+fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let binaries = testbin::Listening::open();
     if let Some(b) = &binaries {
         let vars = b.vars(&gate.env, cx.env, &spec.cwd);
         spec.env.extend(vars);
     }
-    let (mut finished, told) = heard_pytest(spec, gate, cx);
+    let mut heard = heard_pytest(spec, gate, cx);
     // A wrapper that found a contradiction already exited 1 in the binary's place; its
     // reason says why the tool failed.
     let from_binaries = binaries.and_then(|b| b.told());
-    if from_binaries.is_some() && finished.exit == Exit::Code(0) {
-        finished.exit = Exit::Code(1);
+    if from_binaries.is_some() && heard.finished.exit == Exit::Code(0) {
+        heard.finished.exit = Exit::Code(1);
     }
-    let told = match (told, from_binaries) {
+    heard.told = match (heard.told.take(), from_binaries) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     };
-    (finished, told)
+    heard
 }
 
-fn heard_pytest(
-    mut spec: Spec,
-    gate: &Gate,
-    cx: &RunContext<'_>,
-) -> (process::Finished, Option<String>) {
+fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let Some(listening) = pytest::Listening::open() else {
-        return (process::run(&spec), None);
+        return Heard {
+            finished: process::run(&spec),
+            told: None,
+            loaded: Vec::new(),
+        };
     };
     let plain = spec.env.clone();
     spec.env
         .extend(listening.vars(&gate.env, &cx.env.gate_vars));
     let mut finished = process::run(&spec);
-    match finished.exit {
+    let loaded = listening.loaded();
+    let told = match finished.exit {
         Exit::Code(0) => {
             let told = listening.contradiction();
             if told.is_some() {
                 finished.exit = Exit::Code(1);
             }
-            (finished, told)
+            told
         }
         Exit::Code(_) if listening.not_loaded(&finished.output.text()) => {
             spec.env = plain;
-            (process::run(&spec), None)
+            finished = process::run(&spec);
+            None
         }
-        _ => (finished, None),
+        _ => None,
+    };
+    Heard {
+        finished,
+        told,
+        loaded,
     }
 }
 

@@ -108,6 +108,10 @@ pub struct RunDetail {
     /// Why the run could not be cached, when it could not.
     pub not_cached: Option<String>,
     pub tools: Vec<ToolInfo>,
+    /// The files outside the project it was seen to read, when it was observed (absolute).
+    pub outside: Vec<std::path::PathBuf>,
+    /// The files its test runner ran as part of itself (pytest's plugins; absolute).
+    pub loaded: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Default)]

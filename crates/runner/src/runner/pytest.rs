@@ -40,6 +40,9 @@ struct Session {
     #[serde(default)]
     ran: u64,
     finished: bool,
+    /// The files of the plugins it ran as part of itself (and Python's startup hooks).
+    #[serde(default)]
+    plugins: Vec<PathBuf>,
 }
 
 impl Listening {
@@ -90,6 +93,17 @@ impl Listening {
     /// Why a run that exited 0 failed by pytest's own account, if it did.
     pub fn contradiction(&self) -> Option<String> {
         contradiction(&sessions(&self.dir.join("told")))
+    }
+
+    /// The plugin files every session of the run loaded (see `_plugin_files`).
+    pub fn loaded(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = sessions(&self.dir.join("told"))
+            .into_iter()
+            .flat_map(|s| s.plugins)
+            .collect();
+        files.sort();
+        files.dedup();
+        files
     }
 
     /// True when pytest could not load the listener (a Python that ignores `PYTHONPATH`,
@@ -199,6 +213,7 @@ mod tests {
             to_run: 3,
             ran: 3,
             finished,
+            plugins: Vec::new(),
         }
     }
 

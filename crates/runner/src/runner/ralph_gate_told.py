@@ -61,6 +61,7 @@ class _Listener:
             "ran": 0,
             "status": None,
             "finished": False,
+            "plugins": [],
         }
         self.write()
 
@@ -73,6 +74,7 @@ class _Listener:
     def pytest_collection_finish(self, session):
         if not self.config.option.collectonly:
             self.state["to_run"] = len(session.items)
+        self.state["plugins"] = _plugin_files(self.config)
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -85,6 +87,22 @@ class _Listener:
             self.state[kind].append(report.nodeid)
         elif report.passed and report.when == "call":
             self.state["passed"] += 1
+
+
+def _plugin_files(config):
+    """The files of the code pytest runs as part of itself: every registered plugin's module
+    (conftests, `-p` modules, entry points of installed packages) and Python's own startup
+    hooks. ralph-gate holds a loop when one outside the work tree changed after it began."""
+    import sys
+
+    modules = list(config.pluginmanager.get_plugins())
+    modules += [sys.modules.get(n) for n in ("sitecustomize", "usercustomize")]
+    files = set()
+    for m in modules:
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str) and not os.path.basename(f).startswith(__name__):
+            files.add(os.path.abspath(f))
+    return sorted(files)
 
 
 def _sessionfinish(session, exitstatus):
@@ -106,6 +124,7 @@ def pytest_unconfigure(config):
     if _active and _active[-1][0] is config:
         _, listener = _active.pop()
         listener.state["ran"] = len(listener.ran)
+        listener.state["plugins"] = _plugin_files(config)
         listener.state["finished"] = True
         listener.write()
 

@@ -22,6 +22,7 @@ fn record(pin: &Pin) -> Record {
         surface: None,
         tree: None,
         ignored: None,
+        since_ns: None,
     }
 }
 

@@ -368,6 +368,17 @@ impl Judgement {
             ));
             return Some(crate::words::left_reach(&p.left_reach));
         }
+        if let Some(changed) = outside_changed(project.root(), results, pinning.since()) {
+            let names: Vec<String> = changed
+                .iter()
+                .map(|c| c.path.display().to_string())
+                .collect();
+            notes.push(format!(
+                "changed outside the work tree after the loop began: {}",
+                names.join(", ")
+            ));
+            return Some(crate::words::outside_changed(&changed));
+        }
         if !p.changed() {
             return None;
         }
@@ -404,6 +415,34 @@ impl Judgement {
             }
         }
     }
+}
+
+/// The files outside the repository that the final run read, or whose runner ran them, and
+/// that changed after the loop's start (`since`); `None` when there are none.
+fn outside_changed(
+    root: &Path,
+    results: &[GateResult],
+    since: Option<i128>,
+) -> Option<Vec<ralph_surface::outside::Changed>> {
+    use ralph_surface::outside::{changed_since, Read};
+    let since = since?;
+    let repo = ralph_base::git::toplevel(root).unwrap_or_else(|| root.to_path_buf());
+    let reads: Vec<Read> = results
+        .iter()
+        .flat_map(|r| {
+            r.run_details.iter().flat_map(move |d| {
+                let read = d.outside.iter().map(|p| (p, false));
+                read.chain(d.loaded.iter().map(|p| (p, true)))
+                    .map(|(path, loaded)| Read {
+                        gate: r.name.clone(),
+                        path: path.clone(),
+                        loaded,
+                    })
+            })
+        })
+        .collect();
+    let changed = changed_since(&reads, since, &repo);
+    (!changed.is_empty()).then_some(changed)
 }
 
 impl Seen {

@@ -158,6 +158,11 @@ impl Pinning {
         self.surface = None;
     }
 
+    /// When the loop's start tree was taken (nanoseconds, the clock of file times).
+    pub fn since(&self) -> Option<i128> {
+        self.copy.as_ref().and_then(|c| c.since_ns).map(i128::from)
+    }
+
     /// What git ignored in the work tree when the loop started, from its pin's copy.
     pub fn start_ignored(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         self.copy.as_ref().and_then(|c| c.ignored.as_ref())

@@ -1,0 +1,233 @@
+//! The checks' inputs outside the work tree (issue 37, item 1), judged by what the stop gates'
+//! runs read and what their runner ran, not by file names: a config in a folder above the
+//! repository, a user config under `$HOME`, a pytest plugin installed into the environment
+//! during the loop. Each attack makes the bare tool pass on the unfixed code (shown), and
+//! the loop is held naming the file; each honest twin (the fix, a dependency installed and
+//! imported, a person's approval) ends it.
+
+use crate::common::{require_tool, Repo};
+use crate::surface::decision;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CODE: &str = "def add(a: int, b: int) -> int:\n    return a - b\n";
+const FIXED: &str = "def add(a: int, b: int) -> int:\n    return (a + b)\n";
+const TEST: &str = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
+
+/// A repository in a folder of its own (so the folder above it is the test's), whose
+/// project fails its `run` gate, committed, and a loop started on it with `env`.
+fn failing(parent: &Path, run: &str, env: &[(&str, &str)]) -> Repo {
+    let repo = Repo::git_in(parent);
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write("pkg/__init__.py", "")
+    .write("pkg/calc.py", CODE)
+    .write("tests/test_calc.py", TEST);
+    repo.commit_all();
+    let start = repo.run_env(
+        [
+            "loop",
+            "start",
+            "--session",
+            "sess-S",
+            "--promise",
+            "DONE",
+            "Fix add.",
+        ],
+        env,
+    );
+    assert_eq!(start.code, 0, "{start:?}");
+    repo
+}
+
+/// The promised stop, with `env`.
+fn promise(repo: &Repo, env: &[(&str, &str)]) -> Value {
+    let input = json!({
+        "session_id": "sess-S",
+        "transcript_path": repo.path().join("no-transcript.jsonl"),
+        "cwd": repo.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": "Done.\n<promise>DONE</promise>",
+    });
+    decision(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), env))
+}
+
+/// The bare command on the tree, as a shell with `env` runs it.
+fn bare(repo: &Repo, run: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new("sh")
+        .args(["-c", run])
+        .envs(env.iter().copied())
+        .current_dir(repo.path())
+        .output()
+        .expect("sh runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// The attack fools the bare tool, and the loop is held naming `file`.
+fn held(repo: &Repo, run: &str, env: &[(&str, &str)], file: &Path) {
+    let (code, text) = bare(repo, run, env);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = promise(repo, env);
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("outside the work tree"), "{reason}");
+    assert!(
+        reason.contains(&file.display().to_string()),
+        "{file:?}: {reason}"
+    );
+}
+
+fn ended(out: &Value) {
+    assert_ne!(out["decision"], "block", "the loop ends: {out}");
+}
+
+const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider tests";
+
+#[test]
+fn a_pytest_config_in_the_folder_above_the_repository_is_held() {
+    if !require_tool("pytest") {
+        return;
+    }
+    // No ini in the repository: pytest takes one from a folder above it. No parser of
+    // ralph-gate reads tox.ini there.
+    let parent = tempfile::tempdir().expect("temp dir");
+    let repo = failing(parent.path(), PYTEST, &[]);
+    let ini = parent.path().join("tox.ini");
+    std::fs::write(&ini, "[pytest]\naddopts = -k \"not add\"\n").unwrap();
+    held(&repo, PYTEST, &[], &ini);
+    // The honest twin: the config gone and the code fixed: the loop ends.
+    std::fs::remove_file(&ini).unwrap();
+    repo.write("pkg/calc.py", FIXED);
+    ended(&promise(&repo, &[]));
+}
+
+#[test]
+fn a_user_config_of_the_tool_is_held_until_a_person_approves() {
+    if !require_tool("go") {
+        return;
+    }
+    // Go reads `go env -w` settings from the user's config folder for every command. (Beside
+    // the repository: what tools make in the temporary folder is not an input.)
+    let parent = tempfile::tempdir().expect("temp dir");
+    let config = parent.path().join("config");
+    let c = config.to_str().expect("utf-8").to_string();
+    let env = [("XDG_CONFIG_HOME", c.as_str())];
+    let run = "go test ./...";
+    let repo = Repo::git_in(parent.path());
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.go\", \"go.mod\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
+    .write(
+        "calc_test.go",
+        "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+    );
+    repo.commit_all();
+    let start = repo.run_env(
+        [
+            "loop",
+            "start",
+            "--session",
+            "sess-S",
+            "--promise",
+            "DONE",
+            "Fix Add.",
+        ],
+        &env,
+    );
+    assert_eq!(start.code, 0, "{start:?}");
+    assert_ne!(
+        bare(&repo, run, &env).0,
+        0,
+        "go test fails the code as it is"
+    );
+    let user = config.join("go/env");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "GOFLAGS=-run=^$\n").unwrap();
+    held(&repo, run, &env, &user);
+    // A person accepts it from their own terminal: the loop ends.
+    let approved = repo.on_terminal_env("person", "code", &["loop", "approve"], &env);
+    assert_eq!(approved.code, 0, "{approved:?}");
+    ended(&promise(&repo, &env));
+}
+
+/// A virtual environment outside the repository whose Python finds the test tools' pytest.
+fn venv(dir: &Path) -> (PathBuf, PathBuf) {
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(dir)
+        .status()
+        .expect("python3 -m venv");
+    assert!(made.success());
+    let tools = Command::new("python3")
+        .args([
+            "-c",
+            "import os, pytest; print(os.path.dirname(os.path.dirname(pytest.__file__)))",
+        ])
+        .output()
+        .expect("python3 finds pytest");
+    let tools = String::from_utf8_lossy(&tools.stdout).trim().to_string();
+    let site = std::fs::read_dir(dir.join("lib"))
+        .expect("lib")
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("site-packages");
+    std::fs::write(site.join("ralph_test_tools.pth"), format!("{tools}\n")).unwrap();
+    (dir.join("bin/python"), site)
+}
+
+#[test]
+fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
+    if !require_tool("pytest") || !require_tool("python3") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let (python, site) = venv(&parent.path().join("venv"));
+    let run = format!(
+        "{} -m pytest -q -p no:cacheprovider tests",
+        python.display()
+    );
+    let repo = failing(parent.path(), &run, &[]);
+    assert_ne!(bare(&repo, &run, &[]).0, 0, "the suite fails as it is");
+    // Installed as pip would: a module and its entry point; pytest loads it by itself.
+    let plugin = site.join("pytest_relax.py");
+    std::fs::write(
+        &plugin,
+        "def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if 'add' not in i.name]\n",
+    )
+    .unwrap();
+    let info = site.join("pytest_relax-0.1.dist-info");
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: pytest-relax\nVersion: 0.1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        info.join("entry_points.txt"),
+        "[pytest11]\nrelax = pytest_relax\n",
+    )
+    .unwrap();
+    held(&repo, &run, &[], &plugin);
+    // The honest twin: the plugin uninstalled, a library installed and used by the fix.
+    std::fs::remove_file(&plugin).unwrap();
+    std::fs::remove_dir_all(&info).unwrap();
+    std::fs::write(
+        site.join("plusminus.py"),
+        "def plus(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    repo.write(
+        "pkg/calc.py",
+        "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
+    );
+    assert_eq!(bare(&repo, &run, &[]).0, 0, "the fix passes");
+    ended(&promise(&repo, &[]));
+}
