@@ -51,12 +51,8 @@ pub fn results() -> Vec<GateResult> {
                     status: GateStatus::Fail,
                     exit_code: Some(2),
                     duration: Duration::from_millis(2400),
-                    cpu: None,
-                    cached: false,
-                    not_cached: None,
                     tools: vec![tool("tsc")],
-                    outside: Vec::new(),
-                    loaded: Vec::new(),
+                    ..Default::default()
                 },
                 RunDetail {
                     dir: "web".into(),
@@ -65,12 +61,9 @@ pub fn results() -> Vec<GateResult> {
                     status: GateStatus::Pass,
                     exit_code: Some(0),
                     duration: Duration::from_millis(700),
-                    cpu: None,
                     cached: true,
-                    not_cached: None,
                     tools: vec![tool("tsc")],
-                    outside: Vec::new(),
-                    loaded: Vec::new(),
+                    ..Default::default()
                 },
             ],
             tools: vec![tool("tsc")],

@@ -92,7 +92,7 @@ impl std::fmt::Display for ToolInfo {
 }
 
 /// One run of a gate.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunDetail {
     /// The folder it ran in, relative to the project root ("." for the root).
     pub dir: String,
