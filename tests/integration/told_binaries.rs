@@ -124,9 +124,17 @@ fn a_test_main_that_never_runs_the_tests_fails() {
 #[test]
 fn honest_go_commands_pass_unchanged() {
     let app = "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"FAIL\") }\n";
+    // Found by the red team: code under test that prints a line of its own reading FAIL.
+    let report = "package report\n\nimport \"fmt\"\n\nfunc Report(ok bool) {\n\tif ok {\n\t\tfmt.Println(\"PASS\")\n\t} else {\n\t\tfmt.Println(\"FAIL\")\n\t}\n}\n";
+    let report_test = "package report\n\nimport \"testing\"\n\nfunc TestReport(t *testing.T) {\n\tReport(true)\n\tReport(false)\n}\n";
     let Some(repo) = go_project(
         GO_GOOD,
-        &[("cmd/app/main.go", app), ("empty/e.go", "package empty\n")],
+        &[
+            ("cmd/app/main.go", app),
+            ("empty/e.go", "package empty\n"),
+            ("report/r.go", report),
+            ("report/r_test.go", report_test),
+        ],
     ) else {
         return;
     };

@@ -123,13 +123,14 @@ pub fn inputs(
     Ok(out)
 }
 
-/// The inputs outside the project that were there (a file, or a folder read), as paths here:
-/// what a loop asks whether anything changed after it began.
+/// The files outside the project that a run read and that were there, as paths here: what a
+/// loop asks whether anything changed after it began. Not folders: a folder's change time
+/// moves with any file made in it, read or not.
 pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
     inputs
         .iter()
         .filter(|i| !i.path.starts_with("./") && i.path != ".")
-        .filter(|i| i.seen.starts_with("f:") || i.seen.starts_with("ls:"))
+        .filter(|i| i.seen.starts_with("f:"))
         .map(|i| real_path(&i.path, places))
         .collect()
 }

@@ -218,10 +218,12 @@ fn quoted(s: &OsStr) -> String {
 /// What a test binary's output said, read line by line as it passes through.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Heard {
-    /// Go: the tests a `--- FAIL:` line named, and whether `FAIL` or `PASS` ended a run.
+    /// Go: the top-level tests a `--- FAIL:` line named (the testing package writes them at
+    /// the start of a line; a subtest's are indented, a `t.Log` line is prefixed), and the
+    /// last summary line, `PASS` (true) or `FAIL`: the testing package writes it last, so a
+    /// program's own `FAIL` before it is output, not a verdict.
     failed: Vec<String>,
-    fail_line: bool,
-    pass_line: bool,
+    summary_passed: Option<bool>,
     /// libtest: `running N tests` seen, then `test result:` (and whether it said FAILED).
     began: bool,
     summary: bool,
@@ -232,13 +234,14 @@ impl Heard {
     pub fn line(&mut self, raw: &str) {
         // `go test -json` has the binary mark its lines with a SYN byte.
         let line = raw.trim_start_matches('\u{16}').trim_end();
-        if let Some(rest) = line.trim_start().strip_prefix("--- FAIL: ") {
+        if let Some(rest) = line.strip_prefix("--- FAIL: ") {
             self.failed
                 .extend(rest.split_whitespace().next().map(String::from));
         } else if line == "FAIL" {
-            self.fail_line = true;
+            self.summary_passed = Some(false);
         } else if line.ends_with("PASS") {
-            self.pass_line = true;
+            // A program's output without a final newline runs into the summary.
+            self.summary_passed = Some(true);
         } else if line.starts_with("running ")
             && line
                 .split_whitespace()
@@ -268,18 +271,18 @@ pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) 
             if !name.ends_with(".test") || !arg("-test.") || arg("-test.list") {
                 return None;
             }
-            if !heard.failed.is_empty() || heard.fail_line {
+            if !heard.failed.is_empty() || heard.summary_passed == Some(false) {
                 let named = if heard.failed.is_empty() {
                     String::new()
                 } else {
                     format!(" ({})", heard.failed.join(", "))
                 };
                 Some(format!(
-                    "go's test binary {name} reported a failure{named}, but exited 0 (a TestMain that ends with os.Exit(0)?): the exit status does not count"
+                    "go's test binary {name} reported a failure{named}, but exited 0: the exit status does not count"
                 ))
-            } else if !heard.pass_line {
+            } else if heard.summary_passed.is_none() {
                 Some(format!(
-                    "go's test binary {name} exited 0 without the testing package's PASS: its tests did not run to their end"
+                    "go's test binary {name} exited 0 without the testing package's PASS, so its tests did not run to their end: the exit status does not count"
                 ))
             } else {
                 None
@@ -299,7 +302,7 @@ pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) 
                 ))
             } else if !heard.summary {
                 Some(format!(
-                    "the test binary {name} exited 0 before libtest's `test result:` line: a test or the code under test ended the process (std::process::exit?)"
+                    "the test binary {name} exited 0 before libtest's `test result:` line (a test or the code under test ended the process): the exit status does not count"
                 ))
             } else {
                 None

@@ -33,6 +33,19 @@ fn a_go_binary_that_printed_fail_and_exited_0_is_named() {
 }
 
 #[test]
+fn a_programs_own_fail_line_before_the_summary_is_output() {
+    // The package's code prints FAIL; its test passes and the testing package says PASS last.
+    let h = heard(&["FAIL", "    p_test.go:9: --- FAIL: looks like one", "PASS"]);
+    assert_eq!(
+        judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &h),
+        None
+    );
+    // A TestMain that prints PASS after m.Run failed is still caught by the test's line.
+    let h = heard(&["--- FAIL: TestAdd (0.00s)", "FAIL", "PASS"]);
+    assert!(judge(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS), &h).is_some());
+}
+
+#[test]
 fn a_go_binary_must_reach_pass() {
     let h = heard(&["testing: warning: no tests to run", "PASS"]);
     assert_eq!(
