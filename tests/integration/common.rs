@@ -221,6 +221,39 @@ impl Repo {
         cmd
     }
 
+    /// `run` in the repository as a person's shell runs it, with `env` on top of this
+    /// process's environment (Python writes its bytecode caches): its exit code and its
+    /// output, stdout then stderr. The bare tool's truth beside ralph-gate's verdict.
+    pub fn shell(&self, run: &str, env: &[(&str, &str)]) -> (i32, String) {
+        let out = Command::new("sh")
+            .args(["-c", run])
+            .env_remove("PYTHONDONTWRITEBYTECODE")
+            .envs(env.iter().copied())
+            .current_dir(self.path())
+            .output()
+            .expect("sh runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    /// `loop start` of session `sess-S`, promise `DONE`, with `env`: it must start.
+    pub fn start_loop(&self, env: &[(&str, &str)]) {
+        let start = self.run_env(
+            [
+                "loop",
+                "start",
+                "--session",
+                "sess-S",
+                "--promise",
+                "DONE",
+                "Make it pass.",
+            ],
+            env,
+        );
+        assert_eq!(start.code, 0, "{start:?}");
+    }
+
     pub fn run_env<I, S>(&self, args: I, env: &[(&str, &str)]) -> Run
     where
         I: IntoIterator<Item = S>,

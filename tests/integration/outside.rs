@@ -26,19 +26,7 @@ fn failing(parent: &Path, run: &str, env: &[(&str, &str)]) -> Repo {
     .write("pkg/calc.py", CODE)
     .write("tests/test_calc.py", TEST);
     repo.commit_all();
-    let start = repo.run_env(
-        [
-            "loop",
-            "start",
-            "--session",
-            "sess-S",
-            "--promise",
-            "DONE",
-            "Fix add.",
-        ],
-        env,
-    );
-    assert_eq!(start.code, 0, "{start:?}");
+    repo.start_loop(env);
     repo
 }
 
@@ -55,22 +43,9 @@ fn promise(repo: &Repo, env: &[(&str, &str)]) -> Value {
     decision(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), env))
 }
 
-/// The bare command on the tree, as a shell with `env` runs it.
-fn bare(repo: &Repo, run: &str, env: &[(&str, &str)]) -> (i32, String) {
-    let out = Command::new("sh")
-        .args(["-c", run])
-        .envs(env.iter().copied())
-        .current_dir(repo.path())
-        .output()
-        .expect("sh runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
-
 /// The attack fools the bare tool, and the loop is held naming `file`.
 fn held(repo: &Repo, run: &str, env: &[(&str, &str)], file: &Path) {
-    let (code, text) = bare(repo, run, env);
+    let (code, text) = repo.shell(run, env);
     assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
     let out = promise(repo, env);
     assert_eq!(out["decision"], "block", "{out}");
@@ -129,21 +104,9 @@ fn a_user_config_of_the_tool_is_held_until_a_person_approves() {
         "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
     );
     repo.commit_all();
-    let start = repo.run_env(
-        [
-            "loop",
-            "start",
-            "--session",
-            "sess-S",
-            "--promise",
-            "DONE",
-            "Fix Add.",
-        ],
-        &env,
-    );
-    assert_eq!(start.code, 0, "{start:?}");
+    repo.start_loop(&env);
     assert_ne!(
-        bare(&repo, run, &env).0,
+        repo.shell(run, &env).0,
         0,
         "go test fails the code as it is"
     );
@@ -195,7 +158,7 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
         python.display()
     );
     let repo = failing(parent.path(), &run, &[]);
-    assert_ne!(bare(&repo, &run, &[]).0, 0, "the suite fails as it is");
+    assert_ne!(repo.shell(&run, &[]).0, 0, "the suite fails as it is");
     // Installed as pip would: a module and its entry point; pytest loads it by itself.
     let plugin = site.join("pytest_relax.py");
     std::fs::write(
@@ -228,6 +191,6 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
         "pkg/calc.py",
         "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
     );
-    assert_eq!(bare(&repo, &run, &[]).0, 0, "the fix passes");
+    assert_eq!(repo.shell(&run, &[]).0, 0, "the fix passes");
     ended(&promise(&repo, &[]));
 }

@@ -39,20 +39,6 @@ fn project(run: &str, code: &str, extra: &[(&str, &str)]) -> Option<Repo> {
     Some(repo)
 }
 
-/// The bare command's exit code and output on the tree, as a shell runs it.
-fn bare(repo: &Repo, run: &str) -> (i32, String) {
-    // As a person's shell runs it: Python writes its bytecode caches.
-    let out = Command::new("sh")
-        .args(["-c", run])
-        .env_remove("PYTHONDONTWRITEBYTECODE")
-        .current_dir(repo.path())
-        .output()
-        .expect("sh runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
-
 fn check(repo: &Repo) -> Run {
     repo.run(["check", "--no-cache"])
 }
@@ -60,7 +46,7 @@ fn check(repo: &Repo) -> Run {
 /// The attack works on the bare tool (exit 0 over a failing suite), and ralph-gate fails it,
 /// saying why; then cached, and once more after the cache is warm.
 fn caught(repo: &Repo, run: &str, bare_says: &str, why: &str) {
-    let (code, text) = bare(repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "the attack makes the bare command pass: {text}");
     assert!(
         text.contains(bare_says),
@@ -95,7 +81,7 @@ fn code_under_test_that_exits_zero_midway_fails() {
     let Some(repo) = project(run, code, &[]) else {
         return;
     };
-    let (code, text) = bare(&repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "{text}");
     assert!(
         !text.contains("failed"),
@@ -145,14 +131,14 @@ fn honest_suites_pass_and_failing_ones_fail_as_before() {
     let Some(repo) = project(run, GOOD_CODE, &[]) else {
         return;
     };
-    let (code, _) = bare(&repo, run);
+    let (code, _) = repo.shell(run, &[]);
     assert_eq!(code, 0);
     let ok = check(&repo);
     assert_eq!(ok.code, 0, "{ok:?}");
     assert!(!ok.stdout.contains("ralph-gate: pytest"), "{ok:?}");
 
     repo.write("pkg/calc.py", CODE);
-    let (code, _) = bare(&repo, run);
+    let (code, _) = repo.shell(run, &[]);
     assert_eq!(code, 1);
     let failing = check(&repo);
     assert_eq!(failing.code, 1, "{failing:?}");
@@ -177,7 +163,7 @@ fn a_plugin_tested_with_pytester_passes_though_its_inner_runs_fail() {
     ) else {
         return;
     };
-    let (code, text) = bare(&repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "{text}");
     let ok = check(&repo);
     assert_eq!(ok.code, 0, "{ok:?}");
@@ -189,7 +175,7 @@ fn a_python_that_ignores_pythonpath_still_runs_its_tests() {
     let Some(repo) = project(run, GOOD_CODE, &[]) else {
         return;
     };
-    let (code, text) = bare(&repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "{text}");
     let ok = check(&repo);
     assert_eq!(ok.code, 0, "{ok:?}");
@@ -224,7 +210,7 @@ fn a_source_rewritten_in_the_second_its_bytecode_was_written_is_run_as_it_is() {
         - 100;
     let source = repo.path().join("pkg/calc.py");
     set_mtime(&source, second, 50_000_000);
-    assert_eq!(bare(&repo, run).0, 0, "right code, compiled");
+    assert_eq!(repo.shell(run, &[]).0, 0, "right code, compiled");
     // Rewritten wrong in the same second, after its bytecode was written.
     repo.write("pkg/calc.py", CODE);
     let cache = repo.path().join("pkg/__pycache__");
@@ -237,7 +223,7 @@ fn a_source_rewritten_in_the_second_its_bytecode_was_written_is_run_as_it_is() {
     set_mtime(&pyc, second, 100_000_000);
     set_mtime(&source, second, 900_000_000);
     repo.commit_all();
-    let (code, text) = bare(&repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "the bare tool runs the old bytecode: {text}");
     let fresh = tempfile::tempdir().unwrap();
     let clone = fresh.path().join("clone");
@@ -293,7 +279,7 @@ fn the_listener_cannot_be_stood_down_or_stood_in_for() {
         let Some(repo) = project(run, CODE, &extra) else {
             return;
         };
-        let (code, out) = bare(&repo, run);
+        let (code, out) = repo.shell(run, &[]);
         assert_eq!(code, 0, "{path}: the bare command passes: {out}");
         let attempt = check(&repo);
         assert_eq!(attempt.code, 1, "{path}: {attempt:?}");
@@ -314,7 +300,7 @@ fn a_conftest_that_fakes_a_listener_load_failure_gets_no_run_without_it() {
     let Some(repo) = project(run, CODE, &[("tests/conftest.py", conftest)]) else {
         return;
     };
-    let (code, text) = bare(&repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "the bare command passes: {text}");
     let attempt = check(&repo);
     assert_eq!(attempt.code, 1, "{attempt:?}");

@@ -9,28 +9,15 @@
 
 use crate::common::{require_tool, Repo};
 use crate::surface::{decision, promise};
-use std::process::Command;
 
 fn gate(globs: &str, run: &str) -> String {
     format!("[[gate]]\nname = \"tests\"\nglobs = [{globs}]\nscope = \"project\"\nrun = \"{run}\"\n")
 }
 
-/// The bare command's exit code and output on the tree, as a shell runs it.
-fn bare(repo: &Repo, run: &str) -> (i32, String) {
-    let out = Command::new("sh")
-        .args(["-c", run])
-        .current_dir(repo.path())
-        .output()
-        .expect("sh runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
-
 /// The attack works on the bare tool (exit 0, saying `bare_says`), and ralph-gate fails it,
 /// saying why: uncached, cached, and from a warm cache.
 fn caught(repo: &Repo, run: &str, bare_says: &str, why: &str) {
-    let (code, text) = bare(repo, run);
+    let (code, text) = repo.shell(run, &[]);
     assert_eq!(code, 0, "the attack makes the bare command pass: {text}");
     assert!(text.contains(bare_says), "bare says {bare_says:?}: {text}");
     for attempt in [
@@ -45,16 +32,7 @@ fn caught(repo: &Repo, run: &str, bare_says: &str, why: &str) {
 
 /// A loop started on the committed tree: its promised stop is held, naming why.
 fn held_at_the_stop(repo: &Repo, why: &str) {
-    let start = repo.run([
-        "loop",
-        "start",
-        "--session",
-        "sess-S",
-        "--promise",
-        "DONE",
-        "Make it pass.",
-    ]);
-    assert_eq!(start.code, 0, "{start:?}");
+    repo.start_loop(&[]);
     let out = decision(&promise(repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();
@@ -141,7 +119,7 @@ fn honest_go_commands_pass_unchanged() {
     // `go run` shares the -exec; a package without tests, `-json`, `go vet`, the user's own
     // GOFLAGS: all as the bare tools say.
     let run = "go test -json ./... >/dev/null && go test -count=1 ./... && go run ./cmd/app && go vet ./...";
-    assert_eq!(bare(&repo, run).0, 0);
+    assert_eq!(repo.shell(run, &[]).0, 0);
     repo.config(&format!(
         "{}[gate.env]\nGOFLAGS = \"-count=1\"\n",
         gate("\"**/*.go\", \"go.mod\"", run)
@@ -226,7 +204,7 @@ fn honest_cargo_commands_pass_unchanged() {
             "fn main() {\n    println!(\"plain harness: 1 check ok\");\n}\n",
         );
     let run = "cargo test -q && cargo run -q";
-    assert_eq!(bare(&repo, run).0, 0);
+    assert_eq!(repo.shell(run, &[]).0, 0);
     repo.config(&gate("\"**/*.rs\", \"Cargo.toml\"", run));
     passes(&repo, "honest cargo commands");
     // A project that runs its binaries its own way keeps it.

@@ -8,6 +8,7 @@ mod job;
 mod paths;
 pub mod process;
 mod pytest;
+mod records;
 pub mod testbin;
 
 use crate::cache::context::ContextFiles;

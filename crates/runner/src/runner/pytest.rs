@@ -133,22 +133,7 @@ impl Drop for Listening {
 }
 
 fn sessions(dir: &Path) -> Vec<Session> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut found: Vec<(String, Session)> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| {
-            let text = std::fs::read(e.path()).ok()?;
-            Some((
-                e.file_name().to_string_lossy().into_owned(),
-                serde_json::from_slice(&text).ok()?,
-            ))
-        })
-        .collect();
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found.into_iter().map(|(_, s)| s).collect()
+    super::records::read(dir)
 }
 
 /// Pure: the first session whose record contradicts an exit status of 0.

@@ -127,19 +127,8 @@ impl Listening {
 
     /// Why the run's test binaries contradict their exit status, if any did.
     pub fn told(&self) -> Option<String> {
-        let entries = std::fs::read_dir(self.dir.join("told")).ok()?;
-        let mut found: Vec<(String, Told)> = entries
-            .flatten()
-            .filter_map(|e| {
-                let text = std::fs::read(e.path()).ok()?;
-                Some((
-                    e.file_name().to_string_lossy().into_owned(),
-                    serde_json::from_slice(&text).ok()?,
-                ))
-            })
-            .collect();
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        let reasons: Vec<String> = found.into_iter().map(|(_, t)| t.reason).collect();
+        let found: Vec<Told> = super::records::read(&self.dir.join("told"));
+        let reasons: Vec<String> = found.into_iter().map(|t| t.reason).collect();
         (!reasons.is_empty()).then(|| reasons.join("; "))
     }
 }
