@@ -110,12 +110,8 @@ impl Listening {
             vars.push(("GOFLAGS".into(), value));
         }
         let runner = cargo_runner_var();
-        let chosen = given(&runner).is_some()
-            || env
-                .gate_vars
-                .keys()
-                .any(|k| k.to_string_lossy().ends_with("_RUNNER"))
-            || cargo_configs(cwd, env).iter().any(|c| names_a_runner(c));
+        let chosen =
+            given(&runner).is_some() || cargo_configs(cwd, env).iter().any(|c| names_a_runner(c));
         if !chosen {
             vars.push((
                 runner.into(),
@@ -191,11 +187,14 @@ fn cargo_configs(cwd: &Path, env: &Environment) -> Vec<String> {
         .collect()
 }
 
-/// Whether a cargo config sets a runner (a key `runner` outside a comment).
+/// Whether a cargo config sets a runner: a key `runner`, in a `[target...]` table or dotted
+/// (`target.x86_64-unknown-linux-gnu.runner = ...`), outside a comment.
 fn names_a_runner(config: &str) -> bool {
     config.lines().any(|l| {
         let l = l.trim_start();
-        !l.starts_with('#') && l.starts_with("runner")
+        !l.starts_with('#')
+            && l.split_once('=')
+                .is_some_and(|(key, _)| key.trim_end().ends_with("runner"))
     })
 }
 

@@ -127,7 +127,13 @@ fn a_project_runner_is_seen_outside_comments() {
     assert!(names_a_runner(
         "[target.x86_64-unknown-linux-gnu]\nrunner = \"qemu\"\n"
     ));
+    assert!(names_a_runner(
+        "target.x86_64-unknown-linux-gnu.runner = \"qemu\"\n"
+    ));
     assert!(!names_a_runner("# runner = \"qemu\"\n[build]\njobs = 2\n"));
+    assert!(!names_a_runner(
+        "[build]\nrustflags = [\"-C\", \"runner\"]\n"
+    ));
 }
 
 #[test]
