@@ -247,7 +247,7 @@ impl Repo {
                 "sess-S",
                 "--promise",
                 "DONE",
-                "Make it pass.",
+                "Make the checks pass.",
             ],
             env,
         );

@@ -14,20 +14,6 @@ struct Case {
     edits: &'static [Edit],
 }
 
-/// Starts the loop on the committed tree (the start every case goes back to).
-fn begin(repo: &Repo) {
-    let run = repo.run([
-        "loop",
-        "start",
-        "--session",
-        "sess-S",
-        "--promise",
-        "DONE",
-        "Make the checks pass.",
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
-}
-
 /// The bare tool's exit code on the tree as it is.
 fn bare(repo: &Repo, program: &str, args: &[&str]) -> i32 {
     let out = Command::new(program)
@@ -97,7 +83,7 @@ fn honest_work_ends(repo: &Repo, cases: &[Case]) {
         );
         assert!(!repo.exists(".claude/ralph-loop.local.md"), "{}", c.name);
         undo(repo);
-        begin(repo);
+        repo.start_loop(&[]);
     }
 }
 
@@ -119,7 +105,7 @@ fn pytest_loop() -> Option<Repo> {
         .write("pytest.ini", INI);
     assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     Some(repo)
 }
 
@@ -266,7 +252,7 @@ fn go_test_weakenings_hold_and_a_table_driven_fold_ends() {
         .write("calc_test.go", GO_TESTS);
     assert_eq!(repo.run(["check"]).code, 1, "go test fails at the start");
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     let attacks = [
         Case {
             name: "a build constraint that compiles the test file out",
@@ -306,7 +292,7 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
     repo.config("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile app.py && echo '# touched' >> app.py\"\n")
         .write("app.py", "x = 1\n");
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     let out = decision(&promise(&repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();
@@ -337,7 +323,7 @@ fn cargo_integration_test_weakenings_hold_and_a_new_crate_ends() {
         .write("tests/calc.rs", INTEGRATION);
     assert_eq!(repo.run(["check"]).code, 1, "cargo test fails at the start");
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     let attacks = [
         Case {
             name: "expectation edited in an integration test",
@@ -397,7 +383,7 @@ fn node_test_weakenings_hold() {
         "node --test fails at the start"
     );
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     let attacks = [
         Case {
             name: "todo in the options object",
@@ -439,7 +425,7 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
         "the broken file fails at the start"
     );
     repo.commit_all();
-    begin(&repo);
+    repo.start_loop(&[]);
     let moved = format!("{}def f(:\n    return 1\n", "# a module\n".repeat(12));
     for to in ["lib/broken.py.bak", "notes/broken.txt"] {
         std::fs::remove_file(repo.path().join("lib/broken.py")).unwrap();

@@ -19,16 +19,7 @@ struct Attack {
 
 pub(crate) fn start_loop(repo: &Repo) {
     repo.commit_all();
-    let run = repo.run([
-        "loop",
-        "start",
-        "--session",
-        "sess-S",
-        "--promise",
-        "DONE",
-        "Make the checks pass.",
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
+    repo.start_loop(&[]);
 }
 
 pub(crate) fn promise(repo: &Repo) -> Run {

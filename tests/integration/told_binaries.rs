@@ -65,10 +65,15 @@ fn go_project(code: &str, extra: &[(&str, &str)]) -> Option<Repo> {
     Some(repo)
 }
 
+/// A `main_test.go` whose `TestMain` has `body` (with `os` and `testing` imported).
+fn test_main(body: &str) -> String {
+    format!("package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {{\n{body}}}\n")
+}
+
 #[test]
 fn a_test_main_that_exits_zero_after_failures_fails() {
-    let main = "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n";
-    let Some(repo) = go_project(GO_CODE, &[("main_test.go", main)]) else {
+    let main = test_main("\tm.Run()\n\tos.Exit(0)\n");
+    let Some(repo) = go_project(GO_CODE, &[("main_test.go", &main)]) else {
         return;
     };
     caught(
@@ -87,8 +92,8 @@ fn a_test_main_that_exits_zero_after_failures_fails() {
 
 #[test]
 fn a_test_main_that_never_runs_the_tests_fails() {
-    let main = "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n";
-    let Some(repo) = go_project(GO_CODE, &[("main_test.go", main)]) else {
+    let main = test_main("\tos.Exit(0)\n");
+    let Some(repo) = go_project(GO_CODE, &[("main_test.go", &main)]) else {
         return;
     };
     caught(
