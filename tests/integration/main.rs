@@ -41,6 +41,7 @@ mod status;
 mod steering;
 mod surface;
 mod tamper;
+mod tests_ran;
 mod told;
 mod told_binaries;
 mod toolchains;

@@ -427,9 +427,11 @@ fn check_base_can_be_set_to_warn_by_the_base_config_only() {
     let repo = Repo::git();
     repo.write("run.sh", "#!/bin/sh\necho \"$1\"\n");
     repo.commit_all();
-    // The change under review cannot turn its own check into a warning.
+    // The change under review cannot turn its own check into a warning (a load-bearing one:
+    // the code it brings fails the checks as they were).
     repo.config("presets = [\"shell\"]\n\n[integrity]\non_weakening = \"warn\"\n");
     repo.write(".shellcheckrc", "disable=all\n");
+    repo.write("run.sh", "#!/bin/sh\nrm -rf \"$dir\"/tmp\n");
     repo.commit_all();
     let run = repo.run(["check", "--base", "HEAD~1", "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");

@@ -329,6 +329,33 @@ pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {
     )
 }
 
+/// Why a loop whose final run did not run tests that ran when it started cannot end:
+/// `put_back` says whether they did not run with the start's checks put back either (so the
+/// code under test, not a change to the tests, stopped them).
+pub fn not_run(tests: &ralph_surface::differential::Tests, put_back: bool) -> String {
+    let lines: Vec<String> = tests
+        .iter()
+        .flat_map(|(gate, ids)| {
+            let shown = ids
+                .iter()
+                .take(10)
+                .map(move |id| format!("- {id} (gate `{gate}`)"));
+            let more = (ids.len() > 10)
+                .then(|| format!("- ... and {} more (gate `{gate}`)", ids.len() - 10));
+            shown.chain(more)
+        })
+        .collect();
+    let why = if put_back {
+        "They do not run even with the tests and configs as they were at the start, so something in the code stops them (a filter, a skip, an exit, a changed test list)."
+    } else {
+        "Nothing the checks are made of changed, so something in the code stops them (a filter, a skip, an exit, a changed test list)."
+    };
+    format!(
+        "The stop gates pass, but tests that ran when this loop started did not run now:\n{}\n{why} Make them run and pass. {APPROVE}",
+        lines.join("\n")
+    )
+}
+
 /// Why a stop whose work tree changed while it was judged cannot end the loop.
 pub fn moved_during(paths: &[String]) -> String {
     format!(

@@ -19,7 +19,7 @@ use ralph_base::snapshot::{self, Changed, Checkout, Entry};
 use ralph_config::Phase;
 use ralph_plan::project::Project;
 use ralph_runner::runner::{GateResult, Limits, Reuse};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -211,8 +211,9 @@ fn text(top: &Path, entry: Option<&Entry>) -> Option<String> {
 
 /// What the differential run found.
 pub enum Outcome {
-    /// The checks as they were pass on the final code: the change was honest.
-    Honest,
+    /// The checks as they were pass on the final code: the change was honest, if the tests
+    /// that ran at the start ran there too (the tests each gate's runners said they ran).
+    Honest(Tests),
     /// These stop gates fail with the checks put back, where the final run passed them:
     /// each with its output.
     LoadBearing(Vec<(String, String)>),
@@ -241,7 +242,7 @@ pub fn run(
                 })
                 .collect();
             if load_bearing.is_empty() {
-                Outcome::Honest
+                Outcome::Honest(ran(&then))
             } else {
                 Outcome::LoadBearing(load_bearing)
             }
@@ -277,9 +278,22 @@ fn checked_out(
         .map(|p| (p.at.clone(), p.was.clone()))
         .collect();
     let mixed = snapshot::mix(top, &prepared.tree, &put)?;
-    let checkout = Checkout::of(top, &mixed)?;
+    run_in(project, env, (phase, deadline), prepared, &mixed)
+}
+
+/// The gates of `phase` run in a checkout of `tree` (with what git ignores lent as the
+/// start had it, and the submodules linked).
+fn run_in(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    prepared: &Prepared,
+    tree: &str,
+) -> Result<Vec<GateResult>, RunError> {
+    let top = &prepared.top;
+    let checkout = Checkout::of(top, tree)?;
     lend_ignored(top, &prepared.lend, &checkout.path());
-    lend_submodules(top, &mixed, &checkout.path())?;
+    lend_submodules(top, tree, &checkout.path())?;
     let inside = |p: &Path| {
         let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         canonical
@@ -292,7 +306,9 @@ fn checked_out(
         .config
         .file
         .as_deref()
-        .map(|f| inside(f).unwrap_or_else(|| f.to_path_buf()));
+        .map(|f| inside(f).unwrap_or_else(|| f.to_path_buf()))
+        // A tree without the config (it came later) is checked by the presets.
+        .filter(|f| f.exists());
     let mut there = Project::open(&root, config.as_deref())?;
     let listing = there.listing()?.clone();
     let all = &listing.files;
@@ -311,6 +327,54 @@ fn checked_out(
         Reuse::Off,
         |cx| ralph_runner::runner::run(cx, &plan, &limits, &|_| {}),
     ))
+}
+
+/// The tests each gate's runners said they ran, by gate. A gate any of whose runs did not run
+/// now (its result came from the cache) is left out: what it ran is not known.
+pub type Tests = BTreeMap<String, BTreeSet<String>>;
+
+/// Pure: the tests of `results`.
+pub fn ran(results: &[GateResult]) -> Tests {
+    results
+        .iter()
+        .filter_map(|r| {
+            let mut ids = BTreeSet::new();
+            for d in &r.run_details {
+                ids.extend(d.tests.as_ref()?.iter().cloned());
+            }
+            Some((r.name.clone(), ids))
+        })
+        .collect()
+}
+
+/// Pure: the tests of `start` that did not run `now`, by gate: for each gate known in both.
+pub fn not_run(start: &Tests, now: &Tests) -> Tests {
+    start
+        .iter()
+        .filter_map(|(gate, ids)| {
+            let there = now.get(gate)?;
+            let gone: BTreeSet<String> = ids.difference(there).cloned().collect();
+            (!gone.is_empty()).then(|| (gate.clone(), gone))
+        })
+        .collect()
+}
+
+/// The tests the gates of `phase` run on the start tree `start`, in a checkout of it: what
+/// "the tests that ran at the start" means for a loop (and for `check --base`, its base).
+pub fn start_tests(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    prepared: &Prepared,
+    start: &str,
+) -> Result<Tests, RunError> {
+    Ok(ran(&run_in(
+        project,
+        env,
+        (phase, deadline),
+        prepared,
+        start,
+    )?))
 }
 
 /// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its

@@ -87,7 +87,18 @@ fn judge_deferred(
             what: format!("checked code moved to {to}, where no gate reads it"),
         });
     }
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
+    let not_run = match differential::start_tests(project, env, (phase, far), &prepared, &start) {
+        Ok(at_base) => differential::not_run(&at_base, &differential::ran(results)),
+        Err(why) => {
+            a.comparison
+                .weaker
+                .push(unconfirmed(&a.rev, &why.to_string()));
+            return;
+        }
+    };
     if !prepared.changed() {
+        push_not_run(a, &not_run, None);
         return;
     }
     let put_back: BTreeSet<&str> = prepared.put_back.iter().map(|p| p.shown.as_str()).collect();
@@ -95,10 +106,11 @@ fn judge_deferred(
         .into_iter()
         .partition(|f| put_back.contains(f.file.as_str()));
     a.comparison.weaker = kept;
-    let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
     let names: Vec<&str> = put_back.into_iter().collect();
     match differential::run(project, env, (phase, far), &prepared, results) {
-        differential::Outcome::Honest => {}
+        differential::Outcome::Honest(then) => {
+            push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
+        }
         differential::Outcome::LoadBearing(failing) => {
             a.comparison.weaker.extend(deferred);
             for (gate, output) in failing {
@@ -118,15 +130,38 @@ fn judge_deferred(
         }
         differential::Outcome::Unavailable(why) => {
             a.comparison.weaker.extend(deferred);
-            a.comparison.weaker.push(Finding {
-                file: String::new(),
-                line: 0,
-                what: format!(
-                    "the checks changed since {} and could not be run as they were: {why}",
-                    a.rev
-                ),
-            });
+            a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
+    }
+}
+
+fn unconfirmed(rev: &str, why: &str) -> Finding {
+    Finding {
+        file: String::new(),
+        line: 0,
+        what: format!("the checks could not be run as they were at {rev}: {why}"),
+    }
+}
+
+/// One finding per gate whose tests that ran at the base did not run here; `put_back` names
+/// the files the differential run had as at the base, when one was made.
+fn push_not_run(a: &mut Against, not_run: &differential::Tests, put_back: Option<&[&str]>) {
+    for (gate, ids) in not_run {
+        let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
+        let more = if ids.len() > 10 { ", ..." } else { "" };
+        let even = put_back.map_or(String::new(), |names| {
+            format!(" (not even with {} as at {})", names.join(", "), a.rev)
+        });
+        a.comparison.weaker.push(Finding {
+            file: String::new(),
+            line: 0,
+            what: format!(
+                "gate `{gate}`: {} that ran at {} did not run{even}: {}{more}",
+                plural(ids.len(), "test", "tests"),
+                a.rev,
+                shown.join(", ")
+            ),
+        });
     }
 }
 

@@ -77,6 +77,7 @@ impl<'a> Gate<'a> {
                     cached: d.cached,
                     not_cached: d.not_cached.as_deref(),
                     tools: &d.tools,
+                    tests: d.tests.as_deref(),
                 })
                 .collect(),
         }
@@ -94,6 +95,9 @@ struct Run<'a> {
     cached: bool,
     not_cached: Option<&'a str>,
     tools: &'a [ToolInfo],
+    /// The tests its runners said they ran, when it ran now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tests: Option<&'a [String]>,
 }
 
 pub fn render(results: &[GateResult], info: &RunInfo) -> String {

@@ -201,6 +201,7 @@ fn detail(o: &Outcome) -> RunDetail {
         tools: o.tools.clone(),
         outside: o.outside.clone(),
         loaded: o.loaded.clone(),
+        tests: o.tests.clone(),
     }
 }
 

@@ -272,6 +272,9 @@ pub struct Outcome {
     pub outside: Vec<PathBuf>,
     /// The files its runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<PathBuf>,
+    /// The tests its runners said they ran (see [`RunDetail::tests`]); `None` when it did not
+    /// run now.
+    pub tests: Option<Vec<String>>,
 }
 
 impl Outcome {
@@ -311,6 +314,7 @@ impl Shape<'_> {
             tools: self.inv.shown_tools.clone(),
             outside: Vec::new(),
             loaded: Vec::new(),
+            tests: None,
         }
     }
 
@@ -538,6 +542,7 @@ fn execute(
         finished,
         told,
         loaded,
+        tests,
     } = heard(spec, gate, cx);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
@@ -574,6 +579,7 @@ fn execute(
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
         outside,
         loaded,
+        tests,
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)
@@ -586,6 +592,8 @@ struct Heard {
     told: Option<String>,
     /// The files the runner ran as part of itself (pytest's plugins).
     loaded: Vec<PathBuf>,
+    /// The tests the runners said they ran; `None` when a runner ran tests it did not name.
+    tests: Option<Vec<String>>,
 }
 
 /// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]) and
@@ -601,9 +609,18 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let mut heard = heard_pytest(spec, gate, cx);
     // A wrapper that found a contradiction already exited 1 in the binary's place; its
     // reason says why the tool failed.
-    let from_binaries = binaries.and_then(|b| b.told());
+    let from_binaries = binaries.as_ref().and_then(testbin::Listening::told);
     if from_binaries.is_some() && heard.finished.exit == Exit::Code(0) {
         heard.finished.exit = Exit::Code(1);
+    }
+    if let Some(b) = &binaries {
+        heard.tests = match (heard.tests.take(), b.ran(&cx.config.root)) {
+            (Some(mut mine), Some(theirs)) => {
+                mine.extend(theirs);
+                Some(mine)
+            }
+            _ => None,
+        };
     }
     heard.told = match (heard.told.take(), from_binaries) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
@@ -618,6 +635,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             finished: process::run(&spec),
             told: None,
             loaded: Vec::new(),
+            tests: Some(Vec::new()),
         };
     };
     let plain = spec.env.clone();
@@ -625,6 +643,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         .extend(listening.vars(&gate.env, &cx.env.gate_vars));
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
+    let tests = Some(listening.ran());
     let told = match finished.exit {
         Exit::Code(0) => {
             let told = listening.contradiction();
@@ -644,6 +663,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         finished,
         told,
         loaded,
+        tests,
     }
 }
 

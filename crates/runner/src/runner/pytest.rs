@@ -43,6 +43,9 @@ struct Session {
     /// The files of the plugins it ran as part of itself (and Python's startup hooks).
     #[serde(default)]
     plugins: Vec<PathBuf>,
+    /// The tests that ran (passed or failed; not skipped, xfailed or deselected).
+    #[serde(default)]
+    ran_ids: Vec<String>,
 }
 
 impl Listening {
@@ -104,6 +107,18 @@ impl Listening {
         files.sort();
         files.dedup();
         files
+    }
+
+    /// The tests every session of the run ran, by pytest's node id (relative to its root
+    /// folder, so the same in any checkout of the project).
+    pub fn ran(&self) -> Vec<String> {
+        let mut ids: Vec<String> = sessions(&self.dir.join("told"))
+            .into_iter()
+            .flat_map(|s| s.ran_ids)
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
     }
 
     /// True when pytest could not load the listener (a Python that ignores `PYTHONPATH`,
@@ -199,6 +214,7 @@ mod tests {
             ran: 3,
             finished,
             plugins: Vec::new(),
+            ran_ids: Vec::new(),
         }
     }
 

@@ -62,7 +62,9 @@ class _Listener:
             "status": None,
             "finished": False,
             "plugins": [],
+            "ran_ids": [],
         }
+        self.ran_ids = set()
         self.write()
 
     def write(self):
@@ -82,6 +84,11 @@ class _Listener:
 
     def pytest_runtest_logreport(self, report):
         self.ran.add(report.nodeid)
+        # Ran: its call passed or failed, or its setup or teardown failed. Not a skip, an
+        # xfail (reported as skipped) or a deselection: a loop compares these with the
+        # tests that ran at its start.
+        if report.failed or (report.when == "call" and report.passed):
+            self.ran_ids.add(report.nodeid)
         if report.failed:
             kind = "failed" if report.when == "call" else "errors"
             self.state[kind].append(report.nodeid)
@@ -124,6 +131,7 @@ def pytest_unconfigure(config):
     if _active and _active[-1][0] is config:
         _, listener = _active.pop()
         listener.state["ran"] = len(listener.ran)
+        listener.state["ran_ids"] = sorted(listener.ran_ids)
         listener.state["plugins"] = _plugin_files(config)
         listener.state["finished"] = True
         listener.write()

@@ -19,6 +19,9 @@ use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+mod report;
+pub use report::{judge, Heard};
+
 /// The hidden subcommand the wrappers call: `ralph-gate told-exec <go|libtest> <dir> <binary> [args]`.
 pub const SUBCOMMAND: &str = "told-exec";
 
@@ -124,8 +127,23 @@ impl Listening {
     /// Why the run's test binaries contradict their exit status, if any did.
     pub fn told(&self) -> Option<String> {
         let found: Vec<Told> = super::records::read(&self.dir.join("told"));
-        let reasons: Vec<String> = found.into_iter().map(|t| t.reason).collect();
+        let reasons: Vec<String> = found.into_iter().filter_map(|t| t.reason).collect();
         (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+
+    /// The tests the run's test binaries said they ran, each named by where it ran relative
+    /// to `root` (the package's folder), its binary (libtest) and its name: the same test has
+    /// the same name in any checkout of the project. `None` when a binary ran tests it did not
+    /// name (libtest's terse format, `cargo test -q`): which ran is not known.
+    pub fn ran(&self, root: &Path) -> Option<Vec<String>> {
+        let found: Vec<Told> = super::records::read(&self.dir.join("told"));
+        if found.iter().any(|t| t.counted > t.ran.len() as u64) {
+            return None;
+        }
+        let mut ran: Vec<String> = found.iter().flat_map(|t| t.ids(root)).collect();
+        ran.sort();
+        ran.dedup();
+        Some(ran)
     }
 }
 
@@ -135,12 +153,43 @@ impl Drop for Listening {
     }
 }
 
-/// What a wrapper writes for the gate's result.
+/// What a wrapper writes for the gate's result: the tests the binary ran, and why its exit
+/// of 0 does not count when it does not.
 #[derive(Debug, Serialize, Deserialize)]
 struct Told {
     harness: Harness,
     binary: String,
-    reason: String,
+    /// Where the binary ran (go and cargo start it in its package's folder).
+    cwd: PathBuf,
+    reason: Option<String>,
+    ran: Vec<String>,
+    /// How many tests the binary announced (libtest), named or not.
+    #[serde(default)]
+    counted: u64,
+}
+
+impl Told {
+    fn ids(&self, root: &Path) -> Vec<String> {
+        let at = match self.cwd.strip_prefix(root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => self.cwd.to_string_lossy().into_owned(),
+        };
+        let binary = match self.harness {
+            // cargo names a test binary `<target>-<hash>`: the hash differs by build.
+            Harness::Libtest => {
+                let file = Path::new(&self.binary).file_name().unwrap_or_default();
+                let file = file.to_string_lossy();
+                let stem = file.rsplit_once('-').map_or(&*file, |(s, _)| s);
+                format!("{stem} ")
+            }
+            Harness::Go => String::new(),
+        };
+        self.ran
+            .iter()
+            .map(|name| format!("{at}: {binary}{name}"))
+            .collect()
+    }
 }
 
 /// Cargo's runner variable for the host ralph-gate was built for.
@@ -203,110 +252,25 @@ fn quoted(s: &OsStr) -> String {
     format!("'{}'", s.to_string_lossy().replace('\'', r"'\''"))
 }
 
-/// What a test binary's output said, read line by line as it passes through.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Heard {
-    /// Go: the top-level tests a `--- FAIL:` line named (the testing package writes them at
-    /// the start of a line; a subtest's are indented, a `t.Log` line is prefixed), and the
-    /// last summary line, `PASS` (true) or `FAIL`: the testing package writes it last, so a
-    /// program's own `FAIL` before it is output, not a verdict.
-    failed: Vec<String>,
-    summary_passed: Option<bool>,
-    /// libtest: `running N tests` seen, then `test result:` (and whether it said FAILED).
-    began: bool,
-    summary: bool,
-    summary_failed: bool,
-}
-
-impl Heard {
-    pub fn line(&mut self, raw: &str) {
-        // `go test -json` has the binary mark its lines with a SYN byte.
-        let line = raw.trim_start_matches('\u{16}').trim_end();
-        if let Some(rest) = line.strip_prefix("--- FAIL: ") {
-            self.failed
-                .extend(rest.split_whitespace().next().map(String::from));
-        } else if line == "FAIL" {
-            self.summary_passed = Some(false);
-        } else if line.ends_with("PASS") {
-            // A program's output without a final newline runs into the summary.
-            self.summary_passed = Some(true);
-        } else if line.starts_with("running ")
-            && line
-                .split_whitespace()
-                .nth(1)
-                .is_some_and(|n| n.parse::<u64>().is_ok())
-            && (line.ends_with(" test") || line.ends_with(" tests"))
-        {
-            self.began = true;
-            self.summary = false;
-        } else if let Some(rest) = line.strip_prefix("test result: ") {
-            self.summary = true;
-            self.summary_failed |= rest.starts_with("FAILED");
-        }
-    }
-}
-
-/// Pure: why a test binary that exited 0 did not pass by its own account. `binary` is its
-/// path, `args` what it was given; a Go binary is judged only when `go test` started it (a
-/// `.test` file given `-test.` flags: `go run` shares the `-exec`), a libtest one only when
-/// cargo built it as a test (in a `deps` folder: `cargo run` shares the runner), and neither
-/// when asked only to list its tests.
-pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) -> Option<String> {
-    let arg = |p: &str| args.iter().any(|a| a.to_string_lossy().starts_with(p));
-    let name = binary.file_name().unwrap_or_default().to_string_lossy();
-    match harness {
-        Harness::Go => {
-            if !name.ends_with(".test") || !arg("-test.") || arg("-test.list") {
-                return None;
-            }
-            if !heard.failed.is_empty() || heard.summary_passed == Some(false) {
-                let named = if heard.failed.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", heard.failed.join(", "))
-                };
-                Some(format!(
-                    "go's test binary {name} reported a failure{named}, but exited 0: the exit status does not count"
-                ))
-            } else if heard.summary_passed.is_none() {
-                Some(format!(
-                    "go's test binary {name} exited 0 without the testing package's PASS, so its tests did not run to their end: the exit status does not count"
-                ))
-            } else {
-                None
-            }
-        }
-        Harness::Libtest => {
-            let in_deps = binary
-                .parent()
-                .and_then(Path::file_name)
-                .is_some_and(|d| d == "deps");
-            if !in_deps || arg("--list") || !heard.began {
-                return None;
-            }
-            if heard.summary_failed {
-                Some(format!(
-                    "libtest in {name} said `test result: FAILED`, but the binary exited 0: the exit status does not count"
-                ))
-            } else if !heard.summary {
-                Some(format!(
-                    "the test binary {name} exited 0 before libtest's `test result:` line (a test or the code under test ended the process): the exit status does not count"
-                ))
-            } else {
-                None
-            }
-        }
-    }
-}
-
 /// The wrapper: runs `argv` (a test binary and its arguments) with its output passed through,
 /// and returns the exit code to give: the binary's, or 1 when it exited 0 against its own
-/// report (written to `told`, for the gate's result).
+/// report. What it ran, and why its exit does not count, go to `told` for the gate's result.
+/// A Go test binary is run verbose (`-test.v=true`) unless asked otherwise, so it names the
+/// tests it ran; the lines only `-v` adds are not passed on.
 pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
     let Some((binary, args)) = argv.split_first() else {
         return 2;
     };
+    let quiet = harness == Harness::Go
+        && report::go_runs_tests(Path::new(binary), args)
+        && !args
+            .iter()
+            .any(|a| a.to_string_lossy().starts_with("-test.v"));
     let mut command = ralph_base::child::command(binary);
+    // First: Go's flags end at the first argument that is not one (`go test -args x`).
+    if quiet {
+        command.arg("-test.v=true");
+    }
     command.args(args).stdout(std::process::Stdio::piped());
     let Ok(mut child) = command.spawn() else {
         #[allow(clippy::print_stderr)]
@@ -317,30 +281,36 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
     };
     let mut heard = Heard::default();
     if let Some(out) = child.stdout.take() {
-        pass_through(out, &mut heard);
+        pass_through(out, &mut heard, quiet);
     }
     let code = match child.wait() {
         Ok(status) => exit_code(status),
         Err(_) => 1,
     };
-    if code != 0 {
-        return code;
-    }
-    match judge(harness, Path::new(binary), args, &heard) {
-        Some(reason) => {
-            // Said once, at the end of the gate's output, by the gate's result.
-            write_told(told, harness, binary, &reason);
-            1
-        }
-        None => 0,
+    let reason = (code == 0)
+        .then(|| judge(harness, Path::new(binary), args, &heard))
+        .flatten();
+    let contradicted = reason.is_some();
+    write_told(told, harness, binary, (reason, heard));
+    match contradicted {
+        true => 1,
+        false => code,
     }
 }
 
 /// Copies the binary's output to ours line by line (each flushed, so `go test -json` and
-/// `-v` stream as they would), reading it on the way.
-fn pass_through(out: std::process::ChildStdout, heard: &mut Heard) {
+/// `-v` stream as they would), reading it on the way; with `quiet`, as the binary would have
+/// printed it without the `-test.v` the wrapper gave it.
+fn pass_through(out: std::process::ChildStdout, heard: &mut Heard, quiet: bool) {
     let mut reader = std::io::BufReader::new(out);
     let mut stdout = std::io::stdout().lock();
+    let mut rebuilt = quiet.then(report::Quiet::default);
+    let mut show = |lines: Vec<Vec<u8>>| {
+        for l in lines {
+            let _ = stdout.write_all(&l);
+        }
+        let _ = stdout.flush();
+    };
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -348,10 +318,15 @@ fn pass_through(out: std::process::ChildStdout, heard: &mut Heard) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 heard.line(&String::from_utf8_lossy(&line));
-                let _ = stdout.write_all(&line);
-                let _ = stdout.flush();
+                match &mut rebuilt {
+                    Some(q) => show(q.line(&line)),
+                    None => show(vec![line.clone()]),
+                }
             }
         }
+    }
+    if let Some(q) = &mut rebuilt {
+        show(q.rest());
     }
 }
 
@@ -364,13 +339,26 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
     }
 }
 
-fn write_told(dir: &Path, harness: Harness, binary: &OsStr, reason: &str) {
+fn write_told(
+    dir: &Path,
+    harness: Harness,
+    binary: &OsStr,
+    (reason, heard): (Option<String>, Heard),
+) {
     let told = Told {
         harness,
         binary: binary.to_string_lossy().into_owned(),
-        reason: reason.to_string(),
+        cwd: std::env::current_dir().unwrap_or_default(),
+        reason,
+        ran: heard.ran,
+        counted: heard.counted,
     };
-    let name = format!("{}-{}.json", std::process::id(), harness.name());
+    // One binary may be run more than once by one process (nextest): each its own record.
+    let name = format!(
+        "{}-{}.json",
+        super::job::unguessable(Path::new(&std::process::id().to_string())).display(),
+        harness.name()
+    );
     if let Ok(body) = serde_json::to_vec(&told) {
         let _ = ralph_base::atomic::write(&dir.join(name), &body);
     }

@@ -22,6 +22,15 @@ pub enum ReadError {
     },
 }
 
+/// The tests each stop gate ran, by gate.
+pub type StartTests = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptTests {
+    tree: String,
+    gates: StartTests,
+}
+
 pub struct Store {
     dir: PathBuf,
 }
@@ -76,6 +85,29 @@ impl Store {
     pub fn remove(&self, loop_file: &str) {
         let _ = std::fs::remove_file(self.path(loop_file));
         let _ = std::fs::remove_file(self.mark_path(loop_file));
+        let _ = std::fs::remove_file(self.tests_path(loop_file));
+    }
+
+    fn tests_path(&self, loop_file: &str) -> PathBuf {
+        self.dir.join(format!("{loop_file}.tests.json"))
+    }
+
+    /// The tests the stop gates ran on the loop's start tree `tree`, by gate, when a stop
+    /// already took them: the start tree never changes, so one run serves every stop.
+    pub fn start_tests(&self, loop_file: &str, tree: &str) -> Option<StartTests> {
+        let bytes = std::fs::read(self.tests_path(loop_file)).ok()?;
+        let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
+        (kept.tree == tree).then_some(kept.gates)
+    }
+
+    pub fn keep_start_tests(&self, loop_file: &str, tree: &str, gates: &StartTests) {
+        let kept = KeptTests {
+            tree: tree.to_string(),
+            gates: gates.clone(),
+        };
+        if let Ok(bytes) = serde_json::to_vec(&kept) {
+            let _ = ralph_base::atomic::write(&self.tests_path(loop_file), &bytes);
+        }
     }
 
     /// Loop files that were pinned and not ended, by their marks or copies.

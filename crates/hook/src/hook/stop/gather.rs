@@ -226,6 +226,10 @@ impl Seen {
             .describe(project, env, promised)
             .map_err(files_error)?;
         let mut judgement = Judgement::prepare(&pinning, project.root(), promised);
+        judgement.kept = Some((
+            ralph_surface::pin::store::Store::of(layout),
+            loop_file.clone(),
+        ));
         let weakened = pinning.hold(&judgement.put_back(), &mut notes);
         let hold = crate::words::pin_hold(&pinning.verdict)
             .or(weakened)
@@ -277,6 +281,8 @@ fn green(results: &[GateResult], strict: bool) -> bool {
 struct Judgement {
     prepared: Option<differential::Prepared>,
     hold: Option<String>,
+    /// Where the tests that ran on the loop's start tree are kept, and the loop's file.
+    kept: Option<(ralph_surface::pin::store::Store, String)>,
 }
 
 impl Judgement {
@@ -288,6 +294,7 @@ impl Judgement {
             return Self {
                 prepared: None,
                 hold: None,
+                kept: None,
             };
         };
         let surfaces = (start_surface, pinning.surface.as_ref());
@@ -295,10 +302,12 @@ impl Judgement {
             Ok(p) => Self {
                 prepared: Some(p),
                 hold: None,
+                kept: None,
             },
             Err(e) => Self {
                 prepared: None,
                 hold: Some(crate::words::unconfirmed(&e.to_string())),
+                kept: None,
             },
         }
     }
@@ -344,6 +353,7 @@ impl Judgement {
         (results, pinning): (&[GateResult], &pins::Pinning),
         notes: &mut Vec<String>,
     ) -> Option<String> {
+        let kept = self.kept;
         let p = self.prepared?;
         match p.moved_during() {
             Ok(moved) if moved.is_empty() => {}
@@ -379,40 +389,133 @@ impl Judgement {
             ));
             return Some(crate::words::outside_changed(&changed));
         }
-        if !p.changed() {
-            return None;
-        }
-        let clock = Instant::now();
-        let outcome = differential::run(
+        let not_run = match not_run(
+            kept.as_ref(),
+            &p,
             project,
             env,
-            (ralph_config::Phase::Stop, deadline),
-            &p,
+            (deadline, pinning),
             results,
-        );
-        let names = p.names();
-        let took = clock.elapsed().as_secs_f64();
-        match outcome {
-            differential::Outcome::Honest => {
-                notes.push(format!(
-                    "differential run ({took:.1} s): with {} as at the start the stop gates pass: the change is honest",
-                    names.join(", ")
-                ));
-                None
+        ) {
+            Ok(gone) => gone,
+            Err(why) => {
+                notes.push(format!("the tests that ran at the start not known: {why}"));
+                return Some(crate::words::unconfirmed(&why.to_string()));
             }
-            differential::Outcome::LoadBearing(failing) => {
-                let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
+        };
+        if !p.changed() && not_run.is_empty() {
+            return None;
+        }
+        if !p.changed() {
+            notes.push(format!(
+                "tests that ran at the start did not run: {}",
+                shown(&not_run)
+            ));
+            return Some(crate::words::not_run(&not_run, false));
+        }
+        differential(
+            project,
+            env,
+            deadline,
+            (&p, results, pinning),
+            &not_run,
+            notes,
+        )
+    }
+}
+
+/// The tests that ran on the loop's start tree (kept from an earlier stop, else run now in a
+/// checkout of it) that the final run did not run, by gate.
+fn not_run(
+    kept: Option<&(ralph_surface::pin::store::Store, String)>,
+    p: &differential::Prepared,
+    project: &Project,
+    env: &Environment,
+    (deadline, pinning): (Instant, &pins::Pinning),
+    results: &[GateResult],
+) -> Result<differential::Tests, differential::RunError> {
+    let Some(start) = pinning.start().0 else {
+        return Ok(differential::Tests::new());
+    };
+    let known = kept.and_then(|(store, file)| store.start_tests(file, start));
+    let at_start = match known {
+        Some(t) => t,
+        None => {
+            let phase = (ralph_config::Phase::Stop, deadline);
+            let t = differential::start_tests(project, env, phase, p, start)?;
+            if let Some((store, file)) = kept {
+                store.keep_start_tests(file, start, &t);
+            }
+            t
+        }
+    };
+    Ok(differential::not_run(
+        &at_start,
+        &differential::ran(results),
+    ))
+}
+
+/// The tests of `tests` as a line: each gate's, named.
+fn shown(tests: &differential::Tests) -> String {
+    let parts: Vec<String> = tests
+        .iter()
+        .map(|(gate, ids)| {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            format!("{gate}: {}", ids.join(", "))
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// The differential run of a stop whose checks changed: load-bearing, or honest when the tests
+/// that ran at the start but not at the end (`not_run`) ran with the checks put back.
+fn differential(
+    project: &Project,
+    env: &Environment,
+    deadline: Instant,
+    (p, results, pinning): (&differential::Prepared, &[GateResult], &pins::Pinning),
+    not_run: &differential::Tests,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let clock = Instant::now();
+    let outcome = differential::run(
+        project,
+        env,
+        (ralph_config::Phase::Stop, deadline),
+        p,
+        results,
+    );
+    let names = p.names();
+    let took = clock.elapsed().as_secs_f64();
+    match outcome {
+        differential::Outcome::Honest(then) => {
+            let still = differential::not_run(not_run, &then);
+            if !still.is_empty() {
                 notes.push(format!(
-                    "differential run ({took:.1} s): with {} as at the start, {} fail: the change is load-bearing",
+                    "differential run ({took:.1} s): tests that ran at the start did not run even with {} as at the start: {}",
                     names.join(", "),
-                    gates.join(", ")
+                    shown(&still)
                 ));
-                Some(crate::words::load_bearing(&p, &failing, &pinning.deferred))
+                return Some(crate::words::not_run(&still, true));
             }
-            differential::Outcome::Unavailable(why) => {
-                notes.push(format!("differential run not made: {why}"));
-                Some(crate::words::unconfirmed(&why))
-            }
+            notes.push(format!(
+                "differential run ({took:.1} s): with {} as at the start the stop gates pass: the change is honest",
+                names.join(", ")
+            ));
+            None
+        }
+        differential::Outcome::LoadBearing(failing) => {
+            let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
+            notes.push(format!(
+                "differential run ({took:.1} s): with {} as at the start, {} fail: the change is load-bearing",
+                names.join(", "),
+                gates.join(", ")
+            ));
+            Some(crate::words::load_bearing(p, &failing, &pinning.deferred))
+        }
+        differential::Outcome::Unavailable(why) => {
+            notes.push(format!("differential run not made: {why}"));
+            Some(crate::words::unconfirmed(&why))
         }
     }
 }

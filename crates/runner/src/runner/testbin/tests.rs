@@ -146,3 +146,86 @@ fn the_runner_variable_names_this_host() {
     assert_eq!(v, v.to_uppercase());
     assert!(!v.contains('-'), "{v}");
 }
+
+#[test]
+fn the_tests_a_binary_ran_are_named_and_skips_are_not() {
+    let h = heard(&[
+        "=== RUN   TestAdd",
+        "=== RUN   TestAdd/zero",
+        "    --- PASS: TestAdd/zero (0.00s)",
+        "--- PASS: TestAdd (0.00s)",
+        "--- SKIP: TestLater (0.00s)",
+        "\u{16}--- FAIL: TestSub (0.00s)",
+        "FAIL",
+    ]);
+    assert_eq!(h.ran, ["TestAdd", "TestSub"]);
+    let h = heard(&[
+        "running 4 tests",
+        "test tests::adds ... ok",
+        "test tests::boom - should panic ... ok",
+        "test tests::later ... ignored, not yet",
+        "test tests::sub ... FAILED",
+        "test result: FAILED. 2 passed; 1 failed; 1 ignored",
+    ]);
+    assert_eq!(h.ran, ["tests::adds", "tests::boom", "tests::sub"]);
+}
+
+#[test]
+fn go_verbose_output_is_shown_as_the_quiet_binary_shows_it() {
+    let verbose = [
+        "=== RUN   TestAdd",
+        "    a_test.go:3: hello",
+        "=== RUN   TestAdd/zero",
+        "    --- PASS: TestAdd/zero (0.00s)",
+        "=== RUN   TestAdd/one",
+        "        a_test.go:9: one is wrong",
+        "    --- FAIL: TestAdd/one (0.00s)",
+        "--- FAIL: TestAdd (0.00s)",
+        "=== RUN   TestLater",
+        "    a_test.go:20: later",
+        "--- SKIP: TestLater (0.00s)",
+        "=== RUN   TestOk",
+        "printed by the code",
+        "    a_test.go:30: quiet when passing",
+        "--- PASS: TestOk (0.00s)",
+        "FAIL",
+    ];
+    let mut q = report::Quiet::default();
+    let mut shown: Vec<String> = verbose
+        .iter()
+        .flat_map(|l| q.line(format!("{l}\n").as_bytes()))
+        .map(|l| String::from_utf8(l).unwrap())
+        .collect();
+    shown.extend(q.rest().into_iter().map(|l| String::from_utf8(l).unwrap()));
+    assert_eq!(
+        shown.concat(),
+        "--- FAIL: TestAdd (0.00s)\n    a_test.go:3: hello\n    --- FAIL: TestAdd/one (0.00s)\n        a_test.go:9: one is wrong\nprinted by the code\nFAIL\n"
+    );
+}
+
+#[test]
+fn a_test_that_never_reported_keeps_its_lines() {
+    let mut q = report::Quiet::default();
+    assert!(q.line(b"=== RUN   TestExit\n").is_empty());
+    assert!(q.line(b"    a_test.go:3: before exit\n").is_empty());
+    assert_eq!(q.rest(), [b"    a_test.go:3: before exit\n".to_vec()]);
+}
+
+#[test]
+fn a_binarys_tests_are_named_by_package_folder_and_binary() {
+    let told = |harness, binary: &str, cwd: &str| Told {
+        harness,
+        binary: binary.into(),
+        cwd: cwd.into(),
+        reason: None,
+        ran: vec!["t".into()],
+        counted: 0,
+    };
+    let root = Path::new("/p");
+    assert_eq!(told(Harness::Go, GO_BIN, "/p/calc").ids(root), ["calc: t"]);
+    assert_eq!(told(Harness::Go, GO_BIN, "/p").ids(root), [".: t"]);
+    assert_eq!(
+        told(Harness::Libtest, RS_BIN, "/p/crates/demo").ids(root),
+        ["crates/demo: demo t"]
+    );
+}
