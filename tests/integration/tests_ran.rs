@@ -172,7 +172,7 @@ fn python_tests_parametrized_with_the_fix_end_the_loop() {
     ends(&repo, &start);
 }
 
-const RS_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test\"\n";
+const RS_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test --workspace --quiet\"\n";
 const RS_TESTS: &str = "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n\n#[test]\nfn zero() {\n    assert_eq!(calc::add(2, 0), 2);\n}\n";
 const RS_CODE: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
 
@@ -204,10 +204,12 @@ extern "C" fn early() {
 }
 "#;
 
-#[test]
-fn rust_library_code_that_skips_its_failing_test_is_held() {
+/// A crate whose integration test `adds` fails, with the rust preset's test command (libtest's
+/// terse output, which names no test that passed: ralph-gate runs it pretty and shows it
+/// terse), and a loop started on it.
+fn rust_loop() -> Option<(Repo, String)> {
     if !require_tool("cargo") {
-        return;
+        return None;
     }
     let repo = Repo::git();
     repo.config(RS_GATE)
@@ -222,6 +224,31 @@ fn rust_library_code_that_skips_its_failing_test_is_held() {
     repo.commit_all();
     let start = head(&repo);
     repo.start_loop(&[]);
+    Some((repo, start))
+}
+
+#[test]
+fn rust_library_code_that_skips_its_failing_test_is_held() {
+    let Some((repo, start)) = rust_loop() else {
+        return;
+    };
     repo.write("src/lib.rs", RS_SKIPS);
-    held_for_a_test_that_stopped_running(&repo, "cargo test", &start, "calc adds");
+    let bare = "cargo test --workspace --quiet";
+    held_for_a_test_that_stopped_running(&repo, bare, &start, "calc adds");
+}
+
+#[test]
+fn rust_tests_renamed_with_the_fix_end_the_loop() {
+    let Some((repo, start)) = rust_loop() else {
+        return;
+    };
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    )
+    .write(
+        "tests/calc.rs",
+        &RS_TESTS.replace("fn adds", "fn adds_small"),
+    );
+    ends(&repo, &start);
 }

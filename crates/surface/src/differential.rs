@@ -330,19 +330,27 @@ fn run_in(
 }
 
 /// The tests each gate's runners said they ran, by gate. A gate any of whose runs did not run
-/// now (its result came from the cache) is left out: what it ran is not known.
+/// now (its result came from the cache) is left out: what it ran is not known; so is one in
+/// which no test runner was heard.
 pub type Tests = BTreeMap<String, BTreeSet<String>>;
 
 /// Pure: the tests of `results`.
 pub fn ran(results: &[GateResult]) -> Tests {
     results
         .iter()
+        .filter(|r| !r.cached && !r.run_details.iter().any(|d| d.cached))
         .filter_map(|r| {
-            let mut ids = BTreeSet::new();
-            for d in &r.run_details {
-                ids.extend(d.tests.as_ref()?.iter().cloned());
-            }
-            Some((r.name.clone(), ids))
+            let heard: Vec<&Vec<String>> = r
+                .run_details
+                .iter()
+                .filter_map(|d| d.tests.as_ref())
+                .collect();
+            (!heard.is_empty()).then(|| {
+                (
+                    r.name.clone(),
+                    heard.into_iter().flatten().cloned().collect(),
+                )
+            })
         })
         .collect()
 }
@@ -361,6 +369,8 @@ pub fn not_run(start: &Tests, now: &Tests) -> Tests {
 
 /// The tests the gates of `phase` run on the start tree `start`, in a checkout of it: what
 /// "the tests that ran at the start" means for a loop (and for `check --base`, its base).
+/// Only asked when a final run heard a test runner (`ran` is not empty): nothing else is
+/// compared.
 pub fn start_tests(
     project: &Project,
     env: &Environment,
@@ -471,5 +481,52 @@ mod tests {
         let (all, none) = lending(&now, None);
         assert_eq!(all.len(), 4, "no start known: all but caches are lent");
         assert!(none.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod tested {
+    use super::*;
+    use ralph_runner::runner::RunDetail;
+
+    fn gate(name: &str, runs: &[(Option<&[&str]>, bool)]) -> GateResult {
+        GateResult {
+            name: name.into(),
+            run_details: runs
+                .iter()
+                .map(|(tests, cached)| RunDetail {
+                    tests: tests.map(|t| t.iter().map(|s| s.to_string()).collect()),
+                    cached: *cached,
+                    ..RunDetail::default()
+                })
+                .collect(),
+            ..GateResult::default()
+        }
+    }
+
+    #[test]
+    fn a_gate_is_compared_only_when_it_ran_now_and_a_runner_was_heard() {
+        let results = [
+            gate("py", &[(Some(&["t::a", "t::b"]), false), (None, false)]),
+            gate("tsc", &[(None, false)]),
+            gate("go", &[(Some(&["x: T"]), false), (None, true)]),
+        ];
+        let ran = ran(&results);
+        assert_eq!(ran.keys().collect::<Vec<_>>(), ["py"]);
+        assert_eq!(ran["py"].len(), 2);
+    }
+
+    #[test]
+    fn what_ran_at_the_start_and_not_now_is_named_by_gate() {
+        let set = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let start = Tests::from([
+            ("py".to_string(), set(&["t::a", "t::b"])),
+            ("go".to_string(), set(&["x: T"])),
+        ]);
+        let now = Tests::from([("py".to_string(), set(&["t::a", "t::c"]))]);
+        let gone = not_run(&start, &now);
+        assert_eq!(gone.len(), 1, "a gate not compared now is not named");
+        assert_eq!(gone["py"], set(&["t::b"]));
+        assert!(not_run(&now, &now).is_empty());
     }
 }

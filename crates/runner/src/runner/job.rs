@@ -592,7 +592,8 @@ struct Heard {
     told: Option<String>,
     /// The files the runner ran as part of itself (pytest's plugins).
     loaded: Vec<PathBuf>,
-    /// The tests the runners said they ran; `None` when a runner ran tests it did not name.
+    /// The tests the runners said they ran; `None` when no test runner was heard, or one ran
+    /// tests it did not name.
     tests: Option<Vec<String>>,
 }
 
@@ -619,7 +620,7 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
                 mine.extend(theirs);
                 Some(mine)
             }
-            _ => None,
+            (mine, theirs) => mine.or(theirs),
         };
     }
     heard.told = match (heard.told.take(), from_binaries) {
@@ -635,7 +636,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             finished: process::run(&spec),
             told: None,
             loaded: Vec::new(),
-            tests: Some(Vec::new()),
+            tests: None,
         };
     };
     let plain = spec.env.clone();
@@ -643,7 +644,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         .extend(listening.vars(&gate.env, &cx.env.gate_vars));
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
-    let tests = Some(listening.ran());
+    let tests = listening.imported().then(|| listening.ran());
     let told = match finished.exit {
         Exit::Code(0) => {
             let told = listening.contradiction();

@@ -115,8 +115,8 @@ pub struct RunDetail {
     pub loaded: Vec<std::path::PathBuf>,
     /// The tests its runners said they ran, passed or failed (pytest's node ids; go's and
     /// libtest's `<package folder>: [binary ]name`), when it ran now and they named them all;
-    /// `None` when its result came from the cache, or a runner ran tests it did not name
-    /// (`cargo test -q`). A loop's end compares them with those that ran at its start.
+    /// `None` when its result came from the cache, no test runner ran, or one ran tests it did
+    /// not name. A loop's end compares them with those that ran at its start.
     pub tests: Option<Vec<String>>,
 }
 

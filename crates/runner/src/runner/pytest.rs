@@ -131,8 +131,8 @@ impl Listening {
         named && !self.imported()
     }
 
-    /// Whether any process imported the listener during the run.
-    fn imported(&self) -> bool {
+    /// Whether any process imported the listener during the run: a pytest ran.
+    pub fn imported(&self) -> bool {
         std::fs::read_dir(self.dir.join("told")).is_ok_and(|entries| {
             entries
                 .flatten()

@@ -133,11 +133,13 @@ impl Listening {
 
     /// The tests the run's test binaries said they ran, each named by where it ran relative
     /// to `root` (the package's folder), its binary (libtest) and its name: the same test has
-    /// the same name in any checkout of the project. `None` when a binary ran tests it did not
-    /// name (libtest's terse format, `cargo test -q`): which ran is not known.
+    /// the same name in any checkout of the project. `None` when no test binary ran, or one
+    /// ran tests it did not name (an output format asked for by the command that names
+    /// none): which ran is not known.
     pub fn ran(&self, root: &Path) -> Option<Vec<String>> {
         let found: Vec<Told> = super::records::read(&self.dir.join("told"));
-        if found.iter().any(|t| t.counted > t.ran.len() as u64) {
+        let found: Vec<Told> = found.into_iter().filter(|t| t.tested).collect();
+        if found.is_empty() || found.iter().any(|t| t.counted > t.ran.len() as u64) {
             return None;
         }
         let mut ran: Vec<String> = found.iter().flat_map(|t| t.ids(root)).collect();
@@ -166,6 +168,9 @@ struct Told {
     /// How many tests the binary announced (libtest), named or not.
     #[serde(default)]
     counted: u64,
+    /// Whether it was run to run tests (not `go run`, `cargo run` or a listing).
+    #[serde(default)]
+    tested: bool,
 }
 
 impl Told {
@@ -252,26 +257,66 @@ fn quoted(s: &OsStr) -> String {
     format!("'{}'", s.to_string_lossy().replace('\'', r"'\''"))
 }
 
+/// How the wrapper rewrites a binary's output: as it came, or rebuilt from the output that
+/// names every test (Go's verbose, libtest's pretty) into the one the command asked for.
+enum Rewrite {
+    AsItCame,
+    GoQuiet(report::Quiet),
+    Terse(report::Terse),
+}
+
+impl Rewrite {
+    /// The arguments to run the binary with, and how to show its output: a Go test binary is
+    /// run verbose (`-test.v=true`, first: Go's flags end at the first argument that is not
+    /// one) unless asked otherwise; a libtest one asked for `--quiet` is run without it.
+    fn of(harness: Harness, binary: &Path, args: &[OsString]) -> (Vec<OsString>, Self) {
+        let given = |p: &str| args.iter().any(|a| a.to_string_lossy().starts_with(p));
+        match harness {
+            Harness::Go if report::go_runs_tests(binary, args) && !given("-test.v") => {
+                let with =
+                    std::iter::once(OsString::from("-test.v=true")).chain(args.iter().cloned());
+                (with.collect(), Self::GoQuiet(report::Quiet::default()))
+            }
+            Harness::Libtest if report::libtest_runs_tests(binary, args) && !given("--format") => {
+                let quiet = |a: &OsString| a == "--quiet" || a == "-q";
+                if !args.iter().any(quiet) {
+                    return (args.to_vec(), Self::AsItCame);
+                }
+                let without = args.iter().filter(|a| !quiet(a)).cloned();
+                (without.collect(), Self::Terse(report::Terse::default()))
+            }
+            _ => (args.to_vec(), Self::AsItCame),
+        }
+    }
+
+    fn line(&mut self, raw: &[u8]) -> Vec<Vec<u8>> {
+        match self {
+            Self::AsItCame => vec![raw.to_vec()],
+            Self::GoQuiet(q) => q.line(raw),
+            Self::Terse(t) => vec![t.line(raw)],
+        }
+    }
+
+    fn rest(&mut self) -> Vec<Vec<u8>> {
+        match self {
+            Self::GoQuiet(q) => q.rest(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// The wrapper: runs `argv` (a test binary and its arguments) with its output passed through,
 /// and returns the exit code to give: the binary's, or 1 when it exited 0 against its own
 /// report. What it ran, and why its exit does not count, go to `told` for the gate's result.
-/// A Go test binary is run verbose (`-test.v=true`) unless asked otherwise, so it names the
-/// tests it ran; the lines only `-v` adds are not passed on.
+/// The binary is run so that it names every test it runs ([`Rewrite`]), and its output is
+/// shown as the command asked for it.
 pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
     let Some((binary, args)) = argv.split_first() else {
         return 2;
     };
-    let quiet = harness == Harness::Go
-        && report::go_runs_tests(Path::new(binary), args)
-        && !args
-            .iter()
-            .any(|a| a.to_string_lossy().starts_with("-test.v"));
+    let (run_args, mut rewrite) = Rewrite::of(harness, Path::new(binary), args);
     let mut command = ralph_base::child::command(binary);
-    // First: Go's flags end at the first argument that is not one (`go test -args x`).
-    if quiet {
-        command.arg("-test.v=true");
-    }
-    command.args(args).stdout(std::process::Stdio::piped());
+    command.args(&run_args).stdout(std::process::Stdio::piped());
     let Ok(mut child) = command.spawn() else {
         #[allow(clippy::print_stderr)]
         {
@@ -281,7 +326,7 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
     };
     let mut heard = Heard::default();
     if let Some(out) = child.stdout.take() {
-        pass_through(out, &mut heard, quiet);
+        pass_through(out, &mut heard, &mut rewrite);
     }
     let code = match child.wait() {
         Ok(status) => exit_code(status),
@@ -291,7 +336,11 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
         .then(|| judge(harness, Path::new(binary), args, &heard))
         .flatten();
     let contradicted = reason.is_some();
-    write_told(told, harness, binary, (reason, heard));
+    let tested = match harness {
+        Harness::Go => report::go_runs_tests(Path::new(binary), args),
+        Harness::Libtest => report::libtest_runs_tests(Path::new(binary), args),
+    };
+    write_told(told, harness, binary, (reason, heard, tested));
     match contradicted {
         true => 1,
         false => code,
@@ -299,12 +348,10 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
 }
 
 /// Copies the binary's output to ours line by line (each flushed, so `go test -json` and
-/// `-v` stream as they would), reading it on the way; with `quiet`, as the binary would have
-/// printed it without the `-test.v` the wrapper gave it.
-fn pass_through(out: std::process::ChildStdout, heard: &mut Heard, quiet: bool) {
+/// `-v` stream as they would), reading it on the way, and shown as `rewrite` says.
+fn pass_through(out: std::process::ChildStdout, heard: &mut Heard, rewrite: &mut Rewrite) {
     let mut reader = std::io::BufReader::new(out);
     let mut stdout = std::io::stdout().lock();
-    let mut rebuilt = quiet.then(report::Quiet::default);
     let mut show = |lines: Vec<Vec<u8>>| {
         for l in lines {
             let _ = stdout.write_all(&l);
@@ -318,16 +365,11 @@ fn pass_through(out: std::process::ChildStdout, heard: &mut Heard, quiet: bool) 
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 heard.line(&String::from_utf8_lossy(&line));
-                match &mut rebuilt {
-                    Some(q) => show(q.line(&line)),
-                    None => show(vec![line.clone()]),
-                }
+                show(rewrite.line(&line));
             }
         }
     }
-    if let Some(q) = &mut rebuilt {
-        show(q.rest());
-    }
+    show(rewrite.rest());
 }
 
 fn exit_code(status: std::process::ExitStatus) -> u8 {
@@ -343,7 +385,7 @@ fn write_told(
     dir: &Path,
     harness: Harness,
     binary: &OsStr,
-    (reason, heard): (Option<String>, Heard),
+    (reason, heard, tested): (Option<String>, Heard, bool),
 ) {
     let told = Told {
         harness,
@@ -352,6 +394,7 @@ fn write_told(
         reason,
         ran: heard.ran,
         counted: heard.counted,
+        tested,
     };
     // One binary may be run more than once by one process (nextest): each its own record.
     let name = format!(

@@ -434,7 +434,8 @@ fn not_run(
     (deadline, pinning): (Instant, &pins::Pinning),
     results: &[GateResult],
 ) -> Result<differential::Tests, differential::RunError> {
-    let Some(start) = pinning.start().0 else {
+    let now = differential::ran(results);
+    let Some(start) = pinning.start().0.filter(|_| !now.is_empty()) else {
         return Ok(differential::Tests::new());
     };
     let known = kept.and_then(|(store, file)| store.start_tests(file, start));

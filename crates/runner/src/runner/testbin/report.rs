@@ -67,12 +67,21 @@ impl Heard {
     }
 }
 
-/// The test a libtest line `test NAME ... ok` (or `FAILED`, or with ` - should panic`) says
-/// ran; `None` for an ignored test or any other line.
+/// The test a libtest line `test NAME ... ok` (or `FAILED`, with a time under
+/// `--report-time`, with its mode: ` - should panic`) says ran; `None` for an ignored test or
+/// any other line.
 fn libtest_ran(line: &str) -> Option<&str> {
     let (name, outcome) = line.strip_prefix("test ")?.rsplit_once(" ... ")?;
-    let name = name.strip_suffix(" - should panic").unwrap_or(name);
-    (outcome == "ok" || outcome == "FAILED").then_some(name)
+    let word = outcome.split([' ', ',']).next().unwrap_or_default();
+    matches!(word, "ok" | "FAILED").then(|| without_mode(name))
+}
+
+/// A libtest test's name without the mode its pretty line adds (`x - should panic`).
+fn without_mode(name: &str) -> &str {
+    match name.rsplit_once(" - ") {
+        Some((bare, "should panic" | "compile fail" | "build")) => bare,
+        _ => name,
+    }
 }
 
 /// Go's quiet output rebuilt from the verbose one the wrapper asks for (`-test.v`, so the
@@ -157,13 +166,22 @@ pub fn go_runs_tests(binary: &Path, args: &[OsString]) -> bool {
     name.ends_with(".test") && arg("-test.") && !arg("-test.list")
 }
 
+/// Whether a libtest binary is run by cargo to run tests: built as a test (in a `deps`
+/// folder: `cargo run` shares the runner) and not only to list them.
+pub fn libtest_runs_tests(binary: &Path, args: &[OsString]) -> bool {
+    let in_deps = binary
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "deps");
+    in_deps && !args.iter().any(|a| a == "--list")
+}
+
 /// Pure: why a test binary that exited 0 did not pass by its own account. `binary` is its
 /// path, `args` what it was given; a Go binary is judged only when `go test` started it (a
 /// `.test` file given `-test.` flags: `go run` shares the `-exec`), a libtest one only when
 /// cargo built it as a test (in a `deps` folder: `cargo run` shares the runner), and neither
 /// when asked only to list its tests.
 pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) -> Option<String> {
-    let arg = |p: &str| args.iter().any(|a| a.to_string_lossy().starts_with(p));
     let name = binary.file_name().unwrap_or_default().to_string_lossy();
     match harness {
         Harness::Go => {
@@ -188,11 +206,7 @@ pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) 
             }
         }
         Harness::Libtest => {
-            let in_deps = binary
-                .parent()
-                .and_then(Path::file_name)
-                .is_some_and(|d| d == "deps");
-            if !in_deps || arg("--list") || !heard.began {
+            if !libtest_runs_tests(binary, args) || !heard.began {
                 return None;
             }
             if heard.summary_failed {
@@ -208,4 +222,75 @@ pub fn judge(harness: Harness, binary: &Path, args: &[OsString], heard: &Heard) 
             }
         }
     }
+}
+
+/// libtest's terse output (`cargo test -q`, which prints a dot for a test that passed) rebuilt
+/// from the pretty one the wrapper asks for instead, so the binary names every test it ran: a
+/// dot or an `i` for a test that passed or was ignored (with the count every 88), a
+/// `NAME --- FAILED` line for one that failed; every other line as it came.
+#[derive(Debug, Default)]
+pub struct Terse {
+    count: usize,
+    column: usize,
+    total: usize,
+}
+
+/// How long a line of dots gets before libtest adds the count.
+const TERSE_COLUMNS: usize = 88;
+
+impl Terse {
+    /// The text to show for the pretty line `raw`, now.
+    pub fn line(&mut self, raw: &[u8]) -> Vec<u8> {
+        let text = String::from_utf8_lossy(raw);
+        let line = text.trim_end();
+        if let Some(n) = announced(line) {
+            (self.total, self.count, self.column) = (n, 0, 0);
+            return raw.to_vec();
+        }
+        let Some((name, outcome)) = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.rsplit_once(" ... "))
+        else {
+            return raw.to_vec();
+        };
+        let name = without_mode(name);
+        match outcome.split([' ', ',']).next().unwrap_or_default() {
+            "ok" => self.short("."),
+            "ignored" => self.short("i"),
+            "FAILED" => {
+                let mut out = if self.column == 0 {
+                    String::new()
+                } else {
+                    self.progress()
+                };
+                self.count += 1;
+                out.push_str(&format!("{name} --- FAILED\n"));
+                out.into_bytes()
+            }
+            _ => raw.to_vec(),
+        }
+    }
+
+    fn short(&mut self, mark: &str) -> Vec<u8> {
+        let mut out = mark.to_string();
+        self.count += 1;
+        self.column += 1;
+        if self.column % TERSE_COLUMNS == TERSE_COLUMNS - 1 {
+            out.push_str(&self.progress());
+        }
+        out.into_bytes()
+    }
+
+    fn progress(&mut self) -> String {
+        self.column = 0;
+        format!(" {}/{}\n", self.count, self.total)
+    }
+}
+
+/// The count of a libtest `running N tests` line.
+fn announced(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix("running ")?;
+    let mut words = rest.split_whitespace();
+    let n = words.next()?.parse().ok()?;
+    matches!(words.next(), Some("test" | "tests")).then_some(n)
 }

@@ -220,6 +220,7 @@ fn a_binarys_tests_are_named_by_package_folder_and_binary() {
         reason: None,
         ran: vec!["t".into()],
         counted: 0,
+        tested: true,
     };
     let root = Path::new("/p");
     assert_eq!(told(Harness::Go, GO_BIN, "/p/calc").ids(root), ["calc: t"]);
@@ -228,4 +229,64 @@ fn a_binarys_tests_are_named_by_package_folder_and_binary() {
         told(Harness::Libtest, RS_BIN, "/p/crates/demo").ids(root),
         ["crates/demo: demo t"]
     );
+}
+
+#[test]
+fn libtest_terse_output_is_rebuilt_from_the_pretty_one() {
+    let pretty = [
+        "",
+        "running 3 tests",
+        "test a ... ok",
+        "test b - should panic ... ok",
+        "test c ... FAILED",
+        "",
+        "failures:",
+        "",
+        "test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+    ];
+    let mut t = report::Terse::default();
+    let shown: Vec<u8> = pretty
+        .iter()
+        .flat_map(|l| t.line(format!("{l}\n").as_bytes()))
+        .collect();
+    assert_eq!(
+        String::from_utf8(shown).unwrap(),
+        "\nrunning 3 tests\n.. 2/3\nc --- FAILED\n\nfailures:\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+    );
+    // Every 88 results, the count.
+    let mut t = report::Terse::default();
+    t.line(b"running 100 tests\n");
+    let dots: Vec<u8> = (0..87).flat_map(|_| t.line(b"test x ... ok\n")).collect();
+    assert!(String::from_utf8(dots).unwrap().ends_with(". 87/100\n"));
+}
+
+#[test]
+fn a_binary_is_run_so_that_it_names_its_tests() {
+    let (args, how) = Rewrite::of(Harness::Go, Path::new(GO_BIN), &os(GO_ARGS));
+    assert_eq!(
+        args[0], "-test.v=true",
+        "first, before any argument that is not a flag"
+    );
+    assert!(matches!(how, Rewrite::GoQuiet(_)));
+    let verbose = os(&["-test.v=true", "-test.timeout=10m0s"]);
+    assert!(matches!(
+        Rewrite::of(Harness::Go, Path::new(GO_BIN), &verbose).1,
+        Rewrite::AsItCame
+    ));
+    let (args, how) = Rewrite::of(
+        Harness::Libtest,
+        Path::new(RS_BIN),
+        &os(&["--quiet", "adds"]),
+    );
+    assert_eq!(args, os(&["adds"]));
+    assert!(matches!(how, Rewrite::Terse(_)));
+    for kept in [
+        &["adds"][..],
+        &["--quiet", "--format", "json"],
+        &["--list", "--quiet"],
+    ] {
+        let (args, how) = Rewrite::of(Harness::Libtest, Path::new(RS_BIN), &os(kept));
+        assert_eq!(args, os(kept));
+        assert!(matches!(how, Rewrite::AsItCame));
+    }
 }
