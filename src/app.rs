@@ -46,6 +46,9 @@ pub fn run(cli: Cli) -> Result<u8, AppError> {
                 }),
             )
         }
+        Command::StartTests { loop_file } => {
+            commands::start_tests::run(&env, &cwd, config, &loop_file)
+        }
         Command::Dash => commands::dash::run(&env, &cwd, config),
         Command::Status { format } => commands::status::run(format.into(), &env, &cwd, config),
         Command::Init {

@@ -83,6 +83,14 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         argv: Vec<std::ffi::OsString>,
     },
+    /// The tests the stop gates run on a loop's start tree, taken in the background while the
+    /// agent works (`loop start` starts it), so the stop that ends the loop need not: not for
+    /// people.
+    #[command(name = "start-tests", hide = true)]
+    StartTests {
+        /// The loop's state file's key.
+        loop_file: String,
+    },
     /// Set a project up: ralph.toml, Claude Code hooks, git pre-commit hook, .gitignore.
     Init {
         /// Replace a pre-commit hook that is not ralph-gate's (the old one is kept beside it).

@@ -69,6 +69,26 @@ pub fn run(
     Ok(exit::SUCCESS)
 }
 
+/// An agent that starts a loop of its own (one iteration, no promise) beside the person's
+/// would end at its first stop; only a person starts one while one runs.
+fn refuse_beside_a_running_loop(layout: &Layout, env: &Environment) -> Result<(), AppError> {
+    // `in_agent` holds Claude Code's session id among the agents' marks.
+    if !(env.in_agent && loops::any_open(layout)) {
+        return Ok(());
+    }
+    let _ = journal::append(
+        layout,
+        journal::Entry::Refused(journal::LoopEvent::new(
+            journal::who(env),
+            "",
+            "`loop start` inside an agent's session while a loop runs",
+        )),
+    );
+    Err(AppError::AgentRefused(
+        "a loop is running here, and `loop start` runs inside an agent's session: only a person starts a loop while another runs. End the running one from your own terminal (`ralph-gate loop cancel`), or start this one from there.".into(),
+    ))
+}
+
 fn start(
     layout: &Layout,
     args: &StartOptions,
@@ -77,22 +97,7 @@ fn start(
     config: Option<&Path>,
 ) -> Result<String, AppError> {
     let prompt = prompt_of(args.prompt_file.as_deref(), &args.prompt)?;
-    // `in_agent` holds Claude Code's session id among the agents' marks.
-    if env.in_agent && loops::any_open(layout) {
-        // An agent that starts a loop of its own (one iteration, no promise) beside the
-        // person's would end at its first stop; only a person starts one while one runs.
-        let _ = journal::append(
-            layout,
-            journal::Entry::Refused(journal::LoopEvent::new(
-                journal::who(env),
-                "",
-                "`loop start` inside an agent's session while a loop runs",
-            )),
-        );
-        return Err(AppError::AgentRefused(
-            "a loop is running here, and `loop start` runs inside an agent's session: only a person starts a loop while another runs. End the running one from your own terminal (`ralph-gate loop cancel`), or start this one from there.".into(),
-        ));
-    }
+    refuse_beside_a_running_loop(layout, env)?;
     let promise = args.promise.as_deref().map(promise_of).transpose()?;
     let (agent, agent_note) = match args.agent {
         Some(a) => (a, None),
@@ -133,6 +138,11 @@ fn start(
             goal: None,
         },
     )?;
+    if pin.is_some() {
+        // The tests the start tree runs, taken while the agent works: the stop that ends
+        // the loop compares them with its own run's.
+        super::start_tests::start(cwd, config, &path);
+    }
     let mut out = format!("ralph-gate: loop started in {}\n", path.display());
     if let Some(note) = agent_note {
         out.push_str(&format!("  agent: {note}\n"));

@@ -11,6 +11,7 @@ pub mod hook;
 pub mod init;
 pub mod loops;
 pub mod person;
+pub mod start_tests;
 pub mod status;
 
 pub use error::AppError;

@@ -42,6 +42,28 @@ pub fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
     Command::new(program)
 }
 
+/// Starts `command` in a process group of its own, at a lower priority, its input and output
+/// closed, and leaves it: work that outlives the command that asked for it (the tests a
+/// loop's start tree runs, taken while the agent works). It is never waited on; when its
+/// parent has ended, init reaps it.
+pub fn detach(command: &mut Command) -> std::io::Result<()> {
+    use std::process::Stdio;
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    // SAFETY: `nice` is async-signal-safe and touches no memory of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            // Behind the agent's own work and its edit hooks, which it must not slow.
+            libc::nice(10);
+            Ok(())
+        });
+    }
+    command.spawn().map(drop)
+}
+
 /// Starts `command` as the leader of a new process group.
 pub fn start(command: &mut Command) -> std::io::Result<Group> {
     command.process_group(0);

@@ -287,6 +287,14 @@ pub struct Record {
 impl Record {
     /// What the loop's state file names: the pin's digest, bound to the surface when there
     /// is one, so that an edit of either in the copy is seen.
+    /// What names the tests that ran on this record's start tree: the tree and the gates
+    /// pinned; `None` outside git.
+    pub fn start_key(&self) -> Option<String> {
+        let tree = self.tree.as_deref()?;
+        let both = format!("{tree}:{}", self.pin.digest);
+        Some(blake3::hash(both.as_bytes()).to_hex()[..32].to_string())
+    }
+
     pub fn seal(&self) -> String {
         let mut parts = vec![self.pin.digest.clone()];
         parts.extend(self.surface.as_ref().map(crate::surface::Surface::digest));

@@ -11,6 +11,7 @@ pub mod gather;
 mod goal_loop;
 pub mod pins;
 pub mod plan;
+pub mod start_tests;
 pub mod verify;
 
 use super::{Ask, Verdict};

@@ -27,9 +27,12 @@ pub type StartTests = std::collections::BTreeMap<String, std::collections::BTree
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct KeptTests {
-    tree: String,
+    key: String,
     gates: StartTests,
 }
+
+/// How many start trees' tests are kept: the oldest go first.
+const KEPT_START_TESTS: usize = 64;
 
 pub struct Store {
     dir: PathBuf,
@@ -85,28 +88,51 @@ impl Store {
     pub fn remove(&self, loop_file: &str) {
         let _ = std::fs::remove_file(self.path(loop_file));
         let _ = std::fs::remove_file(self.mark_path(loop_file));
-        let _ = std::fs::remove_file(self.tests_path(loop_file));
     }
 
-    fn tests_path(&self, loop_file: &str) -> PathBuf {
-        self.dir.join(format!("{loop_file}.tests.json"))
+    fn tests_path(&self, key: &str) -> PathBuf {
+        self.dir.join("start-tests").join(format!("{key}.json"))
     }
 
-    /// The tests the stop gates ran on the loop's start tree `tree`, by gate, when a stop
-    /// already took them: the start tree never changes, so one run serves every stop.
-    pub fn start_tests(&self, loop_file: &str, tree: &str) -> Option<StartTests> {
-        let bytes = std::fs::read(self.tests_path(loop_file)).ok()?;
+    /// The tests the stop gates ran on a start tree, by gate, when a stop already took them.
+    /// `key` names the tree and the gates ([`super::Record::start_key`]): a tree's content
+    /// never changes, so one run serves every stop of every loop that starts on it.
+    pub fn start_tests(&self, key: &str) -> Option<StartTests> {
+        let bytes = std::fs::read(self.tests_path(key)).ok()?;
         let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
-        (kept.tree == tree).then_some(kept.gates)
+        (kept.key == key).then_some(kept.gates)
     }
 
-    pub fn keep_start_tests(&self, loop_file: &str, tree: &str, gates: &StartTests) {
+    pub fn keep_start_tests(&self, key: &str, gates: &StartTests) {
         let kept = KeptTests {
-            tree: tree.to_string(),
+            key: key.to_string(),
             gates: gates.clone(),
         };
-        if let Ok(bytes) = serde_json::to_vec(&kept) {
-            let _ = ralph_base::atomic::write(&self.tests_path(loop_file), &bytes);
+        let path = self.tests_path(key);
+        let Ok(bytes) = serde_json::to_vec(&kept) else {
+            return;
+        };
+        if path
+            .parent()
+            .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+        {
+            let _ = ralph_base::atomic::write(&path, &bytes);
+            self.prune_start_tests();
+        }
+    }
+
+    fn prune_start_tests(&self) {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("start-tests")) else {
+            return;
+        };
+        let mut kept: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .flatten()
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        kept.sort();
+        let extra = kept.len().saturating_sub(KEPT_START_TESTS);
+        for (_, old) in kept.into_iter().take(extra) {
+            let _ = std::fs::remove_file(old);
         }
     }
 

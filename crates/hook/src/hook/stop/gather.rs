@@ -281,7 +281,7 @@ fn green(results: &[GateResult], strict: bool) -> bool {
 struct Judgement {
     prepared: Option<differential::Prepared>,
     hold: Option<String>,
-    /// Where the tests that ran on the loop's start tree are kept, and the loop's file.
+    /// Where the tests that ran on the loop's start tree are kept, and their key.
     kept: Option<(ralph_surface::pin::store::Store, String)>,
 }
 
@@ -438,17 +438,11 @@ fn not_run(
     let Some(start) = pinning.start().0.filter(|_| !now.is_empty()) else {
         return Ok(differential::Tests::new());
     };
-    let known = kept.and_then(|(store, file)| store.start_tests(file, start));
-    let at_start = match known {
-        Some(t) => t,
-        None => {
-            let phase = (ralph_config::Phase::Stop, deadline);
-            let t = differential::start_tests(project, env, phase, p, start)?;
-            if let Some((store, file)) = kept {
-                store.keep_start_tests(file, start, &t);
-            }
-            t
-        }
+    let phase = (ralph_config::Phase::Stop, deadline);
+    let take = || differential::start_tests(project, env, phase, p, start);
+    let at_start = match kept {
+        Some((store, key)) => super::start_tests::at_stop(store, key, deadline, take)?,
+        None => take()?,
     };
     Ok(differential::not_run(
         &at_start,

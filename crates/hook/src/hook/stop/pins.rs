@@ -170,6 +170,11 @@ impl Pinning {
 
     /// The loop's start: its work tree (a git tree) and the surface it is held to, from its
     /// pin's copy.
+    /// What names the tests that ran on the loop's start tree (with its pinned gates).
+    pub fn start_key(&self) -> Option<String> {
+        self.copy.as_ref().and_then(Record::start_key)
+    }
+
     pub fn start(&self) -> (Option<&str>, Option<&Surface>) {
         let copy = self.copy.as_ref();
         (
