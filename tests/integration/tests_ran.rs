@@ -252,3 +252,50 @@ fn rust_tests_renamed_with_the_fix_end_the_loop() {
     );
     ends(&repo, &start);
 }
+
+/// Waits until the background job `loop start` started has kept the start tree's tests.
+fn start_tests_kept(repo: &Repo) {
+    for _ in 0..1200 {
+        let (_, listed) = repo.shell("ls .git/ralph-gate/pins/start-tests/ 2>/dev/null", &[]);
+        if listed.contains(".json") {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the start tree's tests were never kept");
+}
+
+#[test]
+fn a_build_from_the_start_tree_is_never_what_the_final_run_runs() {
+    // The background job builds the start tree's crate while the agent edits. Cargo takes an
+    // artifact for fresh when every source is older than it: an edit made before that build
+    // finished (its file older than the build) must not be judged by the start's binary.
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(RS_GATE)
+        .write(
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .write(".gitignore", "target/\n")
+        .write(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        )
+        .write("tests/calc.rs", RS_TESTS);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    repo.write("src/lib.rs", RS_CODE);
+    let (code, out) = repo.shell("touch -d '2001-01-01' src/lib.rs", &[]);
+    assert_eq!(code, 0, "{out}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("left: -1"),
+        "the final run ran the code there: {reason}"
+    );
+}

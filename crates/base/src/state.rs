@@ -216,6 +216,18 @@ pub fn cargo_target(env: &Environment, root: &Path) -> PathBuf {
     base.join("ralph-gate/cargo-target").join(&key[..16])
 }
 
+/// Where Cargo builds the runs made in a checkout of one of the project's trees (`kind`:
+/// the start tree, a differential run's), apart from [`cargo_target`]: Cargo takes an
+/// artifact for fresh when its sources are older than it, and a build from a checkout is
+/// newer than the work tree's sources, so in a shared folder the next stop would run the
+/// checkout's tests on the work tree's code. A checkout's files are written just before its
+/// run, newer than any earlier build in its own folder.
+pub fn cargo_target_of_checkout(env: &Environment, root: &Path, kind: &str) -> PathBuf {
+    let shared = cargo_target(env, root);
+    let name = shared.file_name().unwrap_or_default().to_string_lossy();
+    shared.with_file_name(format!("{name}-{kind}"))
+}
+
 /// Where `tsc -p` runs keep their build-info files, and the configs naming files a tsconfig
 /// does not include, relative to the project root (tsc is run from there with relative
 /// paths).

@@ -278,7 +278,13 @@ fn checked_out(
         .map(|p| (p.at.clone(), p.was.clone()))
         .collect();
     let mixed = snapshot::mix(top, &prepared.tree, &put)?;
-    run_in(project, env, (phase, deadline), prepared, &mixed)
+    run_in(
+        project,
+        env,
+        (phase, deadline),
+        prepared,
+        (&mixed, "differential"),
+    )
 }
 
 /// The gates of `phase` run in a checkout of `tree` (with what git ignores lent as the
@@ -288,7 +294,7 @@ fn run_in(
     env: &Environment,
     (phase, deadline): (Phase, Instant),
     prepared: &Prepared,
-    tree: &str,
+    (tree, kind): (&str, &str),
 ) -> Result<Vec<GateResult>, RunError> {
     let top = &prepared.top;
     let checkout = Checkout::of(top, tree)?;
@@ -316,8 +322,12 @@ fn run_in(
     let limits = Limits {
         jobs: there.config.settings.jobs,
         deadline: Some(deadline),
-        // The project's own build folder: a checkout's crates build on its dependencies.
-        cargo_target: Some(ralph_base::state::cargo_target(env, project.root())),
+        // Kept between runs of this kind, apart from the work tree's (see there).
+        cargo_target: Some(ralph_base::state::cargo_target_of_checkout(
+            env,
+            project.root(),
+            kind,
+        )),
         untracked: None,
     };
     let config = &there.config;
@@ -378,13 +388,8 @@ pub fn start_tests(
     prepared: &Prepared,
     start: &str,
 ) -> Result<Tests, RunError> {
-    Ok(ran(&run_in(
-        project,
-        env,
-        (phase, deadline),
-        prepared,
-        start,
-    )?))
+    let results = run_in(project, env, (phase, deadline), prepared, (start, "start"))?;
+    Ok(ran(&results))
 }
 
 /// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its
