@@ -299,3 +299,36 @@ fn a_build_from_the_start_tree_is_never_what_the_final_run_runs() {
         "the final run ran the code there: {reason}"
     );
 }
+
+#[test]
+fn the_start_trees_run_leaves_the_work_trees_stored_results_alone() {
+    // The start tree's run in a checkout has the same content, so the same keys: it must not
+    // remove (or replace) what the work tree's runs stored, as `--no-cache` would.
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(PYTEST_GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("calc.py", "def add(a, b):\n    return a - b\n")
+        .write("tests/test_calc.py", PY_TESTS)
+        .write(
+            "pytest.ini",
+            "[pytest]\npythonpath = .\ntestpaths = tests\n",
+        );
+    repo.commit_all();
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    // Stored now; then the start tree's tests taken again (as `loop start` does, here in
+    // the foreground), and the stored result must still be there.
+    let (code, out) = repo.shell("rm -r .git/ralph-gate/pins/start-tests", &[]);
+    assert_eq!(code, 0, "{out}");
+    let warm = repo.run(["check", "--format", "json"]);
+    assert_eq!(warm.code, 1, "{warm:?}");
+    let taken = repo.run(["start-tests", "ralph-loop.local.md"]);
+    assert_eq!(taken.code, 0, "{taken:?}");
+    start_tests_kept(&repo);
+    let again = repo.run(["check", "--format", "json"]);
+    assert_eq!(again.code, 1, "{again:?}");
+    assert_eq!(again.gate("pytest")["cached"], true, "{again:?}");
+}

@@ -334,7 +334,7 @@ fn run_in(
     Ok(ralph_runner::runner::with_context(
         config,
         env,
-        Reuse::Off,
+        Reuse::Apart,
         |cx| ralph_runner::runner::run(cx, &plan, &limits, &|_| {}),
     ))
 }

@@ -54,6 +54,8 @@ pub struct Cache {
     /// was stored under their keys is removed, so the next run does not serve a verdict
     /// older than this one. true: fresh results are stored (and so their runs observed).
     pub store: bool,
+    /// Whether a result not stored removes what was stored under its key (`--no-cache`).
+    pub forget: bool,
 }
 
 impl Cache {
@@ -68,6 +70,7 @@ impl Cache {
             remote: None,
             read: true,
             store: true,
+            forget: false,
         }
     }
 
@@ -88,11 +91,16 @@ impl Cache {
         env: &ralph_base::env::Environment,
         reuse: Reuse,
     ) -> Self {
-        let reuse = if env.no_cache { Reuse::Off } else { reuse };
+        let reuse = match reuse {
+            Reuse::Apart => Reuse::Apart,
+            _ if env.no_cache => Reuse::Off,
+            _ => reuse,
+        };
         let url = env
             .remote_cache
             .clone()
-            .or_else(|| config.settings.remote_cache.clone());
+            .or_else(|| config.settings.remote_cache.clone())
+            .filter(|_| reuse != Reuse::Apart);
         let remote = url.and_then(|u| {
             match remote::Remote::open(&u, config.settings.remote_write, &env.aws) {
                 Ok(r) => Some(r),
@@ -107,7 +115,8 @@ impl Cache {
         });
         Self {
             read: reuse == Reuse::Everything,
-            store: reuse != Reuse::Off || remote.is_some(),
+            store: !matches!(reuse, Reuse::Off | Reuse::Apart) || remote.is_some(),
+            forget: reuse == Reuse::Off,
             dir: Self::results_dir(&config.root, config.settings.share_cache),
             remote,
             ..Self::open(&config.root, config.settings.cache_limit_bytes)
@@ -355,6 +364,10 @@ pub enum Reuse {
     /// Keys are made from remembered stamps, as a later run makes them; shim answers are only
     /// guesses, confirmed as in [`Reuse::Nothing`].
     Off,
+    /// A run in a checkout of another tree (a loop's start tree, a differential run's): no
+    /// result read, none stored and none removed, local or remote. It judges another tree:
+    /// the verdicts stored for the work tree are not its to change.
+    Apart,
 }
 
 #[cfg(test)]

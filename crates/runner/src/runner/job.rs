@@ -782,7 +782,9 @@ fn store(
         _ => None,
     };
     if !cache.store {
-        cache.forget(key);
+        if cache.forget {
+            cache.forget(key);
+        }
         return;
     }
     if let Some((exit_code, timed_out)) = stored {
