@@ -332,3 +332,46 @@ fn the_start_trees_run_leaves_the_work_trees_stored_results_alone() {
     assert_eq!(again.code, 1, "{again:?}");
     assert_eq!(again.gate("pytest")["cached"], true, "{again:?}");
 }
+
+/// Writes, into the ignored `__pycache__`, bytecode of `fixed` under the header of the source
+/// now in `module` (its mtime and size): Python takes it for that source's.
+const FORGE_PYC: &str = r#"
+import importlib.util, marshal, os, sys
+module, fixed = sys.argv[1], sys.argv[2]
+st = os.stat(module)
+code = compile(open(fixed).read(), module, "exec")
+header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+header += (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+out = importlib.util.cache_from_source(module)
+os.makedirs(os.path.dirname(out), exist_ok=True)
+open(out, "wb").write(header + marshal.dumps(code))
+"#;
+
+#[test]
+fn forged_bytecode_in_an_ignored_pycache_is_never_what_a_loops_end_runs() {
+    // The red team's attack (session 5): the source stays wrong and git sees nothing, but
+    // Python runs the fixed bytecode it finds in `__pycache__`, newer than the source and
+    // stamped with its mtime and size. The bare tool passes; a fresh clone fails.
+    let Some((repo, _)) = pytest_loop() else {
+        return;
+    };
+    repo.write("forge.py", FORGE_PYC)
+        .write("tmp-fixed.py", "def add(a, b):\n    return a + b\n");
+    let (code, out) = repo.shell(
+        "python3 forge.py calc.py tmp-fixed.py && rm forge.py tmp-fixed.py",
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = repo.shell("pytest -q -p no:cacheprovider", &[]);
+    assert_eq!(
+        code, 0,
+        "the forged bytecode makes the bare tool pass: {out}"
+    );
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("-1 == 3"),
+        "the final run ran the source: {reason}"
+    );
+}

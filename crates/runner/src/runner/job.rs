@@ -746,6 +746,14 @@ fn variables(
             vars.push((CARGO_TARGET.into(), dir.as_os_str().to_owned()));
         }
     }
+    // Python runs the bytecode it finds in `__pycache__` when its header names the source's
+    // mtime and size, whatever code it holds: at a loop's stops it reads and writes its own
+    // beside ralph-gate's build folder instead, which no path in the project feeds.
+    if let Some(dir) = cargo_target.filter(|_| !gate.env.contains_key(PYCACHE_PREFIX)) {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let pycache = dir.with_file_name(format!("{name}-pycache"));
+        vars.push((PYCACHE_PREFIX.into(), pycache.into_os_string()));
+    }
     vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
     vars.push(("RALPH_GATE".into(), "1".into()));
     vars.push(("RALPH_GATE_NAME".into(), gate.name.clone().into()));
@@ -756,6 +764,7 @@ fn variables(
 }
 
 const CARGO_TARGET: &str = "CARGO_TARGET_DIR";
+const PYCACHE_PREFIX: &str = "PYTHONPYCACHEPREFIX";
 
 /// True when the gate runs Cargo: the Cargo driver, or a command that starts with `cargo`.
 fn runs_cargo(gate: &Gate) -> bool {

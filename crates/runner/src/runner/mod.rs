@@ -34,7 +34,8 @@ pub struct Limits {
     /// No run may go past this instant (a hook's budget); `None` = gate timeouts only.
     pub deadline: Option<Instant>,
     /// Cargo builds here instead of the project's `target/`: at a loop's stops, ralph-gate's
-    /// own folder outside the project, so no test binary the agent overwrote is run.
+    /// own folder outside the project, so no test binary the agent overwrote is run; Python's
+    /// bytecode goes beside it (`PYTHONPYCACHEPREFIX`), so no forged `.pyc` is either.
     pub cargo_target: Option<std::path::PathBuf>,
     /// `check --staged`: the files git does not track (and does not ignore), relative to the
     /// root. The commit will not contain them, so a run seen to read one fails, saying so.
