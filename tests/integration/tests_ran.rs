@@ -74,16 +74,21 @@ fn go_loop() -> Option<(Repo, String)> {
     Some((repo, start))
 }
 
+/// The package's wrong `Add`, with an `init` that appends `args` (Go string literals) to the
+/// test binary's arguments.
+fn go_init_adding(args: &str) -> String {
+    format!(
+        "package calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\nfunc init() {{\n\tif strings.HasSuffix(os.Args[0], \".test\") {{\n\t\tos.Args = append(os.Args, {args})\n\t}}\n}}\n\nfunc Add(a, b int) int {{\n\treturn a - b\n}}\n"
+    )
+}
+
 #[test]
 fn go_code_that_narrows_its_own_test_run_is_held() {
     let Some((repo, start)) = go_loop() else {
         return;
     };
     // The package's init runs in the test binary before the testing package reads its flags.
-    repo.write(
-        "calc.go",
-        "package calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\nfunc init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tos.Args = append(os.Args, \"-test.run=^TestZero$\")\n\t}\n}\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
-    );
+    repo.write("calc.go", &go_init_adding(r#""-test.run=^TestZero$""#));
     held_for_a_test_that_stopped_running(&repo, "go test ./...", &start, "TestAdds");
 }
 
@@ -95,7 +100,7 @@ fn go_code_that_turns_verbose_off_is_held() {
     // Quiet again, and the failing test filtered out: nothing in the output names a test.
     repo.write(
         "calc.go",
-        "package calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\nfunc init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tos.Args = append(os.Args, \"-test.v=false\", \"-test.run=Zero\")\n\t}\n}\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n",
+        &go_init_adding(r#""-test.v=false", "-test.run=Zero""#),
     );
     held_for_a_test_that_stopped_running(&repo, "go test ./...", &start, "TestAdds");
 }

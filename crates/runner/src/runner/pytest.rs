@@ -100,25 +100,24 @@ impl Listening {
 
     /// The plugin files every session of the run loaded (see `_plugin_files`).
     pub fn loaded(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = sessions(&self.dir.join("told"))
-            .into_iter()
-            .flat_map(|s| s.plugins)
-            .collect();
-        files.sort();
-        files.dedup();
-        files
+        self.of_every_session(|s| s.plugins)
     }
 
     /// The tests every session of the run ran, by pytest's node id (relative to its root
     /// folder, so the same in any checkout of the project).
     pub fn ran(&self) -> Vec<String> {
-        let mut ids: Vec<String> = sessions(&self.dir.join("told"))
+        self.of_every_session(|s| s.ran_ids)
+    }
+
+    /// What `part` takes from each session's record, of every session, sorted, once each.
+    fn of_every_session<T: Ord>(&self, part: impl Fn(Session) -> Vec<T>) -> Vec<T> {
+        let mut all: Vec<T> = sessions(&self.dir.join("told"))
             .into_iter()
-            .flat_map(|s| s.ran_ids)
+            .flat_map(part)
             .collect();
-        ids.sort();
-        ids.dedup();
-        ids
+        all.sort();
+        all.dedup();
+        all
     }
 
     /// True when pytest could not load the listener (a Python that ignores `PYTHONPATH`,
