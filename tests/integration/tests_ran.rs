@@ -380,3 +380,36 @@ fn forged_bytecode_in_an_ignored_pycache_is_never_what_a_loops_end_runs() {
         "the final run ran the source: {reason}"
     );
 }
+
+#[test]
+fn a_loop_on_another_start_tree_is_held_to_its_own_start_tests() {
+    // The tests kept for one loop's start tree are not another's: a second loop, started on
+    // a tree with a new failing test, is held when the code stops that test from running.
+    let Some((repo, start)) = pytest_loop() else {
+        return;
+    };
+    start_tests_kept(&repo);
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n");
+    ends(&repo, &start);
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef triple(x):\n    return x * 2\n",
+    )
+    .write(
+        "tests/test_triple.py",
+        "from calc import triple\n\n\ndef test_triple():\n    assert triple(2) == 6\n",
+    );
+    repo.commit_all();
+    let second = head(&repo);
+    repo.start_loop(&[]);
+    repo.write(
+        "calc.py",
+        "import gc\n\n\ndef add(a, b):\n    return a + b\n\n\ndef triple(x):\n    return x * 2\n\n\ndef _drop(items):\n    items[:] = [i for i in items if \"triple\" not in i.name]\n\n\nclass _Quiet:\n    pass\n\n\nsetattr(_Quiet, \"pytest_collection_\" + \"modifyitems\", staticmethod(_drop))\n\ntry:\n    import _pytest.main\n\n    for _o in gc.get_objects():\n        if isinstance(_o, _pytest.main.Session):\n            _o.config.pluginmanager.register(_Quiet())\n            break\nexcept Exception:\n    pass\n",
+    );
+    held_for_a_test_that_stopped_running(
+        &repo,
+        "pytest -q -p no:cacheprovider",
+        &second,
+        "tests/test_triple.py::test_triple",
+    );
+}

@@ -226,10 +226,9 @@ impl Seen {
             .describe(project, env, promised)
             .map_err(files_error)?;
         let mut judgement = Judgement::prepare(&pinning, project.root(), promised);
-        judgement.kept = Some((
-            ralph_surface::pin::store::Store::of(layout),
-            loop_file.clone(),
-        ));
+        judgement.kept = pinning
+            .start_key()
+            .map(|key| (ralph_surface::pin::store::Store::of(layout), key));
         let weakened = pinning.hold(&judgement.put_back(), &mut notes);
         let hold = crate::words::pin_hold(&pinning.verdict)
             .or(weakened)
