@@ -124,7 +124,17 @@ fn go_tests_renamed_with_the_fix_end_the_loop() {
 const PYTEST_GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n";
 const PY_TESTS: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
 
-fn pytest_loop() -> Option<(Repo, String)> {
+/// A module with `code` that, imported while pytest collects, finds the running session
+/// through `gc` and registers a plugin dropping every test whose name has `word` (its hook
+/// named by a string built at run time): collected, run and reported counts all agree.
+fn dropping_its_tests(code: &str, word: &str) -> String {
+    format!(
+        "import gc\n\n\n{code}\n\ndef _drop(items):\n    items[:] = [i for i in items if \"{word}\" not in i.name]\n\n\nclass _Quiet:\n    pass\n\n\nsetattr(_Quiet, \"pytest_collection_\" + \"modifyitems\", staticmethod(_drop))\ntry:\n    import _pytest.main\n\n    for _o in gc.get_objects():\n        if isinstance(_o, _pytest.main.Session):\n            _o.config.pluginmanager.register(_Quiet())\n            break\nexcept Exception:\n    pass\n"
+    )
+}
+
+/// A pytest project whose `add` is wrong, committed: one of its two tests fails.
+fn pytest_project() -> Option<Repo> {
     if !require_tool("pytest") {
         return None;
     }
@@ -139,6 +149,11 @@ fn pytest_loop() -> Option<(Repo, String)> {
         );
     assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
     repo.commit_all();
+    Some(repo)
+}
+
+fn pytest_loop() -> Option<(Repo, String)> {
+    let repo = pytest_project()?;
     let start = head(&repo);
     repo.start_loop(&[]);
     Some((repo, start))
@@ -154,7 +169,7 @@ fn python_code_that_deselects_its_failing_test_is_held() {
     // run time): collected, run and reported numbers all agree.
     repo.write(
         "calc.py",
-        "import gc\n\n\ndef add(a, b):\n    return a - b\n\n\ndef _drop(items):\n    items[:] = [i for i in items if \"adds\" not in i.name]\n\n\nclass _Quiet:\n    pass\n\n\nsetattr(_Quiet, \"pytest_collection_\" + \"modifyitems\", staticmethod(_drop))\ntry:\n    import _pytest.main\n\n    for _o in gc.get_objects():\n        if isinstance(_o, _pytest.main.Session):\n            _o.config.pluginmanager.register(_Quiet())\n            break\nexcept Exception:\n    pass\n",
+        &dropping_its_tests("def add(a, b):\n    return a - b\n", "adds"),
     );
     held_for_a_test_that_stopped_running(
         &repo,
@@ -309,19 +324,9 @@ fn a_build_from_the_start_tree_is_never_what_the_final_run_runs() {
 fn the_start_trees_run_leaves_the_work_trees_stored_results_alone() {
     // The start tree's run in a checkout has the same content, so the same keys: it must not
     // remove (or replace) what the work tree's runs stored, as `--no-cache` would.
-    if !require_tool("pytest") {
+    let Some(repo) = pytest_project() else {
         return;
-    }
-    let repo = Repo::git();
-    repo.config(PYTEST_GATE)
-        .write(".gitignore", "__pycache__/\n")
-        .write("calc.py", "def add(a, b):\n    return a - b\n")
-        .write("tests/test_calc.py", PY_TESTS)
-        .write(
-            "pytest.ini",
-            "[pytest]\npythonpath = .\ntestpaths = tests\n",
-        );
-    repo.commit_all();
+    };
     repo.start_loop(&[]);
     start_tests_kept(&repo);
     // Stored now; then the start tree's tests taken again (as `loop start` does, here in
@@ -404,7 +409,10 @@ fn a_loop_on_another_start_tree_is_held_to_its_own_start_tests() {
     repo.start_loop(&[]);
     repo.write(
         "calc.py",
-        "import gc\n\n\ndef add(a, b):\n    return a + b\n\n\ndef triple(x):\n    return x * 2\n\n\ndef _drop(items):\n    items[:] = [i for i in items if \"triple\" not in i.name]\n\n\nclass _Quiet:\n    pass\n\n\nsetattr(_Quiet, \"pytest_collection_\" + \"modifyitems\", staticmethod(_drop))\n\ntry:\n    import _pytest.main\n\n    for _o in gc.get_objects():\n        if isinstance(_o, _pytest.main.Session):\n            _o.config.pluginmanager.register(_Quiet())\n            break\nexcept Exception:\n    pass\n",
+        &dropping_its_tests(
+            "def add(a, b):\n    return a + b\n\n\ndef triple(x):\n    return x * 2\n",
+            "triple",
+        ),
     );
     held_for_a_test_that_stopped_running(
         &repo,
