@@ -81,6 +81,30 @@ fn a_pytest_config_in_the_folder_above_the_repository_is_held() {
     ended(&promise(&repo, &[]));
 }
 
+const GO_TEST: &str = "go test ./...";
+
+/// A Go module beside `parent`'s `config` folder whose `TestAdd` fails `go test` (asserted
+/// with `env`), committed.
+fn go_repo(parent: &Path, env: &[(&str, &str)]) -> Repo {
+    let repo = Repo::git_in(parent);
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.go\", \"go.mod\"]\nscope = \"project\"\nrun = \"{GO_TEST}\"\n"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
+    .write(
+        "calc_test.go",
+        "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n\nfunc TestZero(t *testing.T) {\n\tif Add(2, 0) != 2 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+    );
+    repo.commit_all();
+    assert_ne!(
+        repo.shell(GO_TEST, env).0,
+        0,
+        "go test fails the code as it is"
+    );
+    repo
+}
+
 #[test]
 fn a_user_config_of_the_tool_is_held_until_a_person_approves() {
     if !require_tool("go") {
@@ -92,32 +116,69 @@ fn a_user_config_of_the_tool_is_held_until_a_person_approves() {
     let config = parent.path().join("config");
     let c = config.to_str().expect("utf-8").to_string();
     let env = [("XDG_CONFIG_HOME", c.as_str())];
-    let run = "go test ./...";
-    let repo = Repo::git_in(parent.path());
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.go\", \"go.mod\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
-    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
-    .write(
-        "calc_test.go",
-        "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
-    );
-    repo.commit_all();
+    let repo = go_repo(parent.path(), &env);
     repo.start_loop(&env);
-    assert_ne!(
-        repo.shell(run, &env).0,
-        0,
-        "go test fails the code as it is"
-    );
+    // The start tree's TestAdd ran before the user's config changed (the approval below
+    // must not be judged against that run).
+    start_tests_kept(&repo);
     let user = config.join("go/env");
     std::fs::create_dir_all(user.parent().unwrap()).unwrap();
     std::fs::write(&user, "GOFLAGS=-run=^$\n").unwrap();
-    held(&repo, run, &env, &user);
+    held(&repo, GO_TEST, &env, &user);
     // A person accepts it from their own terminal: the loop ends.
     let approved = repo.on_terminal_env("person", "code", &["loop", "approve"], &env);
     assert_eq!(approved.code, 0, "{approved:?}");
     ended(&promise(&repo, &env));
+}
+
+#[test]
+fn the_start_tests_of_an_earlier_loop_under_another_user_config_are_not_reused() {
+    if !require_tool("go") {
+        return;
+    }
+    // A first loop starts while the user's Go config filters every test out: its start tree
+    // ran none. A person cancels it and removes the setting.
+    let parent = tempfile::tempdir().expect("temp dir");
+    let config = parent.path().join("config");
+    let c = config.to_str().expect("utf-8").to_string();
+    let env = [("XDG_CONFIG_HOME", c.as_str())];
+    let repo = go_repo(parent.path(), &env);
+    let user = config.join("go/env");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, "GOFLAGS=-run=^$\n").unwrap();
+    repo.start_loop(&env);
+    start_tests_kept(&repo);
+    let cancelled = repo.on_terminal_env("person", "code", &["loop", "cancel"], &env);
+    assert_eq!(cancelled.code, 0, "{cancelled:?}");
+    std::fs::remove_file(&user).unwrap();
+    // A second loop on the same tree and gates: its start runs TestAdd (and fails it).
+    repo.start_loop(&env);
+    // The code stops TestAdd from running: its init narrows the test binary's own run.
+    repo.write(
+        "calc.go",
+        "package calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\nfunc init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tos.Args = append(os.Args, \"-test.run=^TestZero$\")\n\t}\n}\n\nfunc Add(a, b int) int { return a - b }\n",
+    );
+    let (code, text) = repo.shell(GO_TEST, &env);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = promise(&repo, &env);
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("did not run now") && reason.contains("TestAdd"),
+        "{reason}"
+    );
+}
+
+/// Waits until the background job `loop start` started has kept a start tree's tests.
+fn start_tests_kept(repo: &Repo) {
+    for _ in 0..1200 {
+        let (_, listed) = repo.shell("ls .git/ralph-gate/pins/start-tests/ 2>/dev/null", &[]);
+        if listed.contains(".json") {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the start tree's tests were never kept");
 }
 
 /// A virtual environment outside the repository whose Python finds the test tools' pytest.

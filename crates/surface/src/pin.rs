@@ -285,16 +285,21 @@ pub struct Record {
 }
 
 impl Record {
-    /// What the loop's state file names: the pin's digest, bound to the surface when there
-    /// is one, so that an edit of either in the copy is seen.
-    /// What names the tests that ran on this record's start tree: the tree and the gates
-    /// pinned; `None` outside git.
+    /// What names the tests that ran on this record's start tree: the tree, the gates pinned
+    /// and when the start was taken; `None` outside git. The time is in it because what the
+    /// tree's tests run also depends on files outside the tree (a user's config, a plugin
+    /// installed into the environment): tests taken for an earlier loop, or before a
+    /// person's approval, may have run under other ones. From the time on, the stop holds any
+    /// such file that changes (`outside`), so the tests taken after it stay true.
     pub fn start_key(&self) -> Option<String> {
         let tree = self.tree.as_deref()?;
-        let both = format!("{tree}:{}", self.pin.digest);
-        Some(blake3::hash(both.as_bytes()).to_hex()[..32].to_string())
+        let since = self.since_ns.map(|n| n.to_string()).unwrap_or_default();
+        let all = format!("{tree}:{}:{since}", self.pin.digest);
+        Some(blake3::hash(all.as_bytes()).to_hex()[..32].to_string())
     }
 
+    /// What the loop's state file names: the pin's digest, bound to the surface when there
+    /// is one, so that an edit of either in the copy is seen.
     pub fn seal(&self) -> String {
         let mut parts = vec![self.pin.digest.clone()];
         parts.extend(self.surface.as_ref().map(crate::surface::Surface::digest));
