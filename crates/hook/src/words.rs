@@ -279,7 +279,7 @@ pub fn load_bearing(
         .map(|(gate, output)| {
             format!(
                 "gate `{gate}` with the checks as they were:\n{}",
-                last_lines(output, 30)
+                ralph_surface::differential::failure_tail(output, 30)
             )
         })
         .collect();
@@ -369,11 +369,6 @@ pub fn unconfirmed(why: &str) -> String {
     format!(
         "The checks changed since this loop started, and running them as they were on your final code failed to start ({why}), so the loop cannot end on them. {APPROVE}"
     )
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim_end().lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 pub fn pin_hold(verdict: &ralph_surface::pin::Verdict) -> Option<String> {

@@ -365,6 +365,18 @@ pub fn ran(results: &[GateResult]) -> Tests {
         .collect()
 }
 
+/// Pure: the last `n` lines of a failing run's output that can say why it failed: without
+/// the lines that only report a package that passed or has no tests (`go test`'s `ok` and
+/// `?` lines), which in a module of many packages push the failure out of any tail.
+pub fn failure_tail(output: &str, n: usize) -> String {
+    let telling: Vec<&str> = output
+        .trim_end()
+        .lines()
+        .filter(|l| !(l.starts_with("ok  \t") || l.starts_with("?   \t")))
+        .collect();
+    telling[telling.len().saturating_sub(n)..].join("\n")
+}
+
 /// Pure: the tests of `start` that did not run `now`, by gate: for each gate known in both.
 pub fn not_run(start: &Tests, now: &Tests) -> Tests {
     start
@@ -467,6 +479,19 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_failure_tail_skips_the_packages_that_passed() {
+        let out = "--- FAIL: TestBOM (0.00s)\n    x_test.go:9: wrong\nFAIL\nFAIL\tex.com/m\t0.1s\nok  \tex.com/m/a\t0.1s\n?   \tex.com/m/b\t[no test files]\nFAIL\n";
+        assert_eq!(
+            failure_tail(out, 3),
+            "FAIL\nFAIL\tex.com/m\t0.1s\nFAIL",
+            "the tail says which package failed"
+        );
+        assert!(failure_tail(out, 30).starts_with("--- FAIL: TestBOM"));
+        assert_eq!(failure_tail("one\ntwo\n", 1), "two");
+        assert_eq!(failure_tail("", 5), "");
     }
 
     #[test]

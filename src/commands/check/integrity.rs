@@ -120,8 +120,7 @@ fn judge_deferred(
         differential::Outcome::LoadBearing(failing) => {
             a.comparison.weaker.extend(deferred);
             for (gate, output) in failing {
-                let last = output.trim_end().lines().rev().take(5).collect::<Vec<_>>();
-                let last: Vec<&str> = last.into_iter().rev().collect();
+                let last = differential::failure_tail(&output, 8);
                 a.comparison.weaker.push(Finding {
                     file: String::new(),
                     line: 0,
@@ -129,7 +128,7 @@ fn judge_deferred(
                         "gate `{gate}` passes only with the checks changed: with {} as at {}, it fails:\n{}",
                         names.join(", "),
                         a.rev,
-                        last.join("\n")
+                        last
                     ),
                 });
             }
