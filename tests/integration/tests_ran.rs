@@ -121,6 +121,95 @@ fn go_tests_renamed_with_the_fix_end_the_loop() {
     ends(&repo, &start);
 }
 
+const NODE_GATE: &str = "[[gate]]\nname = \"node-test\"\nglobs = [\"**/*.mjs\"]\nscope = \"project\"\nrun = \"node --test\"\n";
+const NODE_TESTS: &str = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n\ntest('zero', () => {\n  assert.equal(add(2, 0), 2);\n});\n";
+
+/// A node project whose `test` script is `node --test`, gated by `run`, failing at the start.
+fn node_loop(run: &str) -> Option<(Repo, String)> {
+    if !require_tool("node") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.config(&NODE_GATE.replace("node --test", run))
+        .write(
+            "package.json",
+            "{\"name\": \"calc\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node --test\"}}\n",
+        )
+        .write(
+            "calc.mjs",
+            "export function add(a, b) {\n  return a - b;\n}\n",
+        )
+        .write("test/calc.test.mjs", NODE_TESTS);
+    assert_eq!(
+        repo.run(["check"]).code,
+        1,
+        "node --test fails at the start"
+    );
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    Some((repo, start))
+}
+
+#[test]
+fn node_code_that_ends_its_test_file_early_is_held() {
+    let Some((repo, start)) = node_loop("node --test") else {
+        return;
+    };
+    // Imported by the test file, the module exits its test process with 0 before any test
+    // runs: node reports the file as one passing test.
+    repo.write(
+        "calc.mjs",
+        "export function add(a, b) {\n  if (process.env.NODE_TEST_CONTEXT) process.exit(0);\n  return a - b;\n}\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "node --test", &start, "adds");
+}
+
+#[test]
+fn node_options_from_an_npmrc_preloading_an_exit_are_held() {
+    if !require_tool("npm") {
+        return;
+    }
+    let Some((repo, start)) = node_loop("npm test") else {
+        return;
+    };
+    // npm sets NODE_OPTIONS from the project's .npmrc for every script it runs: a module
+    // preloaded into each test process ends it before its tests run.
+    repo.write(
+        "pre.mjs",
+        "if (process.env.NODE_TEST_CONTEXT) process.exit(0);\n",
+    )
+    .write(".npmrc", "node-options=--import=./pre.mjs\n");
+    let (code, text) = repo.shell("npm test", &[]);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(".npmrc"), "{reason}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
+    assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+}
+
+#[test]
+fn node_tests_renamed_and_grouped_with_the_fix_end_the_loop() {
+    let Some((repo, start)) = node_loop("node --test") else {
+        return;
+    };
+    let grouped = NODE_TESTS
+        .replace("test('adds'", "test('adds small'")
+        .replace("import test from", "import test, { describe } from");
+    repo.write(
+        "calc.mjs",
+        "export function add(a, b) {\n  return a + b;\n}\n",
+    )
+    .write("test/calc.test.mjs", &grouped)
+    .write(
+        "test/more.test.mjs",
+        "import { describe, it } from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ndescribe('add', () => {\n  it('adds negatives', () => assert.equal(add(-1, -2), -3));\n});\n",
+    );
+    ends(&repo, &start);
+}
+
 const PYTEST_GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n";
 const PY_TESTS: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n";
 

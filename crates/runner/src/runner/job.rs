@@ -2,7 +2,7 @@
 //! process group of its own, and store what it found.
 
 use super::process::{self, Exit, SpawnError, Spec, Step};
-use super::{bytecode, paths, pytest, testbin, GateStatus, Limits, RunContext, ToolInfo};
+use super::{bytecode, nodetest, paths, pytest, testbin, GateStatus, Limits, RunContext, ToolInfo};
 use crate::cache::{self, key};
 use crate::observe;
 use ralph_base::atomic;
@@ -607,15 +607,39 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         let vars = b.vars(&gate.env, cx.env, &spec.cwd);
         spec.env.extend(vars);
     }
+    let plain = spec.clone();
+    let node = nodetest::Listening::open().and_then(|n| {
+        let vars = n.vars(&gate.env, cx.env);
+        spec.env.extend(vars.iter().cloned());
+        (!vars.is_empty()).then_some(n)
+    });
     let mut heard = heard_pytest(spec, gate, cx);
+    let refused = node.as_ref().is_some_and(|n| {
+        heard.finished.exit != Exit::Code(0) && n.refused(&heard.finished.output.text())
+    });
+    // The command chose node's reporters itself: run it as it was given, unheard.
+    let node = match refused {
+        true => {
+            heard = heard_pytest(plain, gate, cx);
+            None
+        }
+        false => node,
+    };
     // A wrapper that found a contradiction already exited 1 in the binary's place; its
     // reason says why the tool failed.
     let from_binaries = binaries.as_ref().and_then(testbin::Listening::told);
     if from_binaries.is_some() && heard.finished.exit == Exit::Code(0) {
         heard.finished.exit = Exit::Code(1);
     }
-    if let Some(b) = &binaries {
-        heard.tests = match (heard.tests.take(), b.ran(&cx.config.root)) {
+    let root = &cx.config.root;
+    for theirs in [
+        binaries.as_ref().map(|b| b.ran(root)),
+        node.as_ref().map(|n| n.ran(root)),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        heard.tests = match (heard.tests.take(), theirs) {
             (Some(mut mine), Some(theirs)) => {
                 mine.extend(theirs);
                 Some(mine)

@@ -5,6 +5,7 @@ mod aggregate;
 mod bytecode;
 pub mod capture;
 mod job;
+mod nodetest;
 mod paths;
 pub mod process;
 mod pytest;

@@ -19,6 +19,7 @@ const TERM_GRACE: Duration = Duration::from_millis(500);
 /// escaped its process group (a daemon that called setsid); its output is not waited for.
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 
+#[derive(Clone)]
 pub struct Spec {
     pub script: String,
     pub args: Vec<OsString>,
