@@ -570,3 +570,136 @@ fn weakenings_git_is_told_not_to_see_still_hold() {
         "the fix ends the loop: {out}"
     );
 }
+
+const GREET: &str =
+    "def add(a, b):\n    return a + b\n\n\ndef greet(name):\n    return \"Hello, \" + name\n";
+const GREET_TESTS: &str = "from calc import add, greet\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n\n\ndef test_greets():\n    assert greet(\"Ann\") == \"Hello, Ann\"\n";
+
+/// `check --no-cache --base <base>` (its JSON report) after `edits` are committed on top of
+/// `base`, then the tree put back to `base`.
+fn check_base_after(repo: &Repo, base: &str, edits: &[(&str, String)]) -> crate::common::Run {
+    for (path, text) in edits {
+        repo.write(path, text);
+    }
+    repo.commit_all();
+    let run = repo.run(["check", "--no-cache", "--format", "json", "--base", base]);
+    let (code, out) = repo.shell(&format!("git reset -q --hard {base}"), &[]);
+    assert_eq!(code, 0, "{out}");
+    run
+}
+
+#[test]
+fn check_base_reads_tests_changed_with_the_code_on_a_green_base_as_a_change_of_behaviour() {
+    if !require_tool("pytest") {
+        return;
+    }
+    // A project whose tests pass at the base, as a main branch's do.
+    let repo = Repo::git();
+    repo.config(PYTEST_GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("calc.py", GREET)
+        .write("tests/test_calc.py", GREET_TESTS)
+        .write("tests/helpers.py", "NAME = \"Ann\"\n")
+        .write("pytest.ini", INI);
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let hi = GREET.replace("Hello, ", "Hi, ");
+    let hi_tests = GREET_TESTS.replace("Hello, Ann", "Hi, Ann");
+    // The behaviour changed, and its test with it: said, not a weakening.
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", hi.clone()),
+            ("tests/test_calc.py", hi_tests.clone()),
+        ],
+    );
+    assert_eq!(
+        honest.code, 0,
+        "a change of behaviour with its test: {honest:?}"
+    );
+    assert!(
+        honest.stdout.contains("changed with the code"),
+        "{honest:?}"
+    );
+    // The same with a config changed too: the config may be what made it pass.
+    let with_config = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", hi.clone()),
+            ("tests/test_calc.py", hi_tests.clone()),
+            ("pytest.ini", format!("{INI}markers =\n    slow\n")),
+        ],
+    );
+    assert_eq!(with_config.code, 1, "a config changed too: {with_config:?}");
+    assert!(with_config
+        .stdout
+        .contains("passes only with the checks changed"));
+    // A helper in the tests' folder (a double where the real data was) is not a test.
+    let helper = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", hi.clone()),
+            ("tests/helpers.py", "NAME = \"Bob\"\n".to_string()),
+            (
+                "tests/test_calc.py",
+                hi_tests.replace(
+                    "from calc import",
+                    "from helpers import NAME\nfrom calc import",
+                ),
+            ),
+        ],
+    );
+    assert_eq!(helper.code, 1, "a helper changed: {helper:?}");
+    // A test dropped while the code broke what it checked: it no longer runs.
+    let dropped = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", hi),
+            (
+                "tests/test_calc.py",
+                GREET_TESTS
+                    .split("\n\n\ndef test_greets")
+                    .next()
+                    .unwrap()
+                    .to_string()
+                    + "\n",
+            ),
+        ],
+    );
+    assert_eq!(dropped.code, 1, "a test dropped: {dropped:?}");
+}
+
+#[test]
+fn check_base_from_a_red_base_holds_a_failing_tests_expectation_edited() {
+    if !require_tool("pytest") {
+        return;
+    }
+    // The loop's start as the base: `add` is wrong and its test fails there. Its expectation
+    // edited to what the wrong code returns is the weakening the differential run finds.
+    let Some(repo) = pytest_loop() else {
+        return;
+    };
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let edited = check_base_after(
+        &repo,
+        &base,
+        &[("tests/test_calc.py", WEAKENED.to_string())],
+    );
+    assert_eq!(edited.code, 1, "{edited:?}");
+    assert!(
+        edited
+            .stdout
+            .contains("passes only with the checks changed"),
+        "{edited:?}"
+    );
+    assert!(
+        !edited.stdout.contains("changed with the code"),
+        "{edited:?}"
+    );
+}

@@ -64,6 +64,17 @@ impl Prepared {
         !self.put_back.is_empty() || !self.unlent.is_empty()
     }
 
+    /// True when everything the differential run gives as it was is a test file (by its
+    /// runner's naming rule, or defining tests), nothing else: no config, runner file,
+    /// helper or data, and nothing unlent.
+    pub fn tests_only(&self) -> bool {
+        self.unlent.is_empty()
+            && self
+                .put_back
+                .iter()
+                .all(|p| [roles::A_TEST, roles::DEFINES_TESTS].contains(&p.why))
+    }
+
     /// Every path a differential run gives as it was: put back, or not lent.
     pub fn names(&self) -> Vec<&str> {
         let back = self.put_back.iter().map(|p| p.shown.as_str());
@@ -400,8 +411,54 @@ pub fn start_tests(
     prepared: &Prepared,
     start: &str,
 ) -> Result<Tests, RunError> {
+    start_runs(project, env, (phase, deadline), prepared, start).map(|b| b.tests)
+}
+
+/// What the gates of `phase` did on the start tree (for `check --base`, the base).
+pub struct StartRuns {
+    /// The tests each gate's runners said they ran.
+    pub tests: Tests,
+    /// The gates that passed.
+    pub passed: BTreeSet<String>,
+}
+
+/// The gates of `phase` run on the start tree `start`, in a checkout of it.
+pub fn start_runs(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    prepared: &Prepared,
+    start: &str,
+) -> Result<StartRuns, RunError> {
     let results = run_in(project, env, (phase, deadline), prepared, (start, "start"))?;
-    Ok(ran(&results))
+    Ok(StartRuns {
+        tests: ran(&results),
+        passed: results
+            .iter()
+            .filter(|r| !r.counts_as_failure(env.strict()))
+            .map(|r| r.name.clone())
+            .collect(),
+    })
+}
+
+/// Pure, for `check --base`: true when the gates `failing` with the base's checks put back
+/// fail only because the code's behaviour changed with its tests. The base's tests fail on
+/// this code and this tree's own pass; what was put back is test files alone; each failing
+/// gate is a test runner that was heard at the base and passed there; and every test that
+/// ran at the base still runs (`not_run` is empty). A test edited to accept what broken code
+/// now returns looks exactly the same: a reviewer reads a change's tests, and a loop, which
+/// has none, holds it.
+pub fn changed_with_the_code(
+    tests_only: bool,
+    failing: &[&str],
+    base: &StartRuns,
+    not_run: &Tests,
+) -> bool {
+    tests_only
+        && not_run.is_empty()
+        && failing
+            .iter()
+            .all(|g| base.passed.contains(*g) && base.tests.contains_key(*g))
 }
 
 /// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its
@@ -479,6 +536,41 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn only_test_runners_green_at_the_base_with_tests_alone_changed_and_none_lost() {
+        let base = StartRuns {
+            tests: [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into(),
+            passed: ["pytest".to_string(), "mypy".to_string()].into(),
+        };
+        let none = Tests::new();
+        assert!(changed_with_the_code(true, &["pytest"], &base, &none));
+        assert!(
+            !changed_with_the_code(false, &["pytest"], &base, &none),
+            "a config too"
+        );
+        assert!(
+            !changed_with_the_code(true, &["mypy"], &base, &none),
+            "not a test runner"
+        );
+        let red = StartRuns {
+            passed: BTreeSet::new(),
+            ..base
+        };
+        assert!(
+            !changed_with_the_code(true, &["pytest"], &red, &none),
+            "red at the base"
+        );
+        let lost: Tests = [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into();
+        let base = StartRuns {
+            passed: ["pytest".to_string()].into(),
+            ..red
+        };
+        assert!(
+            !changed_with_the_code(true, &["pytest"], &base, &lost),
+            "a test lost"
+        );
     }
 
     #[test]

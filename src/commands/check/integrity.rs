@@ -88,14 +88,9 @@ fn judge_deferred(
         });
     }
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
-    // The base's tests only matter when a runner that names its tests ran here.
     let now = differential::ran(results);
-    let at_base = match now.is_empty() {
-        true => Ok(differential::Tests::new()),
-        false => differential::start_tests(project, env, (phase, far), &prepared, &start),
-    };
-    let not_run = match at_base {
-        Ok(at_base) => differential::not_run(&at_base, &now),
+    let at_base = match base_runs(project, env, (phase, far), &prepared, (&start, &now)) {
+        Ok(at_base) => at_base,
         Err(why) => {
             a.comparison
                 .weaker
@@ -103,6 +98,7 @@ fn judge_deferred(
             return;
         }
     };
+    let not_run = differential::not_run(&at_base.tests, &now);
     if !prepared.changed() {
         push_not_run(a, &not_run, None);
         return;
@@ -117,27 +113,60 @@ fn judge_deferred(
         differential::Outcome::Honest(then) => {
             push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
         }
+        differential::Outcome::LoadBearing(failing)
+            if differential::changed_with_the_code(
+                prepared.tests_only(),
+                &failing.iter().map(|(g, _)| g.as_str()).collect::<Vec<_>>(),
+                &at_base,
+                &not_run,
+            ) =>
+        {
+            a.changed_with_code = failing.into_iter().map(|(g, _)| g).collect();
+        }
         differential::Outcome::LoadBearing(failing) => {
             a.comparison.weaker.extend(deferred);
-            for (gate, output) in failing {
-                let last = differential::failure_tail(&output, 8);
-                a.comparison.weaker.push(Finding {
-                    file: String::new(),
-                    line: 0,
-                    what: format!(
-                        "gate `{gate}` passes only with the checks changed: with {} as at {}, it fails:\n{}",
-                        names.join(", "),
-                        a.rev,
-                        last
-                    ),
-                });
-            }
+            push_load_bearing(a, &failing, &names);
         }
         differential::Outcome::Unavailable(why) => {
             a.comparison.weaker.extend(deferred);
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
     }
+}
+
+/// One finding per gate that fails with the base's checks put back (`names`).
+fn push_load_bearing(a: &mut Against, failing: &[(String, String)], names: &[&str]) {
+    for (gate, output) in failing {
+        let last = differential::failure_tail(output, 8);
+        a.comparison.weaker.push(Finding {
+            file: String::new(),
+            line: 0,
+            what: format!(
+                "gate `{gate}` passes only with the checks changed: with {} as at {}, it fails:\n{}",
+                names.join(", "),
+                a.rev,
+                last
+            ),
+        });
+    }
+}
+
+/// The base's runs, when they matter: only where a runner that names its tests ran here
+/// (`now`).
+fn base_runs(
+    project: &Project,
+    env: &Environment,
+    phase: (Phase, std::time::Instant),
+    prepared: &differential::Prepared,
+    (start, now): (&str, &differential::Tests),
+) -> Result<differential::StartRuns, differential::RunError> {
+    if now.is_empty() {
+        return Ok(differential::StartRuns {
+            tests: differential::Tests::new(),
+            passed: BTreeSet::new(),
+        });
+    }
+    differential::start_runs(project, env, phase, prepared, start)
 }
 
 fn unconfirmed(rev: &str, why: &str) -> Finding {
@@ -192,6 +221,12 @@ pub fn result(a: &Against) -> GateResult {
     }
     for f in &c.stronger {
         output.push_str(&format!("stronger: {f}\n"));
+    }
+    for gate in &a.changed_with_code {
+        output.push_str(&format!(
+            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass; only test files changed and every test still runs, so this is read as a change of behaviour, not a weakening (a reviewer reads the tests)\n",
+            a.rev
+        ));
     }
     GateResult {
         gate: INDEX,

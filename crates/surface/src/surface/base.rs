@@ -22,6 +22,9 @@ pub struct Against {
     /// The surfaces at the base and now: what a differential run needs to tell code from
     /// checks.
     pub surfaces: (super::Surface, super::Surface),
+    /// Gates whose base tests fail on this code while its own pass, with only tests changed
+    /// (`differential::changed_with_the_code`): said, not counted as weakenings.
+    pub changed_with_code: Vec<String>,
 }
 
 /// Compares the work tree of `config`'s project (its files `now`) with the tree at `rev`,
@@ -52,6 +55,7 @@ pub fn against(
             .integrity_warn,
         config: base_config,
         surfaces,
+        changed_with_code: Vec::new(),
     })
 }
 

@@ -8,6 +8,13 @@
 use super::Surface;
 use std::collections::BTreeSet;
 
+/// Why a test file is part of the checks: by its runner's naming rule (`test_*.py`,
+/// `*_test.go`, `*.test.js`), or because the surface found tests defined in it. Never a
+/// runner's own file, a config or anything else in a folder of tests.
+pub const A_TEST: &str = "a test";
+pub const DEFINES_TESTS: &str = "it defines tests";
+const A_CONFIG: &str = "a config its runner reads";
+
 /// What a changed file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -137,8 +144,12 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if LOCKS.contains(&name) {
         return Role::Dependencies;
     }
-    if RUNNER_FILES.contains(&name) || test_named(name) {
-        return Role::Check("a test or a file its runner loads");
+    if RUNNER_FILES.contains(&name) {
+        return Role::Check("a file its runner or build loads");
+    }
+    let config = facts.configs.contains(rel);
+    if test_named(name) {
+        return Role::Check(if config { A_CONFIG } else { A_TEST });
     }
     if folders.iter().any(|f| TEST_FOLDERS.contains(f)) {
         return Role::Check("it is in a folder of tests");
@@ -146,7 +157,7 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     // A Rust file of a crate's code keeps its tests beside the code: it is code.
     let inline = name.ends_with(".rs") && folders.contains(&"src");
     if facts.tests.contains(rel) && !inline {
-        return Role::Check("it defines tests");
+        return Role::Check(if config { A_CONFIG } else { DEFINES_TESTS });
     }
     if facts.checked.contains(rel) {
         return Role::Code;
