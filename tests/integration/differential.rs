@@ -703,3 +703,37 @@ fn check_base_from_a_red_base_holds_a_failing_tests_expectation_edited() {
         "{edited:?}"
     );
 }
+
+#[test]
+fn check_base_lets_a_presets_gate_go_with_the_last_file_it_checked() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    // No config: the presets are picked by the files, so deleting the project's last Python
+    // file takes the Python gate away with it.
+    let repo = Repo::git();
+    repo.write("run.sh", "#!/bin/sh\necho hi\n")
+        .write("tool.py", "print('hi')\n");
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    repo.shell("git rm -q tool.py", &[]);
+    let gone = check_base_after(&repo, &base, &[("run.sh", "#!/bin/sh\necho bye\n".into())]);
+    assert_eq!(gone.code, 0, "nothing is left unchecked: {gone:?}");
+    assert!(
+        gone.stdout.contains("gone with the last file it checked"),
+        "{gone:?}"
+    );
+    // The same gate left out by a config while a file it checked is still there, broken,
+    // is a weakening (the gates as at the base fail on it).
+    let kept = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("ralph.toml", "presets = [\"shell\"]\n".into()),
+            ("tool.py", "print('hi'\n".into()),
+        ],
+    );
+    assert_eq!(kept.code, 1, "tool.py is still there: {kept:?}");
+    assert!(kept.stdout.contains("python-compile"), "{kept:?}");
+}

@@ -11,6 +11,7 @@ use ralph_surface::differential;
 use ralph_surface::pin;
 use ralph_surface::surface::{self, base::Against, Finding};
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 /// Its place in the report: after every gate.
 pub const INDEX: usize = usize::MAX;
@@ -18,8 +19,14 @@ pub const NAME: &str = "integrity";
 
 /// The comparison with the base, the gates' changes included (by the pin's rules: a gate
 /// added is stronger, anything else that moves a stop gate is weaker).
-pub fn compare(mut a: Against, now: &Config, phase: Phase) -> Against {
+pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) -> Against {
     let Some(base) = &a.config else { return a };
+    let gone_with_its_files = |name: &str| {
+        base.gates
+            .iter()
+            .find(|g| g.name == name)
+            .is_some_and(|g| preset_with_nothing_left(g, &now.root, files))
+    };
     let (was, is) = (pin::of_phase(base, phase), pin::of_phase(now, phase));
     let file = now
         .file
@@ -35,10 +42,27 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase) -> Against {
         match c {
             pin::Change::Added(_) => a.comparison.stronger.push(finding),
             pin::Change::Version { .. } => {}
+            pin::Change::Removed(g) if gone_with_its_files(&g) => a.notes.push(format!(
+                "stop gate `{g}` of the presets is gone with the last file it checked"
+            )),
             _ => a.comparison.weaker.push(finding),
         }
     }
     a
+}
+
+/// True when `gate` came from a preset (picked by the project's files) and no file of the
+/// tree now is one it checks: nothing is left unchecked by its going.
+fn preset_with_nothing_left(gate: &ralph_config::Gate, root: &Path, files: &[PathBuf]) -> bool {
+    let head = |rel: &Path| {
+        let mut buf = vec![0; 256];
+        let mut f = std::fs::File::open(root.join(rel)).ok()?;
+        let n = std::io::Read::read(&mut f, &mut buf).ok()?;
+        buf.truncate(n);
+        Some(buf)
+    };
+    matches!(gate.origin, ralph_config::Origin::Preset(_))
+        && !files.iter().any(|f| gate.matches_file(f, &head))
 }
 
 /// Judges by effect what changed in the checks since the base: the gates run once more on
@@ -121,7 +145,12 @@ fn judge_deferred(
                 &not_run,
             ) =>
         {
-            a.changed_with_code = failing.into_iter().map(|(g, _)| g).collect();
+            for (gate, _) in failing {
+                a.notes.push(format!(
+                    "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass; only test files changed and every test still runs, so this is read as a change of behaviour, not a weakening (a reviewer reads the tests)",
+                    a.rev
+                ));
+            }
         }
         differential::Outcome::LoadBearing(failing) => {
             a.comparison.weaker.extend(deferred);
@@ -222,11 +251,8 @@ pub fn result(a: &Against) -> GateResult {
     for f in &c.stronger {
         output.push_str(&format!("stronger: {f}\n"));
     }
-    for gate in &a.changed_with_code {
-        output.push_str(&format!(
-            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass; only test files changed and every test still runs, so this is read as a change of behaviour, not a weakening (a reviewer reads the tests)\n",
-            a.rev
-        ));
+    for note in &a.notes {
+        output.push_str(&format!("{note}\n"));
     }
     GateResult {
         gate: INDEX,

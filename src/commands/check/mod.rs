@@ -244,7 +244,12 @@ fn base_comparison(
         rev: rev.clone(),
         source,
     })?;
-    Ok(Some(integrity::compare(against, &project.config, s.phase)))
+    Ok(Some(integrity::compare(
+        against,
+        &project.config,
+        s.phase,
+        universe,
+    )))
 }
 
 /// The files git does not track and does not ignore (`check --staged`: what a commit leaves

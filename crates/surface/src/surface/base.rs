@@ -22,9 +22,10 @@ pub struct Against {
     /// The surfaces at the base and now: what a differential run needs to tell code from
     /// checks.
     pub surfaces: (super::Surface, super::Surface),
-    /// Gates whose base tests fail on this code while its own pass, with only tests changed
-    /// (`differential::changed_with_the_code`): said, not counted as weakenings.
-    pub changed_with_code: Vec<String>,
+    /// What changed in the checks without weakening them, said in the report: tests
+    /// changed with the code (`differential::changed_with_the_code`), a preset's gate gone
+    /// with the last file it checked.
+    pub notes: Vec<String>,
 }
 
 /// Compares the work tree of `config`'s project (its files `now`) with the tree at `rev`,
@@ -39,12 +40,14 @@ pub fn against(
     let root = &config.root;
     let base = Source::revision(root, rev, env)?;
     let head = Source::work_tree(root, now, env);
+    let base_config = config_at(config, &base);
+    // Each side as its own gates saw it: code the base's gates checked stays code for the
+    // differential run even where the gates now leave it out.
     let surfaces = (
-        super::describe(config, phase, &base),
+        super::describe(base_config.as_ref().unwrap_or(config), phase, &base),
         super::describe(config, phase, &head),
     );
     let comparison = super::compare(&surfaces.0, &surfaces.1);
-    let base_config = config_at(config, &base);
     Ok(Against {
         rev: rev.to_string(),
         comparison,
@@ -55,7 +58,7 @@ pub fn against(
             .integrity_warn,
         config: base_config,
         surfaces,
-        changed_with_code: Vec::new(),
+        notes: Vec::new(),
     })
 }
 
