@@ -252,7 +252,7 @@ pub fn result(a: &Against) -> GateResult {
         output.push_str(&format!("stronger: {f}\n"));
     }
     for note in &a.notes {
-        output.push_str(&format!("{note}\n"));
+        output.push_str(&format!("note: {note}\n"));
     }
     GateResult {
         gate: INDEX,
