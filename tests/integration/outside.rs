@@ -7,6 +7,7 @@
 
 use crate::common::{require_tool, Repo};
 use crate::surface::decision;
+use crate::tests_ran::start_tests_kept;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -105,24 +106,30 @@ fn go_repo(parent: &Path, env: &[(&str, &str)]) -> Repo {
     repo
 }
 
+/// A temporary folder for a repository with, beside it, the user config folder Go reads
+/// `go env -w` settings from (the value for `XDG_CONFIG_HOME`) and that settings file's path.
+/// Beside the repository: what tools make in the temporary folder is not an input.
+fn beside_a_user_config() -> (tempfile::TempDir, String, PathBuf) {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let config = parent.path().join("config");
+    let user = config.join("go/env");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let c = config.to_str().expect("utf-8").to_string();
+    (parent, c, user)
+}
+
 #[test]
 fn a_user_config_of_the_tool_is_held_until_a_person_approves() {
     if !require_tool("go") {
         return;
     }
-    // Go reads `go env -w` settings from the user's config folder for every command. (Beside
-    // the repository: what tools make in the temporary folder is not an input.)
-    let parent = tempfile::tempdir().expect("temp dir");
-    let config = parent.path().join("config");
-    let c = config.to_str().expect("utf-8").to_string();
+    let (parent, c, user) = beside_a_user_config();
     let env = [("XDG_CONFIG_HOME", c.as_str())];
     let repo = go_repo(parent.path(), &env);
     repo.start_loop(&env);
     // The start tree's TestAdd ran before the user's config changed (the approval below
     // must not be judged against that run).
     start_tests_kept(&repo);
-    let user = config.join("go/env");
-    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
     std::fs::write(&user, "GOFLAGS=-run=^$\n").unwrap();
     held(&repo, GO_TEST, &env, &user);
     // A person accepts it from their own terminal: the loop ends.
@@ -138,13 +145,9 @@ fn the_start_tests_of_an_earlier_loop_under_another_user_config_are_not_reused()
     }
     // A first loop starts while the user's Go config filters every test out: its start tree
     // ran none. A person cancels it and removes the setting.
-    let parent = tempfile::tempdir().expect("temp dir");
-    let config = parent.path().join("config");
-    let c = config.to_str().expect("utf-8").to_string();
+    let (parent, c, user) = beside_a_user_config();
     let env = [("XDG_CONFIG_HOME", c.as_str())];
     let repo = go_repo(parent.path(), &env);
-    let user = config.join("go/env");
-    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
     std::fs::write(&user, "GOFLAGS=-run=^$\n").unwrap();
     repo.start_loop(&env);
     start_tests_kept(&repo);
@@ -167,18 +170,6 @@ fn the_start_tests_of_an_earlier_loop_under_another_user_config_are_not_reused()
         reason.contains("did not run now") && reason.contains("TestAdd"),
         "{reason}"
     );
-}
-
-/// Waits until the background job `loop start` started has kept a start tree's tests.
-fn start_tests_kept(repo: &Repo) {
-    for _ in 0..1200 {
-        let (_, listed) = repo.shell("ls .git/ralph-gate/pins/start-tests/ 2>/dev/null", &[]);
-        if listed.contains(".json") {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("the start tree's tests were never kept");
 }
 
 /// A virtual environment outside the repository whose Python finds the test tools' pytest.

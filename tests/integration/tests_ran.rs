@@ -363,7 +363,7 @@ fn rust_tests_renamed_with_the_fix_end_the_loop() {
 }
 
 /// Waits until the background job `loop start` started has kept the start tree's tests.
-fn start_tests_kept(repo: &Repo) {
+pub(crate) fn start_tests_kept(repo: &Repo) {
     for _ in 0..1200 {
         let (_, listed) = repo.shell("ls .git/ralph-gate/pins/start-tests/ 2>/dev/null", &[]);
         if listed.contains(".json") {
