@@ -166,6 +166,20 @@ fn node_code_that_ends_its_test_file_early_is_held() {
 }
 
 #[test]
+fn node_code_that_exits_its_test_process_mid_test_is_held() {
+    let Some((repo, start)) = node_loop("node --test") else {
+        return;
+    };
+    // Inside the failing test, not at import: node 20 still reports the file as one passing
+    // test and exits 0.
+    repo.write(
+        "calc.mjs",
+        "export function add(a, b) {\n  if (process.env.NODE_TEST_CONTEXT && a === 1) process.exit(0);\n  return a - b;\n}\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "node --test", &start, "adds");
+}
+
+#[test]
 fn node_options_from_an_npmrc_preloading_an_exit_are_held() {
     if !require_tool("npm") {
         return;
