@@ -600,7 +600,7 @@ fn check_base_reads_tests_changed_with_the_code_on_a_green_base_as_a_change_of_b
         .write("calc.py", GREET)
         .write("tests/test_calc.py", GREET_TESTS)
         .write("tests/helpers.py", "NAME = \"Ann\"\n")
-        .write("pytest.ini", INI);
+        .write("pytest.ini", &format!("{INI}filterwarnings =\n    error\n"));
     repo.commit_all();
     let (_, base) = repo.shell("git rev-parse HEAD", &[]);
     let base = base.trim().to_string();
@@ -623,33 +623,65 @@ fn check_base_reads_tests_changed_with_the_code_on_a_green_base_as_a_change_of_b
         honest.stdout.contains("changed with the code"),
         "{honest:?}"
     );
-    // The same with a config changed too: the config may be what made it pass.
-    let with_config = check_base_after(
+    // A config changed beside them that makes no difference: the rest of the checks as at
+    // the base pass with the tests as they are now.
+    let harmless = check_base_after(
         &repo,
         &base,
         &[
             ("calc.py", hi.clone()),
             ("tests/test_calc.py", hi_tests.clone()),
-            ("pytest.ini", format!("{INI}markers =\n    slow\n")),
+            (
+                "pytest.ini",
+                format!("{INI}filterwarnings =\n    error\nmarkers =\n    slow\n"),
+            ),
         ],
     );
-    assert_eq!(with_config.code, 1, "a config changed too: {with_config:?}");
+    assert_eq!(
+        harmless.code, 0,
+        "a config that changes nothing: {harmless:?}"
+    );
+    assert!(
+        harmless.stdout.contains("changed with the code"),
+        "{harmless:?}"
+    );
+    // A config that is what makes it pass: the code now warns, which the base's config
+    // turns into an error.
+    let warns = hi.replace(
+        "def greet(name):\n",
+        "import warnings\n\n\ndef greet(name):\n    warnings.warn(\"old\", DeprecationWarning)\n",
+    );
+    let with_config = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", warns),
+            ("tests/test_calc.py", hi_tests.clone()),
+            ("pytest.ini", INI.to_string()),
+        ],
+    );
+    assert_eq!(
+        with_config.code, 1,
+        "the config was load-bearing: {with_config:?}"
+    );
     assert!(with_config
         .stdout
         .contains("passes only with the checks changed"));
-    // A helper in the tests' folder (a double where the real data was) is not a test.
+    // The expectation moved into a helper beside the tests (not a test file itself).
     let helper = check_base_after(
         &repo,
         &base,
         &[
             ("calc.py", hi.clone()),
-            ("tests/helpers.py", "NAME = \"Bob\"\n".to_string()),
+            ("tests/helpers.py", "EXPECTED = \"Hi, Ann\"\n".to_string()),
             (
                 "tests/test_calc.py",
-                hi_tests.replace(
-                    "from calc import",
-                    "from helpers import NAME\nfrom calc import",
-                ),
+                GREET_TESTS
+                    .replace(
+                        "from calc import",
+                        "from helpers import EXPECTED\nfrom calc import",
+                    )
+                    .replace("== \"Hello, Ann\"", "== EXPECTED"),
             ),
         ],
     );

@@ -36,6 +36,14 @@ pub struct PutBack {
     pub why: &'static str,
 }
 
+impl PutBack {
+    /// A test file (by its runner's naming rule, or defining tests): not a config, a
+    /// runner's file, a helper or data beside the tests.
+    pub fn is_test(&self) -> bool {
+        [roles::A_TEST, roles::DEFINES_TESTS].contains(&self.why)
+    }
+}
+
 /// What the stop needs before its final run: the tree it judges, and what a differential
 /// run would put back in it.
 pub struct Prepared {
@@ -62,17 +70,6 @@ impl Prepared {
     /// True when anything of the checks differs from the start: a differential run is due.
     pub fn changed(&self) -> bool {
         !self.put_back.is_empty() || !self.unlent.is_empty()
-    }
-
-    /// True when everything the differential run gives as it was is a test file (by its
-    /// runner's naming rule, or defining tests), nothing else: no config, runner file,
-    /// helper or data, and nothing unlent.
-    pub fn tests_only(&self) -> bool {
-        self.unlent.is_empty()
-            && self
-                .put_back
-                .iter()
-                .all(|p| [roles::A_TEST, roles::DEFINES_TESTS].contains(&p.why))
     }
 
     /// Every path a differential run gives as it was: put back, or not lent.
@@ -241,7 +238,24 @@ pub fn run(
     prepared: &Prepared,
     results: &[GateResult],
 ) -> Outcome {
-    match checked_out(project, env, (phase, deadline), prepared) {
+    run_putting_back(
+        project,
+        env,
+        (phase, deadline),
+        (prepared, &|_| true),
+        results,
+    )
+}
+
+/// [`run`], with only the files `which` keeps put back; the others stay as they are now.
+pub fn run_putting_back(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
+    results: &[GateResult],
+) -> Outcome {
+    match checked_out(project, env, (phase, deadline), (prepared, which)) {
         Ok(then) => {
             // Every gate that fails there and did not fail here, one the checks as they are
             // no longer have (removed, renamed, dropped from the presets) included.
@@ -283,12 +297,13 @@ fn checked_out(
     project: &Project,
     env: &Environment,
     (phase, deadline): (Phase, Instant),
-    prepared: &Prepared,
+    (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
 ) -> Result<Vec<GateResult>, RunError> {
     let top = &prepared.top;
     let put: Vec<(PathBuf, Option<Entry>)> = prepared
         .put_back
         .iter()
+        .filter(|p| which(p))
         .map(|p| (p.at.clone(), p.was.clone()))
         .collect();
     let mixed = snapshot::mix(top, &prepared.tree, &put)?;
@@ -444,21 +459,15 @@ pub fn start_runs(
     })
 }
 
-/// Pure, for `check --base`: true when the gates `failing` with the base's checks put back
-/// fail only because the code's behaviour changed with its tests. The base's tests fail on
-/// this code and this tree's own pass; what was put back is test files alone; each failing
-/// gate is a test runner that was heard at the base and passed there; and every test that
-/// ran at the base still runs (`not_run` is empty). A test edited to accept what broken code
-/// now returns looks exactly the same: a reviewer reads a change's tests, and a loop, which
-/// has none, holds it.
-pub fn changed_with_the_code(
-    tests_only: bool,
-    failing: &[&str],
-    base: &StartRuns,
-    not_run: &Tests,
-) -> bool {
-    tests_only
-        && not_run.is_empty()
+/// Pure, for `check --base`: whether the gates `failing` with the base's checks put back
+/// may fail only because the code's behaviour changed with its tests: each is a test runner
+/// that was heard at the base and passed there, and every test that ran at the base still
+/// runs (`not_run` is empty). The caller also runs the rest of the checks as at the base
+/// (configs, runner files, helpers, data) with the tests as they are now, which must pass.
+/// A test edited to accept what broken code now returns looks exactly the same: a reviewer
+/// reads a change's tests, and a loop, which has none, holds it.
+pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests) -> bool {
+    not_run.is_empty()
         && failing
             .iter()
             .all(|g| base.passed.contains(*g) && base.tests.contains_key(*g))
@@ -548,13 +557,9 @@ mod tests {
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
         };
         let none = Tests::new();
-        assert!(changed_with_the_code(true, &["pytest"], &base, &none));
+        assert!(changed_with_the_code(&["pytest"], &base, &none));
         assert!(
-            !changed_with_the_code(false, &["pytest"], &base, &none),
-            "a config too"
-        );
-        assert!(
-            !changed_with_the_code(true, &["mypy"], &base, &none),
+            !changed_with_the_code(&["mypy"], &base, &none),
             "not a test runner"
         );
         let red = StartRuns {
@@ -562,7 +567,7 @@ mod tests {
             ..base
         };
         assert!(
-            !changed_with_the_code(true, &["pytest"], &red, &none),
+            !changed_with_the_code(&["pytest"], &red, &none),
             "red at the base"
         );
         let lost: Tests = [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into();
@@ -571,7 +576,7 @@ mod tests {
             ..red
         };
         assert!(
-            !changed_with_the_code(true, &["pytest"], &base, &lost),
+            !changed_with_the_code(&["pytest"], &base, &lost),
             "a test lost"
         );
     }

@@ -137,30 +137,55 @@ fn judge_deferred(
         differential::Outcome::Honest(then) => {
             push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
         }
-        differential::Outcome::LoadBearing(failing)
-            if differential::changed_with_the_code(
-                prepared.tests_only(),
-                &failing.iter().map(|(g, _)| g.as_str()).collect::<Vec<_>>(),
-                &at_base,
-                &not_run,
-            ) =>
-        {
-            for (gate, _) in failing {
-                a.notes.push(format!(
-                    "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass; only test files changed and every test still runs, so this is read as a change of behaviour, not a weakening (a reviewer reads the tests)",
-                    a.rev
-                ));
-            }
-        }
         differential::Outcome::LoadBearing(failing) => {
-            a.comparison.weaker.extend(deferred);
-            push_load_bearing(a, &failing, &names);
+            let base = (&at_base, &not_run);
+            if changed_with_the_code(
+                project,
+                env,
+                (phase, far),
+                (&prepared, results),
+                base,
+                &failing,
+            ) {
+                for (gate, _) in failing {
+                    a.notes.push(format!(
+                        "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs: read as a change of behaviour, not a weakening (a reviewer reads the tests)",
+                        a.rev
+                    ));
+                }
+            } else {
+                a.comparison.weaker.extend(deferred);
+                push_load_bearing(a, &failing, &names);
+            }
         }
         differential::Outcome::Unavailable(why) => {
             a.comparison.weaker.extend(deferred);
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
     }
+}
+
+/// Whether the differential run's `failing` gates fail only because the behaviour changed
+/// with its tests (see [`differential::changed_with_the_code`]): the cheap conditions first,
+/// then, when anything but tests differs from the base, a second run with only that put back.
+fn changed_with_the_code(
+    project: &Project,
+    env: &Environment,
+    phase: (Phase, std::time::Instant),
+    (prepared, results): (&differential::Prepared, &[GateResult]),
+    (at_base, not_run): (&differential::StartRuns, &differential::Tests),
+    failing: &[(String, String)],
+) -> bool {
+    let gates: Vec<&str> = failing.iter().map(|(g, _)| g.as_str()).collect();
+    if !differential::changed_with_the_code(&gates, at_base, not_run) {
+        return false;
+    }
+    let rest = |p: &differential::PutBack| !p.is_test();
+    if prepared.unlent.is_empty() && !prepared.put_back.iter().any(rest) {
+        return true;
+    }
+    let then = differential::run_putting_back(project, env, phase, (prepared, &rest), results);
+    matches!(then, differential::Outcome::Honest(_))
 }
 
 /// One finding per gate that fails with the base's checks put back (`names`).
