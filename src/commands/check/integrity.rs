@@ -292,13 +292,16 @@ pub fn result(a: &Against) -> GateResult {
         command: format!("ralph-gate check --base {}", a.rev),
         output,
         exit_code: Some(i32::from(weak && !a.warn_only)),
-        reason: (weak && a.warn_only).then(|| {
-            format!(
+        // Said on the gate's line, which a passing gate's report shows without its output.
+        reason: match (weak, a.warn_only) {
+            (true, true) => Some(format!(
                 "{} since {} (warn only)",
                 plural(c.weaker.len(), "weakening", "weakenings"),
                 a.rev
-            )
-        }),
+            )),
+            (false, _) if !a.notes.is_empty() => Some(format!("note: {}", a.notes.join("; "))),
+            _ => None,
+        },
         ..GateResult::default()
     }
 }
