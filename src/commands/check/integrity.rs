@@ -54,13 +54,7 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) ->
 /// True when `gate` came from a preset (picked by the project's files) and no file of the
 /// tree now is one it checks: nothing is left unchecked by its going.
 fn preset_with_nothing_left(gate: &ralph_config::Gate, root: &Path, files: &[PathBuf]) -> bool {
-    let head = |rel: &Path| {
-        let mut buf = vec![0; 256];
-        let mut f = std::fs::File::open(root.join(rel)).ok()?;
-        let n = std::io::Read::read(&mut f, &mut buf).ok()?;
-        buf.truncate(n);
-        Some(buf)
-    };
+    let head = |rel: &Path| ralph_base::shebang::head(&root.join(rel));
     matches!(gate.origin, ralph_config::Origin::Preset(_))
         && !files.iter().any(|f| gate.matches_file(f, &head))
 }

@@ -177,6 +177,19 @@ impl GateResult {
 
 pub use crate::cache::Reuse;
 
+/// The value a gate's run sees for `name`, before a listener adds to it: the gate's own
+/// `env`, else the environment's.
+fn given_var(
+    gate_env: &std::collections::BTreeMap<String, String>,
+    env: &Environment,
+    name: &str,
+) -> Option<std::ffi::OsString> {
+    gate_env
+        .get(name)
+        .map(std::ffi::OsString::from)
+        .or_else(|| env.gate_vars.get(std::ffi::OsStr::new(name)).cloned())
+}
+
 /// What every job of a run shares: where results are cached, file digests, tools.
 pub struct RunContext<'a> {
     pub config: &'a Config,

@@ -12,7 +12,7 @@
 use ralph_base::env::Environment;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 const REPORTER: &str = include_str!("ralph_gate_reporter.mjs");
@@ -56,11 +56,7 @@ impl Listening {
         gate_env: &BTreeMap<String, String>,
         env: &Environment,
     ) -> Vec<(OsString, OsString)> {
-        let given = gate_env
-            .get("NODE_OPTIONS")
-            .map(OsString::from)
-            .or_else(|| env.gate_vars.get(OsStr::new("NODE_OPTIONS")).cloned())
-            .unwrap_or_default();
+        let given = super::given_var(gate_env, env, "NODE_OPTIONS").unwrap_or_default();
         if given.to_string_lossy().contains("--test-reporter") {
             return Vec::new();
         }

@@ -95,12 +95,7 @@ impl Listening {
         env: &Environment,
         cwd: &Path,
     ) -> Vec<(OsString, OsString)> {
-        let given = |name: &str| {
-            gate_env
-                .get(name)
-                .map(OsString::from)
-                .or_else(|| env.gate_vars.get(OsStr::new(name)).cloned())
-        };
+        let given = |name: &str| super::given_var(gate_env, env, name);
         let mut vars = Vec::new();
         let goflags = given("GOFLAGS").unwrap_or_else(|| go_env_file_flags(env));
         if !goflags.to_string_lossy().contains("-exec") {
