@@ -148,6 +148,9 @@ fn node_loop(run: &str) -> Option<(Repo, String)> {
     repo.commit_all();
     let start = head(&repo);
     repo.start_loop(&[]);
+    // node --test with no pattern walks the whole folder, `.git` included, where the start
+    // tree's background job keeps its checkout: the bare tool runs after it is done.
+    start_tests_kept(&repo);
     Some((repo, start))
 }
 
