@@ -1,12 +1,12 @@
 //! The work tree as git trees: what a loop started from, what a stop judged, and the tree a
 //! differential run checks out. Every tree is written through a private index, so the
-//! user's index (what they staged) is never touched, and every checkout goes to a linked
-//! worktree of its own, never into the user's files.
+//! user's index (what they staged) is never touched, and every checkout goes to a
+//! repository of its own in a temporary folder, never into the user's files or git folder.
 
 use crate::git::{self, GitError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -271,9 +271,15 @@ pub fn mix(dir: &Path, base: &str, put: &[(PathBuf, Option<Entry>)]) -> Result<S
     Ok(String::from_utf8_lossy(out.trim_ascii()).into_owned())
 }
 
-/// A linked worktree holding a tree, removed (with git's record of it) when dropped.
+/// A tree checked out in a repository of its own in a temporary folder, removed with it.
+///
+/// Not a linked worktree of the user's repository: that writes git's record of it under
+/// `.git/worktrees/` for as long as the checkout lives, and tools that walk the project
+/// (`node --test` walks `.git`) would then meet a folder that comes and goes under them
+/// while a background job runs. The checkout's repository borrows the user's objects
+/// (`objects/info/alternates`) and ignore rules (`info/`): nothing is copied or written
+/// in the user's repository but the commit naming the tree.
 pub struct Checkout {
-    top: PathBuf,
     dir: tempfile::TempDir,
 }
 
@@ -282,6 +288,10 @@ impl Checkout {
     /// the repository runs: the checkout is ralph-gate's, not the user's.
     pub fn of(dir: &Path, tree: &str) -> Result<Self, GitError> {
         let top = top(dir)?;
+        let common = git::common_dir(&top).ok_or_else(|| GitError::Failed {
+            args: "rev-parse --git-common-dir".into(),
+            message: format!("no git folder found for {}", top.display()),
+        })?;
         let commit = run_raw(
             &top,
             &[
@@ -300,22 +310,15 @@ impl Checkout {
             .prefix("ralph-gate-differential")
             .tempdir()
             .map_err(GitError::Spawn)?;
-        let at = holder.path().join("tree");
-        let at_text = at.to_string_lossy().into_owned();
-        run_raw(
-            &top,
-            &[
-                "-c",
-                "core.hooksPath=/dev/null",
-                "worktree",
-                "add",
-                "--quiet",
-                "--detach",
-                &at_text,
-                &commit,
-            ],
-        )?;
-        Ok(Self { top, dir: holder })
+        let checkout = Self { dir: holder };
+        let at = checkout.path();
+        git::run(checkout.dir.path(), &["init", "-q", "--template=", "tree"])?;
+        borrow(&common, &at.join(".git")).map_err(GitError::Spawn)?;
+        let disarmed = disarmed_filters(&top);
+        let in_tree = |args: &[&str]| git::finished(args, raw(&at, &disarmed).args(args).output());
+        in_tree(&["update-ref", "--no-deref", "HEAD", &commit])?;
+        in_tree(&["read-tree", "--reset", "-u", "HEAD"])?;
+        Ok(checkout)
     }
 
     /// The top of the checked-out tree.
@@ -324,14 +327,23 @@ impl Checkout {
     }
 }
 
-impl Drop for Checkout {
-    fn drop(&mut self) {
-        let at = self.path().to_string_lossy().into_owned();
-        if git::run(&self.top, &["worktree", "remove", "--force", &at]).is_err() {
-            let _ = std::fs::remove_dir_all(self.path());
-            let _ = git::run(&self.top, &["worktree", "prune"]);
+/// Lends the repository whose git folder is `common` to the new one at `git`: its objects
+/// (read where they are) and the ignore rules and attributes of its `info/`.
+fn borrow(common: &Path, git: &Path) -> std::io::Result<()> {
+    let objects = git.join("objects").join("info");
+    std::fs::create_dir_all(&objects)?;
+    let mut alternates = common.join("objects").into_os_string().into_vec();
+    alternates.push(b'\n');
+    std::fs::write(objects.join("alternates"), alternates)?;
+    let info = git.join("info");
+    std::fs::create_dir_all(&info)?;
+    for name in ["exclude", "attributes"] {
+        match std::fs::copy(common.join("info").join(name), info.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
     }
+    Ok(())
 }
 
 /// The paths git ignores in the work tree holding `dir` (a folder once, as `name/`),
@@ -453,7 +465,20 @@ mod tests {
             .map(|c| (c.path.clone(), c.old.clone()))
             .collect();
         let mixed = mix(dir.path(), &new, &back).unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/info")).unwrap();
+        std::fs::write(dir.path().join(".git/info/exclude"), "*.log\n").unwrap();
         let checkout = Checkout::of(dir.path(), &mixed).unwrap();
+        assert!(
+            !dir.path().join(".git/worktrees").exists(),
+            "nothing is written in the user's git folder while the checkout lives"
+        );
+        let in_checkout = |args: &[&str]| git::run(&checkout.path(), args);
+        let listed = in_checkout(&["ls-files"]).unwrap();
+        assert_eq!(String::from_utf8_lossy(&listed), "gone.txt\nkept.txt\n");
+        assert!(
+            in_checkout(&["check-ignore", "-q", "x.log"]).is_ok(),
+            "the user's own ignore rules hold in the checkout"
+        );
         let read = |n: &str| std::fs::read_to_string(checkout.path().join(n)).ok();
         assert_eq!(read("kept.txt").as_deref(), Some("2\n"));
         assert_eq!(read("gone.txt").as_deref(), Some("old\n"));
@@ -465,7 +490,5 @@ mod tests {
         let at = checkout.path();
         drop(checkout);
         assert!(!at.exists(), "the checkout is removed with its guard");
-        let listed = git::run(dir.path(), &["worktree", "list"]).unwrap();
-        assert_eq!(String::from_utf8_lossy(&listed).lines().count(), 1);
     }
 }

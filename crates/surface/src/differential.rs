@@ -510,7 +510,8 @@ fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitErr
         };
         let rel = Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
         let at = checkout.join(rel);
-        if std::fs::remove_dir(&at).is_ok() {
+        // The checkout holds an empty folder for it, or none.
+        if std::fs::remove_dir(&at).is_ok() || !at.exists() {
             let _ = std::os::unix::fs::symlink(top.join(rel), &at);
         }
     }
