@@ -226,6 +226,38 @@ pub fn renames(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf
     Ok(pairs)
 }
 
+/// The tree `new` with each link that is new or changed since `old` and leads out of the
+/// work tree to a file replaced by that file's content: where code moved out of the project
+/// behind a link ends up, for rename detection to follow. `new` when there is none.
+pub fn links_followed(dir: &Path, old: &str, new: &str) -> Result<String, GitError> {
+    let top = top(dir)?;
+    let inside = top.canonicalize().unwrap_or_else(|_| top.clone());
+    let mut put = Vec::new();
+    for c in diff(&top, old, new)? {
+        let Some(link) = c.new.as_ref().filter(|e| e.mode == "120000") else {
+            continue;
+        };
+        let Ok(target) = top.join(&c.path).canonicalize() else {
+            continue;
+        };
+        if target.starts_with(&inside) || !target.is_file() {
+            continue;
+        }
+        let at = target.to_string_lossy().into_owned();
+        let object = run_raw(&top, &["hash-object", "-w", "--no-filters", "--", &at])?;
+        let entry = Entry {
+            mode: "100644".into(),
+            object: String::from_utf8_lossy(object.trim_ascii()).into_owned(),
+        };
+        debug_assert_ne!(entry.object, link.object);
+        put.push((c.path, Some(entry)));
+    }
+    match put.is_empty() {
+        true => Ok(new.to_string()),
+        false => mix(&top, new, &put),
+    }
+}
+
 /// `diff-tree -z` raw output: `:oldmode newmode oldobj newobj status` NUL `path` NUL.
 fn parse_raw(out: &[u8]) -> Vec<Changed> {
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());

@@ -185,7 +185,9 @@ fn left_reach(
             Err(_) => format!("/{}", p.to_string_lossy()),
         }
     };
-    Ok(snapshot::renames(top, start, now)?
+    // Code moved out of the project behind a link has moved as much as code renamed.
+    let followed = snapshot::links_followed(top, start, now)?;
+    Ok(snapshot::renames(top, start, &followed)?
         .iter()
         .map(|(from, to)| (rel(from), rel(to)))
         .filter(|(from, to)| facts.checked(from) && !facts.read_by_gates(to))
