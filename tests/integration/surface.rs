@@ -940,3 +940,46 @@ fn a_folder_where_a_file_is_tracked_is_unverified_as_the_bare_tool_fails() {
         "{out}"
     );
 }
+
+/// No config: the presets follow the project's files. The last (broken) script deleted takes
+/// the shell preset's gate with it, and nothing is left unchecked: the loop ends. The same
+/// gate gone while its code stays (a script that lost its `#!` line), or moved out of the
+/// project behind a link, is held.
+#[test]
+fn a_presets_gate_gone_with_the_last_file_it_checked_ends_the_loop() {
+    if !require_tool("shellcheck") || !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    let outside = tempfile::tempdir().unwrap();
+    let broken = "#!/bin/sh\n# clean up\nrm -rf \"$dir\"/tmp\necho done\n";
+    repo.write("ok.py", "x = 1\n").write("deploy", broken);
+    start_loop(&repo);
+    let held = |why: &str| {
+        let out = decision(&promise(&repo));
+        assert_eq!(out["decision"], "block", "{why}: {out}");
+        out["reason"].as_str().unwrap_or_default().to_string()
+    };
+    // The `#!` line dropped: no gate checks `deploy` any more, and it is still there.
+    repo.write("deploy", &broken.replace("#!/bin/sh\n", ""));
+    let reason = held("shebang dropped");
+    assert!(
+        reason.contains("deploy: no longer checked by gate `shellcheck`"),
+        "{reason}"
+    );
+    undo(&repo);
+    // Moved out of the project, a link to it left behind under a name no gate reads.
+    let away = outside.path().join("deploy.txt");
+    std::fs::rename(repo.path().join("deploy"), &away).unwrap();
+    std::os::unix::fs::symlink(&away, repo.path().join("deploy.txt")).unwrap();
+    let reason = held("moved out behind a link");
+    assert!(reason.contains("deploy -> deploy.txt"), "{reason}");
+    std::fs::remove_file(repo.path().join("deploy.txt")).unwrap();
+    undo(&repo);
+    // Deleted outright, with an unrelated link to a file outside: honest.
+    repo.git_cmd(&["rm", "-q", "deploy"]);
+    std::os::unix::fs::symlink("/etc/hostname", repo.path().join("host.txt")).unwrap();
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "deleted: {out}");
+    assert!(!repo.exists(".claude/ralph-loop.local.md"));
+}

@@ -458,6 +458,19 @@ impl Source<'_> {
     }
 }
 
+/// The gate `name` of the embedded presets as a project picking its preset would have it
+/// (with `timeout` where the preset sets none), or `None` when no preset has it.
+pub fn preset_gate(name: &str, timeout: Duration) -> Option<Gate> {
+    presets::names().into_iter().find_map(|preset| {
+        let preset = presets::by_name(preset)?;
+        let raw = presets::parse(preset).ok()?;
+        compile_gates(&raw.gate, &Source::Preset(preset), timeout)
+            .ok()?
+            .into_iter()
+            .find(|g| g.name == name)
+    })
+}
+
 fn compile_gates(
     raws: &[RawGate],
     source: &Source<'_>,

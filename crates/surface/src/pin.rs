@@ -125,6 +125,24 @@ fn describe(g: &Gate) -> PinnedGate {
     }
 }
 
+/// True when the pinned stop gate `name` is a gate of the embedded presets, unchanged, and
+/// no file of `files` (relative to `config`'s root) is one it checks: the preset the
+/// project's files picked went with the last of them, and its going leaves nothing
+/// unchecked. Code moved out of its reach is judged apart (by content, see `differential`).
+pub fn preset_gone_with_its_files(
+    pinned: &Pin,
+    name: &str,
+    config: &Config,
+    files: &[std::path::PathBuf],
+) -> bool {
+    let Some(gate) = ralph_config::preset_gate(name, config.settings.timeout) else {
+        return false;
+    };
+    let unchanged = pinned.gates.iter().any(|g| *g == describe(&gate));
+    let head = |rel: &std::path::Path| ralph_base::shebang::head(&config.root.join(rel));
+    unchanged && !files.iter().any(|f| gate.matches_file(f, &head))
+}
+
 /// What differs between the pin and the gates in force.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {

@@ -11,7 +11,7 @@ use ralph_surface::differential;
 use ralph_surface::pin;
 use ralph_surface::surface::{self, base::Against, Finding};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Its place in the report: after every gate.
 pub const INDEX: usize = usize::MAX;
@@ -21,13 +21,8 @@ pub const NAME: &str = "integrity";
 /// added is stronger, anything else that moves a stop gate is weaker).
 pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) -> Against {
     let Some(base) = &a.config else { return a };
-    let gone_with_its_files = |name: &str| {
-        base.gates
-            .iter()
-            .find(|g| g.name == name)
-            .is_some_and(|g| preset_with_nothing_left(g, &now.root, files))
-    };
     let (was, is) = (pin::of_phase(base, phase), pin::of_phase(now, phase));
+    let gone_with_its_files = |name: &str| pin::preset_gone_with_its_files(&was, name, now, files);
     let file = now
         .file
         .as_deref()
@@ -49,14 +44,6 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) ->
         }
     }
     a
-}
-
-/// True when `gate` came from a preset (picked by the project's files) and no file of the
-/// tree now is one it checks: nothing is left unchecked by its going.
-fn preset_with_nothing_left(gate: &ralph_config::Gate, root: &Path, files: &[PathBuf]) -> bool {
-    let head = |rel: &Path| ralph_base::shebang::head(&root.join(rel));
-    matches!(gate.origin, ralph_config::Origin::Preset(_))
-        && !files.iter().any(|f| gate.matches_file(f, &head))
 }
 
 /// Judges by effect what changed in the checks since the base: the gates run once more on

@@ -267,11 +267,12 @@ pub fn compare(old: &Surface, new: &Surface) -> Comparison {
 }
 
 fn compare_checked(old: &Surface, new: &Surface, out: &mut Comparison) {
+    let none = BTreeSet::new();
     for (gate, files) in &old.checked {
-        // A gate that is gone is the pin's to name.
-        let Some(now) = new.checked.get(gate) else {
-            continue;
-        };
+        // A gate that is gone is the pin's to name, and a file it checked that stays is
+        // named here: a preset's gate goes when no file is one it checks (a script that lost
+        // its `#!` line), which is no reason for the file to go unchecked.
+        let now = new.checked.get(gate).unwrap_or(&none);
         for f in files {
             if !now.contains(f) && new.present.contains(f) {
                 out.weaker.push(Finding {

@@ -219,6 +219,9 @@ impl Seen {
             source,
         };
         let mut pinning = pins::Pinning::judge(layout, the_loop, &project.config, &mut notes);
+        pinning
+            .excuse_presets_gone(project, &mut notes)
+            .map_err(files_error)?;
         let expected = state.completion_promise.as_deref().map(promise::normalize);
         // A goal's every stop is its claim of done.
         let promised = goal || (expected.is_some() && expected == promise);

@@ -96,6 +96,38 @@ impl Pinning {
         }
     }
 
+    /// Takes out of a weaker verdict the stop gates of a preset that went with the last file
+    /// it checked (see [`pin::preset_gone_with_its_files`]): told in `notes`, never a hold.
+    pub fn excuse_presets_gone(
+        &mut self,
+        project: &mut Project,
+        notes: &mut Vec<String>,
+    ) -> Result<(), FilesError> {
+        let (PinVerdict::Weaker(changes), Some(copy)) = (&self.verdict, &self.copy) else {
+            return Ok(());
+        };
+        let files = project.listing()?.files.clone();
+        let (gone, kept): (Vec<pin::Change>, Vec<pin::Change>) =
+            changes.iter().cloned().partition(|c| {
+                matches!(c, pin::Change::Removed(g)
+                    if pin::preset_gone_with_its_files(&copy.pin, g, &project.config, &files))
+            });
+        if gone.is_empty() {
+            return Ok(());
+        }
+        for c in &gone {
+            notes.push(format!(
+                "{c}: its preset went with the last file it checked"
+            ));
+        }
+        self.verdict = match kept {
+            kept if kept.is_empty() => PinVerdict::Reworded,
+            kept if pin::only_stronger(&kept) => PinVerdict::Stronger(kept),
+            kept => PinVerdict::Weaker(kept),
+        };
+        Ok(())
+    }
+
     /// Describes the surface when this stop needs it (at the first stop of a loop nobody
     /// pinned, to record it; at a stop that could end the loop, `may_end`, to compare) and
     /// finds what it lost against the surface the loop is held to.
