@@ -983,3 +983,28 @@ fn a_presets_gate_gone_with_the_last_file_it_checked_ends_the_loop() {
     assert!(out.get("decision").is_none(), "deleted: {out}");
     assert!(!repo.exists(".claude/ralph-loop.local.md"));
 }
+
+/// A broken file taken out of git and ignored where it is has left the gates, not the
+/// project: held, as the same file listed in `.git/info/exclude` is. Deleted, it is gone.
+#[test]
+fn a_checked_file_untracked_and_ignored_where_it_is_holds_the_loop() {
+    if !require_tool("python3") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("ok.py", "x = 1\n")
+        .write("bad.py", "def f(:\n    pass\n");
+    start_loop(&repo);
+    repo.write(".gitignore", "bad.py\n");
+    repo.git_cmd(&["rm", "-q", "--cached", "bad.py"]);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("bad.py: no longer checked by gate `python-compile`"),
+        "{reason}"
+    );
+    std::fs::remove_file(repo.path().join("bad.py")).unwrap();
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "deleted: {out}");
+}

@@ -141,8 +141,9 @@ impl Pinning {
         if !wanted {
             return Ok(());
         }
-        let now = ralph_surface::surface::of_project(project, env)?;
+        let mut now = ralph_surface::surface::of_project(project, env)?;
         if let Some(was) = self.start().1 {
+            still_on_disk(was, project.root(), &mut now);
             self.weakened = ralph_surface::surface::compare(was, &now).weaker;
         }
         self.surface = Some(now);
@@ -255,6 +256,17 @@ impl<'a> Read<'a> {
         let copy = self.copy.as_ref().ok()?.as_ref()?;
         let root = &copy.pin.root;
         (copy.started_at == self.state.started_at && !root.is_empty()).then(|| PathBuf::from(root))
+    }
+}
+
+/// Counts as present every file a stop gate checked at the start that is still on disk though
+/// git no longer lists it (untracked and ignored where it is): code hidden that way has left
+/// the gates, not the project, and is named as no longer checked.
+fn still_on_disk(was: &Surface, root: &std::path::Path, now: &mut Surface) {
+    for f in was.checked.values().flatten() {
+        if !now.present.contains(f) && root.join(f).is_file() {
+            now.present.insert(f.clone());
+        }
     }
 }
 
