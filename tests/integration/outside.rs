@@ -51,7 +51,7 @@ fn held(repo: &Repo, run: &str, env: &[(&str, &str)], file: &Path) {
     let out = promise(repo, env);
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("outside the work tree"), "{reason}");
+    assert!(reason.contains("no tree judged holds"), "{reason}");
     assert!(
         reason.contains(&file.display().to_string()),
         "{file:?}: {reason}"
@@ -244,5 +244,70 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
         "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
     );
     assert_eq!(repo.shell(&run, &[]).0, 0, "the fix passes");
+    ended(&promise(&repo, &[]));
+}
+
+/// The project's own `.venv`, inside the repository where git ignores it, is in no tree a
+/// run judges: code Python or pytest runs from it as part of themselves (a `.pth` line run at
+/// startup that replaces the module under test, a plugin's entry point) installed during the
+/// loop is held like one outside. A library installed there and the real fix end the loop.
+#[test]
+fn code_the_runner_runs_from_the_projects_own_venv_is_held() {
+    if !require_tool("pytest") || !require_tool("python3") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let repo = Repo::git_in(parent.path());
+    let (_, site) = venv(&repo.path().join(".venv"));
+    let run = ".venv/bin/python -m pytest -q -p no:cacheprovider tests";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write(".gitignore", ".venv/\n")
+    .write("pkg/__init__.py", "")
+    .write("pkg/calc.py", CODE)
+    .write("tests/test_calc.py", TEST);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    assert_ne!(repo.shell(run, &[]).0, 0, "the suite fails as it is");
+    let pth = site.join("zz_fix.pth");
+    std::fs::write(
+        &pth,
+        "import sys; m = type(sys)('pkg.calc'); m.add = lambda a, b: a + b; sys.modules['pkg.calc'] = m\n",
+    )
+    .unwrap();
+    held(&repo, run, &[], &pth);
+    std::fs::remove_file(&pth).unwrap();
+    let plugin = site.join("pytest_relax.py");
+    std::fs::write(
+        &plugin,
+        "def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if 'add' not in i.name]\n",
+    )
+    .unwrap();
+    let info = site.join("pytest_relax-0.1.dist-info");
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: pytest-relax\nVersion: 0.1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        info.join("entry_points.txt"),
+        "[pytest11]\nrelax = pytest_relax\n",
+    )
+    .unwrap();
+    held(&repo, run, &[], &plugin);
+    std::fs::remove_file(&plugin).unwrap();
+    std::fs::remove_dir_all(&info).unwrap();
+    std::fs::write(
+        site.join("plusminus.py"),
+        "def plus(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    repo.write(
+        "pkg/calc.py",
+        "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
+    );
+    assert_eq!(repo.shell(run, &[]).0, 0, "the fix passes");
     ended(&promise(&repo, &[]));
 }

@@ -1,6 +1,7 @@
 //! The checks' inputs outside the work tree, judged by effect: the files the stop gates' runs
 //! were seen to read (and the plugins their test runner ran) that lie outside the repository
-//! and changed after the loop's start tree was taken. Whatever their name or format (a
+//! (or, for what the runner ran, inside it where git ignores them) and changed after the
+//! loop's start tree was taken. Whatever their name or format (a
 //! config under `$HOME` or in a folder above the repository, a plugin installed during the
 //! loop), they decided the verdict, and no differential run can put them back: only a
 //! person's approval accepts them.
@@ -30,6 +31,8 @@ pub struct Read {
     pub gate: String,
     pub path: PathBuf,
     pub loaded: bool,
+    /// Inside the repository where git ignores it (a `.venv` there): in no tree judged.
+    pub ignored: bool,
 }
 
 /// Folders of the system: written by its package manager, as root.
@@ -81,7 +84,14 @@ pub fn counts(path: &Path, loaded: bool, repo: &Path) -> bool {
 /// are taken from), each once with every gate that read it.
 pub fn changed_since(reads: &[Read], since: i128, repo: &Path) -> Vec<Changed> {
     let mut found: BTreeMap<PathBuf, Changed> = BTreeMap::new();
-    for r in reads.iter().filter(|r| counts(&r.path, r.loaded, repo)) {
+    // Inside the repository, what git ignores is in no tree a run judges or puts back:
+    // there, what the runner ran as part of itself counts (a plugin or a startup hook
+    // installed into the project's own `.venv`); what it only read is a dependency's.
+    let counted = |r: &&Read| match r.path.starts_with(repo) {
+        true => r.loaded && r.ignored,
+        false => counts(&r.path, r.loaded, repo),
+    };
+    for r in reads.iter().filter(counted) {
         if let Some(c) = found.get_mut(&r.path) {
             if !c.gates.contains(&r.gate) {
                 c.gates.push(r.gate.clone());
@@ -160,11 +170,35 @@ mod tests {
             gate: gate.into(),
             path: path.to_path_buf(),
             loaded: false,
+            ignored: false,
         };
         let reads = [read("a", &old), read("a", &new), read("b", &new)];
         let found = changed_since(&reads, since, Path::new("/nonexistent/repo"));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, new);
         assert_eq!(found[0].gates, ["a", "b"]);
+        // Inside the repository: only what the runner ran, where git ignores it.
+        let inside = |loaded, ignored| Read {
+            loaded,
+            ignored,
+            ..read("c", &new)
+        };
+        let repo = dir.path();
+        let counted = |r: Read| changed_since(&[r], since, repo).len();
+        assert_eq!(
+            counted(inside(true, true)),
+            1,
+            "a plugin in the project's .venv"
+        );
+        assert_eq!(
+            counted(inside(true, false)),
+            0,
+            "a tracked conftest: the tree's"
+        );
+        assert_eq!(
+            counted(inside(false, true)),
+            0,
+            "a library read from the .venv"
+        );
     }
 }

@@ -104,12 +104,42 @@ def _plugin_files(config):
 
     modules = list(config.pluginmanager.get_plugins())
     modules += [sys.modules.get(n) for n in ("sitecustomize", "usercustomize")]
-    files = set()
+    files = set(_executed_pth())
     for m in modules:
         f = getattr(m, "__file__", None)
         if isinstance(f, str) and not os.path.basename(f).startswith(__name__):
             files.add(os.path.abspath(f))
     return sorted(files)
+
+
+def _executed_pth():
+    """The `.pth` files of the site folders that Python's `site` ran code from at startup:
+    by site's own rule, those with a line starting with `import`. Such a line can replace any
+    module before the first test imports it."""
+    import site
+
+    folders = []
+    try:
+        folders += site.getsitepackages()
+    except (AttributeError, OSError):
+        pass
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    found = []
+    for folder in dict.fromkeys(folders):
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if any(line.startswith(("import ", "import\t")) for line in f):
+                        found.append(os.path.abspath(path))
+            except OSError:
+                pass
+    return found
 
 
 def _sessionfinish(session, exitstatus):

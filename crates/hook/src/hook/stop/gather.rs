@@ -514,8 +514,9 @@ fn differential(
     }
 }
 
-/// The files outside the repository that the final run read, or whose runner ran them, and
-/// that changed after the loop's start (`since`); `None` when there are none.
+/// The files outside the repository that the final run read, or whose runner ran them (those
+/// inside it that git ignores included), and that changed after the loop's start (`since`);
+/// `None` when there are none.
 fn outside_changed(
     root: &Path,
     results: &[GateResult],
@@ -524,6 +525,11 @@ fn outside_changed(
     use ralph_surface::outside::{changed_since, Read};
     let since = since?;
     let repo = ralph_base::git::toplevel(root).unwrap_or_else(|| root.to_path_buf());
+    let ignored = ralph_base::snapshot::ignored(&repo).unwrap_or_default();
+    let ignored = |path: &Path| {
+        path.strip_prefix(&repo)
+            .is_ok_and(|rel| ignored.iter().any(|i| rel.starts_with(i)))
+    };
     let reads: Vec<Read> = results
         .iter()
         .flat_map(|r| {
@@ -534,8 +540,13 @@ fn outside_changed(
                         gate: r.name.clone(),
                         path: path.clone(),
                         loaded,
+                        ignored: false,
                     })
             })
+        })
+        .map(|mut r| {
+            r.ignored = r.loaded && ignored(&r.path);
+            r
         })
         .collect();
     let changed = changed_since(&reads, since, &repo);
