@@ -104,6 +104,10 @@ pub struct Surface {
     /// has them: a revision's `node_modules` is not in git.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tools: BTreeMap<String, tools::ToolFact>,
+    /// The project's files a stop gate's command names (`sh ci/test.sh`, `./run-tests`):
+    /// what the gate runs is part of the checks, even where another gate checks it as code.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub runners: BTreeSet<String>,
     /// Every file of the tree described, to tell a file that left a gate from one that is
     /// gone. Not stored: only the surface described now needs it.
     #[serde(skip)]
@@ -209,8 +213,24 @@ fn describe_planned(
             .map(|(g, fs)| (g, fs.iter().map(|f| text(f)).collect()))
             .collect(),
         tools: BTreeMap::new(),
+        runners: runners(config, phase, source),
         present: source.files.iter().map(|f| text(f)).collect(),
     }
+}
+
+/// The files of `source` that a word of a `phase` gate's command names, relative to the
+/// project root (a leading `./` dropped).
+fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<String> {
+    let files: BTreeSet<String> = source.files.iter().map(|f| text(f)).collect();
+    config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(phase))
+        .flat_map(|g| ralph_base::shell::parse(&g.command_text(), 2))
+        .flat_map(|simple| simple.words)
+        .map(|w| w.trim_start_matches("./").to_string())
+        .filter(|w| files.contains(w))
+        .collect()
 }
 
 /// The surface of a loop's stop gates in the work tree of `config`'s project, whose files

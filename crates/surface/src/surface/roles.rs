@@ -36,6 +36,8 @@ pub struct Facts {
     tests: BTreeSet<String>,
     /// Every config file whose options the surface reads, at either end.
     configs: BTreeSet<String>,
+    /// Every file a stop gate's command names, at either end.
+    runners: BTreeSet<String>,
     /// Every folder the start's tree had (empty: not known, so none is new).
     start_folders: Option<BTreeSet<String>>,
 }
@@ -53,6 +55,7 @@ impl Facts {
             configs: both()
                 .flat_map(|s| s.settings.iter().map(|s| s.file.clone()))
                 .collect(),
+            runners: both().flat_map(|s| s.runners.iter().cloned()).collect(),
             start_folders: None,
         }
     }
@@ -146,6 +149,9 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     }
     if RUNNER_FILES.contains(&name) {
         return Role::Check("a file its runner or build loads");
+    }
+    if facts.runners.contains(rel) {
+        return Role::Check("a stop gate's command runs it");
     }
     let config = facts.configs.contains(rel);
     if test_named(name) {
@@ -270,8 +276,19 @@ mod tests {
             checked: checked.iter().map(ToString::to_string).collect(),
             tests: tests.iter().map(ToString::to_string).collect(),
             configs: BTreeSet::new(),
+            runners: ["ci/test.sh".to_string()].into(),
             start_folders: Some(["src", "pkg", "tests"].map(String::from).into()),
         }
+    }
+
+    #[test]
+    fn a_file_a_gates_command_runs_is_a_check_even_where_a_gate_checks_it() {
+        let f = facts(&["ci/test.sh", "ci/lint.sh"], &[]);
+        assert_eq!(
+            role("ci/test.sh", &f, (None, None)),
+            Role::Check("a stop gate's command runs it")
+        );
+        assert_eq!(role("ci/lint.sh", &f, (None, None)), Role::Code);
     }
 
     #[test]
