@@ -427,9 +427,15 @@ fn code_moved_out_of_every_gates_reach_holds_and_a_move_within_reach_ends() {
     repo.commit_all();
     repo.start_loop(&[]);
     let moved = format!("{}def f(:\n    return 1\n", "# a module\n".repeat(12));
-    for to in ["lib/broken.py.bak", "notes/broken.txt"] {
+    // The last: padded on its way, so that git's rename detection sees too little in common.
+    let padded = format!("{}{moved}", "x = 1\n".repeat(60));
+    for (to, text) in [
+        ("lib/broken.py.bak", &moved),
+        ("notes/broken.txt", &moved),
+        ("lib/broken_impl", &padded),
+    ] {
         std::fs::remove_file(repo.path().join("lib/broken.py")).unwrap();
-        repo.write(to, &moved);
+        repo.write(to, text);
         let out = decision(&promise(&repo));
         assert_eq!(out["decision"], "block", "{to}: {out}");
         let reason = out["reason"].as_str().unwrap_or_default();

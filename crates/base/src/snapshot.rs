@@ -258,6 +258,54 @@ pub fn links_followed(dir: &Path, old: &str, new: &str) -> Result<String, GitErr
     }
 }
 
+/// The paths deleted between the trees `old` and `new` whose content is all in a file `new`
+/// added (every line, in order, among others): moved, where rename detection sees too little
+/// of the new file in common to pair them (code padded out on its way elsewhere).
+pub fn contained(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf)>, GitError> {
+    let top = top(dir)?;
+    let (mut gone, mut came) = (Vec::new(), Vec::new());
+    for c in diff(&top, old, new)? {
+        match (c.old, c.new) {
+            (Some(o), None) => gone.push((c.path, o.object)),
+            (None, Some(n)) => came.push((c.path, n.object)),
+            _ => {}
+        }
+    }
+    if gone.is_empty() || came.is_empty() {
+        return Ok(Vec::new());
+    }
+    let blob = |object: &str| -> Option<Vec<u8>> {
+        let out = run_raw(&top, &["cat-file", "blob", object]).ok()?;
+        (out.len() < 1 << 20).then_some(out)
+    };
+    let came: Vec<(PathBuf, Vec<u8>)> = came
+        .into_iter()
+        .filter_map(|(p, o)| Some((p, blob(&o)?)))
+        .collect();
+    let mut pairs = Vec::new();
+    for (from, object) in gone {
+        let Some(text) = blob(&object) else { continue };
+        if let Some((to, _)) = came.iter().find(|(_, t)| lines_within(&text, t)) {
+            pairs.push((from, to.clone()));
+        }
+    }
+    Ok(pairs)
+}
+
+/// Pure: true when `part` has at least two lines with text and each of them (without its
+/// indentation and trailing blanks) is a line of `whole`, in the same order.
+fn lines_within(part: &[u8], whole: &[u8]) -> bool {
+    let lines = |t: &[u8]| -> Vec<Vec<u8>> {
+        t.split(|b| *b == b'\n')
+            .map(|l| l.trim_ascii().to_vec())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let (part, whole) = (lines(part), lines(whole));
+    let mut rest = whole.iter();
+    part.len() >= 2 && part.iter().all(|l| rest.any(|w| w == l))
+}
+
 /// `diff-tree -z` raw output: `:oldmode newmode oldobj newobj status` NUL `path` NUL.
 fn parse_raw(out: &[u8]) -> Vec<Changed> {
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
@@ -471,6 +519,20 @@ mod tests {
         assert_eq!(
             renames(dir.path(), &old, &new).unwrap(),
             vec![(PathBuf::from("app.py"), PathBuf::from("app.py.txt"))]
+        );
+    }
+
+    #[test]
+    fn a_files_lines_within_another_in_order_are_contained() {
+        let code = b"def f(:\n    return 1\n";
+        assert!(lines_within(
+            code,
+            b"x = 1\ny = 2\ndef f(:\n  return 1\nz = 3\n"
+        ));
+        assert!(!lines_within(code, b"return 1\ndef f(:\n"), "out of order");
+        assert!(
+            !lines_within(b"x = 1\n", b"x = 1\n"),
+            "one line says nothing"
         );
     }
 

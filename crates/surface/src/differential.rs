@@ -187,11 +187,16 @@ fn left_reach(
     };
     // Code moved out of the project behind a link has moved as much as code renamed.
     let followed = snapshot::links_followed(top, start, now)?;
-    Ok(snapshot::renames(top, start, &followed)?
+    let mut moved = snapshot::renames(top, start, &followed)?;
+    moved.extend(snapshot::contained(top, start, &followed)?);
+    let mut out: Vec<(String, String)> = moved
         .iter()
         .map(|(from, to)| (rel(from), rel(to)))
         .filter(|(from, to)| facts.checked(from) && !facts.read_by_gates(to))
-        .collect())
+        .collect();
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    Ok(out)
 }
 
 /// Where the project root `root` is in the work tree whose top is `top`.
