@@ -302,6 +302,37 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
     );
 }
 
+/// Swapped and put back while the gate reads it, its content and modification time restored
+/// (by another process: here the gate's own, to make the race certain), the checked file is
+/// as it was before and after the run; its status change time tells.
+#[test]
+fn a_file_swapped_and_put_back_while_the_stop_judges_it_is_refused() {
+    if !require_tool("python3") {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let swap = outside.path().join("swap.py");
+    std::fs::write(
+        &swap,
+        "import os\nst = os.stat('app.py')\nbad = open('app.py').read()\nopen('app.py', 'w').write('x = 1\\n')\ncompile(open('app.py').read(), 'app.py', 'exec')\nopen('app.py', 'w').write(bad)\nos.utime('app.py', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+    )
+    .unwrap();
+    let repo = Repo::git();
+    repo.config(&format!("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 {}\"\n", swap.display()))
+        .write("app.py", "def f(:\n");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("changed while this stop ran") && reason.contains("app.py"),
+        "{reason}"
+    );
+    let now = std::fs::read_to_string(repo.path().join("app.py")).unwrap();
+    assert_eq!(now, "def f(:\n", "put back as it was");
+}
+
 const CARGO_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test -q --offline\"\n";
 const CARGO_MANIFEST: &str =
     "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";

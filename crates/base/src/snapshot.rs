@@ -306,6 +306,22 @@ fn lines_within(part: &[u8], whole: &[u8]) -> bool {
     part.len() >= 2 && part.iter().all(|l| rest.any(|w| w == l))
 }
 
+/// When each file of the tree `tree` last changed in the work tree holding `dir` (its
+/// status change time, which no process can set back, as it can a modification time),
+/// relative to the top. A file the tree has and the work tree does not is left out.
+pub fn stamps(dir: &Path, tree: &str) -> Result<BTreeMap<PathBuf, (i64, i64)>, GitError> {
+    use std::os::unix::fs::MetadataExt;
+    let top = top(dir)?;
+    let listed = run_raw(&top, &["ls-tree", "-r", "-z", "--name-only", tree])?;
+    Ok(git::split_nul(&listed)
+        .into_iter()
+        .filter_map(|rel| {
+            let meta = std::fs::symlink_metadata(top.join(&rel)).ok()?;
+            Some((rel, (meta.ctime(), meta.ctime_nsec())))
+        })
+        .collect())
+}
+
 /// `diff-tree -z` raw output: `:oldmode newmode oldobj newobj status` NUL `path` NUL.
 fn parse_raw(out: &[u8]) -> Vec<Changed> {
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());

@@ -54,6 +54,8 @@ pub struct Prepared {
     facts: Facts,
     /// The work tree as the final run is about to judge it.
     pub tree: String,
+    /// When each file of `tree` last changed, as the final run is about to judge it.
+    stamps: BTreeMap<PathBuf, (i64, i64)>,
     pub put_back: Vec<PutBack>,
     /// Checked code moved where no gate reads it (from, to; relative to the project root):
     /// followed by content, as git's rename detection pairs them.
@@ -112,6 +114,7 @@ pub fn prepare(
 ) -> Result<Prepared, GitError> {
     let top = snapshot::top(root)?;
     let tree = snapshot::work_tree(&top)?;
+    let stamps = snapshot::stamps(&top, &tree)?;
     let (lend, unlent) = lending(&snapshot::ignored_state(&top)?, start_ignored);
     let inside = within(root, &top);
     let facts = Facts::of(surfaces.0, surfaces.1).with_start_folders(folders(
@@ -146,6 +149,7 @@ pub fn prepare(
         inside: inside.unwrap_or_default(),
         facts,
         tree,
+        stamps,
         put_back,
         left_reach,
         lend,
@@ -530,19 +534,33 @@ impl Prepared {
     /// tree now, where a gate or a runner reads them (code, tests, configs, a runner's
     /// files). A gate's own outputs (caches, reports, coverage) are not a change of what was
     /// judged.
+    ///
+    /// A file written and put back while the run read it (its content and modification
+    /// time restored) leaves the tree as it was: its status change time, which no process
+    /// can set back, says it was touched.
     pub fn moved_during(&self) -> Result<Vec<String>, GitError> {
         let after = snapshot::work_tree(&self.top)?;
-        if after == self.tree {
-            return Ok(Vec::new());
-        }
-        let changed = snapshot::diff(&self.top, &self.tree, &after)?;
-        Ok(changed
+        let mut moved: BTreeSet<PathBuf> = match after == self.tree {
+            true => BTreeSet::new(),
+            false => snapshot::diff(&self.top, &self.tree, &after)?
+                .into_iter()
+                .map(|c| c.path)
+                .collect(),
+        };
+        let now = snapshot::stamps(&self.top, &self.tree)?;
+        moved.extend(
+            self.stamps
+                .iter()
+                .filter(|(path, was)| now.get(*path).is_some_and(|n| n != *was))
+                .map(|(path, _)| path.clone()),
+        );
+        Ok(moved
             .into_iter()
-            .filter(|c| {
-                let rel = c.path.strip_prefix(&self.inside).unwrap_or(&c.path);
+            .filter(|path| {
+                let rel = path.strip_prefix(&self.inside).unwrap_or(path);
                 self.facts.read_by_gates(&rel.to_string_lossy())
             })
-            .map(|c| c.path.to_string_lossy().into_owned())
+            .map(|path| path.to_string_lossy().into_owned())
             .collect())
     }
 }
