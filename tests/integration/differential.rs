@@ -331,6 +331,26 @@ fn a_file_swapped_and_put_back_while_the_stop_judges_it_is_refused() {
     );
     let now = std::fs::read_to_string(repo.path().join("app.py")).unwrap();
     assert_eq!(now, "def f(:\n", "put back as it was");
+    // The honest twin: a gate that rewrites the file with the same content as it checks it
+    // (as `go generate` does, or `npm install` its lock file) ends the loop.
+    let rewrite = outside.path().join("rewrite.py");
+    std::fs::write(
+        &rewrite,
+        "import py_compile\ns = open('app.py').read()\nopen('app.py', 'w').write(s)\npy_compile.compile('app.py', doraise=True)\n",
+    )
+    .unwrap();
+    let repo = Repo::git();
+    repo.config(&format!("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 {}\"\n", rewrite.display()))
+        .write(".gitignore", "__pycache__/\n")
+        .write("app.py", "def f(:\n");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo.write("app.py", "def f():\n    pass\n");
+    let out = decision(&promise(&repo));
+    assert!(
+        out.get("decision").is_none(),
+        "rewritten alike, honest: {out}"
+    );
 }
 
 const CARGO_GATE: &str = "[[gate]]\nname = \"cargo-test\"\nglobs = [\"**/*.rs\", \"**/Cargo.toml\"]\nscope = \"project\"\nrun = \"cargo test -q --offline\"\n";

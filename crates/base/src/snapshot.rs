@@ -306,10 +306,26 @@ fn lines_within(part: &[u8], whole: &[u8]) -> bool {
     part.len() >= 2 && part.iter().all(|l| rest.any(|w| w == l))
 }
 
-/// When each file of the tree `tree` last changed in the work tree holding `dir` (its
-/// status change time, which no process can set back, as it can a modification time),
-/// relative to the top. A file the tree has and the work tree does not is left out.
-pub fn stamps(dir: &Path, tree: &str) -> Result<BTreeMap<PathBuf, (i64, i64)>, GitError> {
+/// A file's status change time (which no process can set back) and modification time (which
+/// any can), in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub changed: i128,
+    pub modified: i128,
+}
+
+impl Stamp {
+    /// True when the file was written since `was` and its modification time then set back:
+    /// content put back as it was, so as to pass for untouched. A tool that rewrites a file
+    /// with the same content (`npm install`'s lock file, `go generate`) moves both times.
+    pub fn put_back_since(&self, was: &Stamp) -> bool {
+        self.changed != was.changed && self.modified == was.modified
+    }
+}
+
+/// When each file of the tree `tree` last changed in the work tree holding `dir`, relative to
+/// the top. A file the tree has and the work tree does not is left out.
+pub fn stamps(dir: &Path, tree: &str) -> Result<BTreeMap<PathBuf, Stamp>, GitError> {
     use std::os::unix::fs::MetadataExt;
     let top = top(dir)?;
     let listed = run_raw(&top, &["ls-tree", "-r", "-z", "--name-only", tree])?;
@@ -317,7 +333,12 @@ pub fn stamps(dir: &Path, tree: &str) -> Result<BTreeMap<PathBuf, (i64, i64)>, G
         .into_iter()
         .filter_map(|rel| {
             let meta = std::fs::symlink_metadata(top.join(&rel)).ok()?;
-            Some((rel, (meta.ctime(), meta.ctime_nsec())))
+            let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+            let stamp = Stamp {
+                changed: ns(meta.ctime(), meta.ctime_nsec()),
+                modified: ns(meta.mtime(), meta.mtime_nsec()),
+            };
+            Some((rel, stamp))
         })
         .collect())
 }
@@ -536,6 +557,22 @@ mod tests {
             renames(dir.path(), &old, &new).unwrap(),
             vec![(PathBuf::from("app.py"), PathBuf::from("app.py.txt"))]
         );
+    }
+
+    #[test]
+    fn a_file_put_back_is_one_whose_modification_time_was_set_back() {
+        let was = Stamp {
+            changed: 10,
+            modified: 5,
+        };
+        let put_back = Stamp { changed: 20, ..was };
+        assert!(put_back.put_back_since(&was));
+        let rewritten = Stamp {
+            changed: 20,
+            modified: 20,
+        };
+        assert!(!rewritten.put_back_since(&was), "a rewrite moves both");
+        assert!(!was.put_back_since(&was), "untouched");
     }
 
     #[test]

@@ -55,7 +55,7 @@ pub struct Prepared {
     /// The work tree as the final run is about to judge it.
     pub tree: String,
     /// When each file of `tree` last changed, as the final run is about to judge it.
-    stamps: BTreeMap<PathBuf, (i64, i64)>,
+    stamps: BTreeMap<PathBuf, snapshot::Stamp>,
     pub put_back: Vec<PutBack>,
     /// Checked code moved where no gate reads it (from, to; relative to the project root):
     /// followed by content, as git's rename detection pairs them.
@@ -537,7 +537,7 @@ impl Prepared {
     ///
     /// A file written and put back while the run read it (its content and modification
     /// time restored) leaves the tree as it was: its status change time, which no process
-    /// can set back, says it was touched.
+    /// can set back, moved while its modification time did not.
     pub fn moved_during(&self) -> Result<Vec<String>, GitError> {
         let after = snapshot::work_tree(&self.top)?;
         let mut moved: BTreeSet<PathBuf> = match after == self.tree {
@@ -551,7 +551,7 @@ impl Prepared {
         moved.extend(
             self.stamps
                 .iter()
-                .filter(|(path, was)| now.get(*path).is_some_and(|n| n != *was))
+                .filter(|(path, was)| now.get(*path).is_some_and(|n| n.put_back_since(was)))
                 .map(|(path, _)| path.clone()),
         );
         Ok(moved
