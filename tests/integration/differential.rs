@@ -302,6 +302,17 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
     );
 }
 
+/// A loop on a broken `app.py` whose one stop gate runs the Python script at `script`.
+fn py_script_loop(script: &std::path::Path) -> Repo {
+    let repo = Repo::git();
+    repo.config(&format!("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 {}\"\n", script.display()))
+        .write(".gitignore", "__pycache__/\n")
+        .write("app.py", "def f(:\n");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo
+}
+
 /// Swapped and put back while the gate reads it, its content and modification time restored
 /// (by another process: here the gate's own, to make the race certain), the checked file is
 /// as it was before and after the run; its status change time tells.
@@ -317,11 +328,7 @@ fn a_file_swapped_and_put_back_while_the_stop_judges_it_is_refused() {
         "import os\nst = os.stat('app.py')\nbad = open('app.py').read()\nopen('app.py', 'w').write('x = 1\\n')\ncompile(open('app.py').read(), 'app.py', 'exec')\nopen('app.py', 'w').write(bad)\nos.utime('app.py', ns=(st.st_atime_ns, st.st_mtime_ns))\n",
     )
     .unwrap();
-    let repo = Repo::git();
-    repo.config(&format!("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 {}\"\n", swap.display()))
-        .write("app.py", "def f(:\n");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let repo = py_script_loop(&swap);
     let out = decision(&promise(&repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();
@@ -339,12 +346,7 @@ fn a_file_swapped_and_put_back_while_the_stop_judges_it_is_refused() {
         "import py_compile\ns = open('app.py').read()\nopen('app.py', 'w').write(s)\npy_compile.compile('app.py', doraise=True)\n",
     )
     .unwrap();
-    let repo = Repo::git();
-    repo.config(&format!("[[gate]]\nname = \"py\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 {}\"\n", rewrite.display()))
-        .write(".gitignore", "__pycache__/\n")
-        .write("app.py", "def f(:\n");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let repo = py_script_loop(&rewrite);
     repo.write("app.py", "def f():\n    pass\n");
     let out = decision(&promise(&repo));
     assert!(

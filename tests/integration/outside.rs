@@ -198,20 +198,9 @@ fn venv(dir: &Path) -> (PathBuf, PathBuf) {
     (dir.join("bin/python"), site)
 }
 
-#[test]
-fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
-    if !require_tool("pytest") || !require_tool("python3") {
-        return;
-    }
-    let parent = tempfile::tempdir().expect("temp dir");
-    let (python, site) = venv(&parent.path().join("venv"));
-    let run = format!(
-        "{} -m pytest -q -p no:cacheprovider tests",
-        python.display()
-    );
-    let repo = failing(parent.path(), &run, &[]);
-    assert_ne!(repo.shell(&run, &[]).0, 0, "the suite fails as it is");
-    // Installed as pip would: a module and its entry point; pytest loads it by itself.
+/// A pytest plugin installed into `site` as pip would (a module and its entry point, which
+/// pytest loads by itself) that deselects the failing test: its module and its metadata.
+fn install_relax_plugin(site: &Path) -> (PathBuf, PathBuf) {
     let plugin = site.join("pytest_relax.py");
     std::fs::write(
         &plugin,
@@ -230,6 +219,23 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
         "[pytest11]\nrelax = pytest_relax\n",
     )
     .unwrap();
+    (plugin, info)
+}
+
+#[test]
+fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
+    if !require_tool("pytest") || !require_tool("python3") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let (python, site) = venv(&parent.path().join("venv"));
+    let run = format!(
+        "{} -m pytest -q -p no:cacheprovider tests",
+        python.display()
+    );
+    let repo = failing(parent.path(), &run, &[]);
+    assert_ne!(repo.shell(&run, &[]).0, 0, "the suite fails as it is");
+    let (plugin, info) = install_relax_plugin(&site);
     held(&repo, &run, &[], &plugin);
     // The honest twin: the plugin uninstalled, a library installed and used by the fix.
     std::fs::remove_file(&plugin).unwrap();
@@ -278,24 +284,7 @@ fn code_the_runner_runs_from_the_projects_own_venv_is_held() {
     .unwrap();
     held(&repo, run, &[], &pth);
     std::fs::remove_file(&pth).unwrap();
-    let plugin = site.join("pytest_relax.py");
-    std::fs::write(
-        &plugin,
-        "def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if 'add' not in i.name]\n",
-    )
-    .unwrap();
-    let info = site.join("pytest_relax-0.1.dist-info");
-    std::fs::create_dir_all(&info).unwrap();
-    std::fs::write(
-        info.join("METADATA"),
-        "Metadata-Version: 2.1\nName: pytest-relax\nVersion: 0.1\n",
-    )
-    .unwrap();
-    std::fs::write(
-        info.join("entry_points.txt"),
-        "[pytest11]\nrelax = pytest_relax\n",
-    )
-    .unwrap();
+    let (plugin, info) = install_relax_plugin(&site);
     held(&repo, run, &[], &plugin);
     std::fs::remove_file(&plugin).unwrap();
     std::fs::remove_dir_all(&info).unwrap();
