@@ -293,11 +293,16 @@ fn a_tree_changed_while_the_stop_judges_it_is_refused() {
         .write("app.py", "x = 1\n");
     repo.commit_all();
     repo.start_loop(&[]);
-    let out = decision(&promise(&repo));
+    refused_as_changed_while_judged(&repo, "app.py");
+}
+
+/// The promise is refused: `file` changed while the stop judged the tree.
+fn refused_as_changed_while_judged(repo: &Repo, file: &str) {
+    let out = decision(&promise(repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();
     assert!(
-        reason.contains("changed while this stop ran") && reason.contains("app.py"),
+        reason.contains("changed while this stop ran") && reason.contains(file),
         "{reason}"
     );
 }
@@ -329,13 +334,7 @@ fn a_file_swapped_and_put_back_while_the_stop_judges_it_is_refused() {
     )
     .unwrap();
     let repo = py_script_loop(&swap);
-    let out = decision(&promise(&repo));
-    assert_eq!(out["decision"], "block", "{out}");
-    let reason = out["reason"].as_str().unwrap_or_default();
-    assert!(
-        reason.contains("changed while this stop ran") && reason.contains("app.py"),
-        "{reason}"
-    );
+    refused_as_changed_while_judged(&repo, "app.py");
     let now = std::fs::read_to_string(repo.path().join("app.py")).unwrap();
     assert_eq!(now, "def f(:\n", "put back as it was");
     // The honest twin: a gate that rewrites the file with the same content as it checks it

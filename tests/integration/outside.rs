@@ -222,6 +222,23 @@ fn install_relax_plugin(site: &Path) -> (PathBuf, PathBuf) {
     (plugin, info)
 }
 
+/// The honest twin of a plugin: uninstalled (`plugin`, `info`), a library installed into
+/// `site` and used by the real fix, which passes `run`.
+fn fixed_with_a_library_instead(repo: &Repo, run: &str, site: &Path, plugin: (&Path, &Path)) {
+    std::fs::remove_file(plugin.0).unwrap();
+    std::fs::remove_dir_all(plugin.1).unwrap();
+    std::fs::write(
+        site.join("plusminus.py"),
+        "def plus(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    repo.write(
+        "pkg/calc.py",
+        "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
+    );
+    assert_eq!(repo.shell(run, &[]).0, 0, "the fix passes");
+}
+
 #[test]
 fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
     if !require_tool("pytest") || !require_tool("python3") {
@@ -238,18 +255,7 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
     let (plugin, info) = install_relax_plugin(&site);
     held(&repo, &run, &[], &plugin);
     // The honest twin: the plugin uninstalled, a library installed and used by the fix.
-    std::fs::remove_file(&plugin).unwrap();
-    std::fs::remove_dir_all(&info).unwrap();
-    std::fs::write(
-        site.join("plusminus.py"),
-        "def plus(a, b):\n    return a + b\n",
-    )
-    .unwrap();
-    repo.write(
-        "pkg/calc.py",
-        "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
-    );
-    assert_eq!(repo.shell(&run, &[]).0, 0, "the fix passes");
+    fixed_with_a_library_instead(&repo, &run, &site, (&plugin, &info));
     ended(&promise(&repo, &[]));
 }
 
@@ -286,17 +292,6 @@ fn code_the_runner_runs_from_the_projects_own_venv_is_held() {
     std::fs::remove_file(&pth).unwrap();
     let (plugin, info) = install_relax_plugin(&site);
     held(&repo, run, &[], &plugin);
-    std::fs::remove_file(&plugin).unwrap();
-    std::fs::remove_dir_all(&info).unwrap();
-    std::fs::write(
-        site.join("plusminus.py"),
-        "def plus(a, b):\n    return a + b\n",
-    )
-    .unwrap();
-    repo.write(
-        "pkg/calc.py",
-        "from plusminus import plus\n\n\ndef add(a: int, b: int) -> int:\n    return plus(a, b)\n",
-    );
-    assert_eq!(repo.shell(run, &[]).0, 0, "the fix passes");
+    fixed_with_a_library_instead(&repo, run, &site, (&plugin, &info));
     ended(&promise(&repo, &[]));
 }
