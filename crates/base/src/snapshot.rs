@@ -226,17 +226,17 @@ pub fn renames(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf
     Ok(pairs)
 }
 
-/// The tree `new` with each link that is new or changed since `old` and leads out of the
+/// The tree `new` with each link among `changes` (since an older tree) that leads out of the
 /// work tree to a file replaced by that file's content: where code moved out of the project
 /// behind a link ends up, for rename detection to follow. `new` when there is none.
-pub fn links_followed(dir: &Path, old: &str, new: &str) -> Result<String, GitError> {
+pub fn links_followed(dir: &Path, new: &str, changes: &[Changed]) -> Result<String, GitError> {
     let top = top(dir)?;
     let inside = top.canonicalize().unwrap_or_else(|_| top.clone());
     let mut put = Vec::new();
-    for c in diff(&top, old, new)? {
-        let Some(link) = c.new.as_ref().filter(|e| e.mode == "120000") else {
+    for c in changes {
+        if c.new.as_ref().is_none_or(|e| e.mode != "120000") {
             continue;
-        };
+        }
         let Ok(target) = top.join(&c.path).canonicalize() else {
             continue;
         };
@@ -249,8 +249,7 @@ pub fn links_followed(dir: &Path, old: &str, new: &str) -> Result<String, GitErr
             mode: "100644".into(),
             object: String::from_utf8_lossy(object.trim_ascii()).into_owned(),
         };
-        debug_assert_ne!(entry.object, link.object);
-        put.push((c.path, Some(entry)));
+        put.push((c.path.clone(), Some(entry)));
     }
     match put.is_empty() {
         true => Ok(new.to_string()),
@@ -258,35 +257,42 @@ pub fn links_followed(dir: &Path, old: &str, new: &str) -> Result<String, GitErr
     }
 }
 
-/// The paths deleted between the trees `old` and `new` whose content is all in a file `new`
-/// added (every line, in order, among others): moved, where rename detection sees too little
-/// of the new file in common to pair them (code padded out on its way elsewhere).
-pub fn contained(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf)>, GitError> {
-    let top = top(dir)?;
-    let (mut gone, mut came) = (Vec::new(), Vec::new());
-    for c in diff(&top, old, new)? {
-        match (c.old, c.new) {
-            (Some(o), None) => gone.push((c.path, o.object)),
-            (None, Some(n)) => came.push((c.path, n.object)),
-            _ => {}
-        }
-    }
+/// The paths `changes` delete from the tree `old` whose content is all in a file they add to
+/// the tree `new` (every line, in order, among others): moved, where rename detection sees
+/// too little of the new file in common to pair them (code padded out on its way elsewhere).
+pub fn contained(
+    dir: &Path,
+    (old, new): (&str, &str),
+    changes: &[Changed],
+) -> Result<Vec<(PathBuf, PathBuf)>, GitError> {
+    let gone: Vec<&Path> = changes
+        .iter()
+        .filter(|c| c.old.is_some() && c.new.is_none())
+        .map(|c| c.path.as_path())
+        .collect();
+    let came: Vec<&Path> = changes
+        .iter()
+        .filter(|c| c.old.is_none() && c.new.is_some())
+        .map(|c| c.path.as_path())
+        .collect();
     if gone.is_empty() || came.is_empty() {
         return Ok(Vec::new());
     }
-    let blob = |object: &str| -> Option<Vec<u8>> {
-        let out = run_raw(&top, &["cat-file", "blob", object]).ok()?;
-        (out.len() < 1 << 20).then_some(out)
-    };
-    let came: Vec<(PathBuf, Vec<u8>)> = came
+    let top = top(dir)?;
+    // One `cat-file --batch` for each tree, however many files were added.
+    let (before, after) = (git::Blobs::open(&top, old)?, git::Blobs::open(&top, new)?);
+    let small = |text: Option<Vec<u8>>| text.filter(|t| t.len() < 1 << 20);
+    let came: Vec<(&Path, Vec<u8>)> = came
         .into_iter()
-        .filter_map(|(p, o)| Some((p, blob(&o)?)))
+        .filter_map(|p| Some((p, small(after.read(p))?)))
         .collect();
     let mut pairs = Vec::new();
-    for (from, object) in gone {
-        let Some(text) = blob(&object) else { continue };
+    for from in gone {
+        let Some(text) = small(before.read(from)) else {
+            continue;
+        };
         if let Some((to, _)) = came.iter().find(|(_, t)| lines_within(&text, t)) {
-            pairs.push((from, to.clone()));
+            pairs.push((from.to_path_buf(), to.to_path_buf()));
         }
     }
     Ok(pairs)

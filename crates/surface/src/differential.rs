@@ -122,8 +122,9 @@ pub fn prepare(
         start,
         inside.as_deref(),
     )?);
+    let changes = snapshot::diff(&top, start, &tree)?;
     let mut put_back = Vec::new();
-    for c in snapshot::diff(&top, start, &tree)? {
+    for c in changes.iter().cloned() {
         let shown = match inside.as_deref().map(|p| c.path.strip_prefix(p)) {
             Some(Ok(rel)) => rel.to_string_lossy().into_owned(),
             _ => {
@@ -143,7 +144,7 @@ pub fn prepare(
             put_back.push(back(c, shown, why));
         }
     }
-    let left_reach = left_reach(&top, (start, &tree), inside.as_deref(), &facts)?;
+    let left_reach = left_reach(&top, (start, &tree, &changes), inside.as_deref(), &facts)?;
     Ok(Prepared {
         top,
         inside: inside.unwrap_or_default(),
@@ -178,7 +179,7 @@ fn folders(
 /// The checked files moved (by content) to where no gate or runner reads them.
 fn left_reach(
     top: &Path,
-    (start, now): (&str, &str),
+    (start, now, changes): (&str, &str, &[Changed]),
     inside: Option<&Path>,
     facts: &Facts,
 ) -> Result<Vec<(String, String)>, GitError> {
@@ -190,9 +191,9 @@ fn left_reach(
         }
     };
     // Code moved out of the project behind a link has moved as much as code renamed.
-    let followed = snapshot::links_followed(top, start, now)?;
+    let followed = snapshot::links_followed(top, now, changes)?;
     let mut moved = snapshot::renames(top, start, &followed)?;
-    moved.extend(snapshot::contained(top, start, &followed)?);
+    moved.extend(snapshot::contained(top, (start, &followed), changes)?);
     let mut out: Vec<(String, String)> = moved
         .iter()
         .map(|(from, to)| (rel(from), rel(to)))

@@ -525,10 +525,15 @@ fn outside_changed(
     use ralph_surface::outside::{changed_since, Read};
     let since = since?;
     let repo = ralph_base::git::toplevel(root).unwrap_or_else(|| root.to_path_buf());
-    let ignored = ralph_base::snapshot::ignored(&repo).unwrap_or_default();
+    // What git ignores is asked only when the runner ran something inside the repository.
+    let ignored = std::cell::OnceCell::new();
     let ignored = |path: &Path| {
-        path.strip_prefix(&repo)
-            .is_ok_and(|rel| ignored.iter().any(|i| rel.starts_with(i)))
+        path.strip_prefix(&repo).is_ok_and(|rel| {
+            ignored
+                .get_or_init(|| ralph_base::snapshot::ignored(&repo).unwrap_or_default())
+                .iter()
+                .any(|i| rel.starts_with(i))
+        })
     };
     let reads: Vec<Read> = results
         .iter()
