@@ -198,6 +198,50 @@ fn venv(dir: &Path) -> (PathBuf, PathBuf) {
     (dir.join("bin/python"), site)
 }
 
+/// A runner heard at the loop's start and silent at its end ran none of its tests that anyone
+/// can tell: a `.pth` line in the project's own `.venv` (ignored, in no tree judged) that
+/// takes ralph-gate's listener out of `PYTEST_ADDOPTS` and deselects the failing test. The
+/// bare tool passes; the loop is held naming the tests that ran at the start. The honest
+/// twin, the line gone and the code fixed, ends it.
+#[test]
+fn a_test_runner_silenced_by_code_it_loads_is_held() {
+    if !require_tool("pytest") || !require_tool("python3") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let repo = Repo::git_in(parent.path());
+    let (_, site) = venv(&repo.path().join(".venv"));
+    let run = ".venv/bin/python -m pytest -q -p no:cacheprovider tests";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write(".gitignore", ".venv/\n")
+    .write("pkg/__init__.py", "")
+    .write("pkg/calc.py", CODE)
+    .write("tests/test_calc.py", TEST);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    let pth = site.join("zz_quiet.pth");
+    std::fs::write(
+        &pth,
+        "import os; os.environ['PYTEST_ADDOPTS'] = '-k \"not add\"'\n",
+    )
+    .unwrap();
+    let (code, text) = repo.shell(run, &[]);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = promise(&repo, &[]);
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("did not run") && reason.contains("test_add"),
+        "{reason}"
+    );
+    std::fs::remove_file(&pth).unwrap();
+    repo.write("pkg/calc.py", FIXED);
+    ended(&promise(&repo, &[]));
+}
+
 /// A pytest plugin installed into `site` as pip would (a module and its entry point, which
 /// pytest loads by itself) that deselects the failing test: its module and its metadata.
 fn install_relax_plugin(site: &Path) -> (PathBuf, PathBuf) {

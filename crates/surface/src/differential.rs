@@ -282,7 +282,7 @@ pub fn run_putting_back(
                 .map(|t| (t.name.clone(), t.output.clone()))
                 .collect();
             if load_bearing.is_empty() {
-                Outcome::Honest(ran(&then))
+                Outcome::Honest(ran_or_silent(&then))
             } else {
                 Outcome::LoadBearing(load_bearing)
             }
@@ -404,6 +404,21 @@ pub fn ran(results: &[GateResult]) -> Tests {
             })
         })
         .collect()
+}
+
+/// Pure: what ran now, as [`not_run`] compares it with the start: [`ran`], and each gate that
+/// ran now (not from the cache) with no runner heard, as having run no test. A runner heard
+/// at the start and silent now (its listener kept out by code it loaded, its output taken by
+/// another reporter) ran none of its tests that anyone can tell: they are named, as tests
+/// that did not run are. A gate silent at the start too is not compared: it has no entry there.
+pub fn ran_or_silent(results: &[GateResult]) -> Tests {
+    let mut now = ran(results);
+    for r in results {
+        if !r.cached && !r.run_details.iter().any(|d| d.cached) {
+            now.entry(r.name.clone()).or_default();
+        }
+    }
+    now
 }
 
 /// Pure: the last `n` lines of a failing run's output that can say why it failed: without
@@ -685,5 +700,31 @@ mod tested {
         assert_eq!(gone.len(), 1, "a gate not compared now is not named");
         assert_eq!(gone["py"], set(&["t::b"]));
         assert!(not_run(&now, &now).is_empty());
+    }
+
+    #[test]
+    fn a_runner_heard_at_the_start_and_silent_now_ran_none_of_its_tests() {
+        let results = [
+            gate("py", &[(None, false)]),
+            gate("sh", &[(None, false)]),
+            gate("go", &[(None, true)]),
+        ];
+        let now = ran_or_silent(&results);
+        assert_eq!(
+            now.keys().collect::<Vec<_>>(),
+            ["py", "sh"],
+            "cached: not known"
+        );
+        let start = Tests::from([
+            ("py".to_string(), ["t::a".to_string()].into()),
+            ("go".to_string(), ["x: T".to_string()].into()),
+        ]);
+        let gone = not_run(&start, &now);
+        assert_eq!(
+            gone.keys().collect::<Vec<_>>(),
+            ["py"],
+            "sh was never heard"
+        );
+        assert_eq!(gone["py"].len(), 1);
     }
 }

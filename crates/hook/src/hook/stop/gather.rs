@@ -436,7 +436,7 @@ fn not_run(
     (deadline, pinning): (Instant, &pins::Pinning),
     results: &[GateResult],
 ) -> Result<differential::Tests, differential::RunError> {
-    let now = differential::ran(results);
+    let now = differential::ran_or_silent(results);
     let Some(start) = pinning.start().0.filter(|_| !now.is_empty()) else {
         return Ok(differential::Tests::new());
     };
