@@ -279,6 +279,63 @@ fn a_staged_file_that_reads_an_untracked_one_fails_and_names_it() {
     assert_eq!(run.gate("inc")["status"], "pass", "once added: {run:?}");
 }
 
+/// A run that only asks about an untracked file (pytest stats every entry of the root in its
+/// walk, and looks for `pyvenv.cfg` in each folder) decides nothing by its content: the
+/// commit's check passes, as the bare tool does on a clone of the commit. A test that opens
+/// an untracked data file still fails the check and names it (the clone fails too).
+#[test]
+fn a_run_that_only_asked_about_an_untracked_file_passes_and_one_that_opened_it_fails() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write("pkg/__init__.py", "")
+    .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+    .write(
+        "tests/test_calc.py",
+        "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    );
+    repo.commit_all();
+    repo.write("notes.txt", "my notes\n");
+    repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");
+    repo.write("pkg/calc.py", "def add(a, b):\n    return b + a\n");
+    repo.git_cmd(&["add", "pkg/calc.py"]);
+    for round in ["uncached", "cached"] {
+        let checked = repo.run(["check", "--staged", "--format", "json"]);
+        let gate = checked.gate("tests");
+        assert_eq!(gate["status"], "pass", "{round}: {checked:?}");
+    }
+    repo.git_cmd(&["commit", "-q", "-m", "commutes"]);
+    let clone = tempfile::tempdir().unwrap();
+    let (code, said) = repo.shell(
+        &format!(
+            "git clone -q . {0} && cd {0} && {run}",
+            clone.path().display()
+        ),
+        &[],
+    );
+    assert_eq!(code, 0, "the bare tool passes on the commit: {said}");
+
+    repo.write("tests/data.txt", "3\n");
+    repo.write(
+        "tests/test_data.py",
+        "from pkg.calc import add\n\n\ndef test_data():\n    assert add(1, 2) == int(open('tests/data.txt').read())\n",
+    );
+    repo.git_cmd(&["add", "tests/test_data.py"]);
+    let checked = repo.run(["check", "--staged", "--format", "json"]);
+    let gate = checked.gate("tests");
+    assert_eq!(gate["status"], "fail", "{checked:?}");
+    let output = gate["output"].as_str().unwrap();
+    assert!(
+        output.contains("read tests/data.txt, which git does not track"),
+        "{output}"
+    );
+}
+
 #[test]
 fn a_staged_typescript_import_of_an_untracked_file_fails() {
     let Some(repo) = crate::common::typescript_repo() else {

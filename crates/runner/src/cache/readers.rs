@@ -69,6 +69,7 @@ mod tests {
         Input {
             path: p.into(),
             seen: "f:x".into(),
+            probed: false,
         }
     }
 

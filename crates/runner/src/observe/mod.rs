@@ -35,6 +35,12 @@ pub enum Access {
 pub struct Input {
     pub path: String,
     pub seen: String,
+    /// Only asked about (stat, access), never opened: what kind of thing is there mattered,
+    /// not what it says. A walk of the project stats every entry it meets (pytest's of the
+    /// root folder does), so `check --staged` refuses a run only for untracked files it
+    /// opened. Still keyed by content: a tool can judge by a file's time or size (make).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probed: bool,
 }
 
 /// Where a run's paths are judged from.
@@ -117,7 +123,11 @@ pub fn inputs(
                 return Err(NotStored::ChangedDuring(path.clone()));
             }
         }
-        out.push(Input { path: stored, seen });
+        out.push(Input {
+            path: stored,
+            seen,
+            probed: *access == Access::Probe,
+        });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)

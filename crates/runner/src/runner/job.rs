@@ -692,12 +692,14 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     }
 }
 
-/// The first file git does not track that a run was seen to read, when the caller checks a
-/// commit (`check --staged`).
+/// The first file git does not track that a run was seen to open, when the caller checks a
+/// commit (`check --staged`). One it only asked about (a stat in a walk of the folder) is
+/// not: its content decided nothing.
 fn untracked_read(inputs: Option<&[observe::Input]>, limits: &Limits) -> Option<String> {
     let untracked = limits.untracked.as_ref()?;
     inputs?
         .iter()
+        .filter(|i| !i.probed)
         .filter_map(|i| i.path.strip_prefix("./"))
         .find(|p| untracked.contains(Path::new(p)))
         .map(str::to_string)
@@ -713,7 +715,7 @@ fn outside_commit(mut outcome: Outcome, read: Option<String>) -> Outcome {
         outcome.exit = Some(Exit::Code(1));
     }
     outcome.output = format!(
-        "ralph-gate: this run read {path}, which git does not track: the commit will not contain it. Add it (git add {}) or stop using it.\n{}",
+        "ralph-gate: this run read {path}, which git does not track: the commit will not contain it. Add it (git add {}), have git ignore it if it is not the project's (an installed package), or stop using it.\n{}",
         template::shell_quote(&path),
         outcome.output
     );
