@@ -371,6 +371,50 @@ fn pip_install(repo: &Repo, wheels: &Path, what: &str) {
     assert!(ok, "pip install {what}");
 }
 
+/// `uv venv` tags the environment it makes with `CACHEDIR.TAG` (so backup tools skip it); it
+/// is still what the checker reads: a typed library upgraded there changes mypy's verdict,
+/// and the stored pass is not served (uncached and cached equal the bare tool's).
+#[test]
+fn a_typed_library_upgraded_in_a_uv_venv_is_an_input() {
+    if !require_tool("uv") {
+        return;
+    }
+    let Some(wheels) = mypy_wheels() else {
+        return;
+    };
+    let repo = Repo::git();
+    repo.write(".gitignore", ".venv/\n.mypy_cache/\n");
+    repo.write(
+        "app.py",
+        "from typedlib import scale\n\ny: int = scale(2)\n",
+    );
+    repo.config("[[gate]]\nname = \"mypy\"\nglobs = [\"*.py\"]\nrun = \"mypy {files}\"\npath = [\".venv/bin\"]\nrequires = [\"mypy\"]\nscope = \"batch\"\ntimeout = \"5m\"\n");
+    let (code, said) = repo.shell(
+        &format!(
+            "uv venv -q .venv && uv pip install -q --python .venv/bin/python --offline --no-index --find-links {} mypy==1.10.0",
+            wheels.display()
+        ),
+        &[],
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(repo.exists(".venv/CACHEDIR.TAG"), "uv tags the venv");
+    let site = std::fs::read_dir(repo.path().join(".venv/lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages/typedlib"))
+        .next()
+        .unwrap();
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("py.typed"), "").unwrap();
+    let lib = site.join("__init__.py");
+    std::fs::write(&lib, "def scale(x: int) -> int:\n    return x * 2\n").unwrap();
+    repo.commit_all();
+    let mypy = ".venv/bin/mypy app.py";
+    assert!(agrees(&repo, "mypy", mypy, &[], "typedlib 1"));
+    std::fs::write(&lib, "def scale(x: int) -> str:\n    return str(x * 2)\n").unwrap();
+    assert!(!agrees(&repo, "mypy", mypy, &[], "typedlib 2 returns str"));
+}
+
 #[test]
 fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     if !require_tool("python3") {

@@ -6,8 +6,9 @@
 //! config a tool looks for in a folder above the project.
 //!
 //! Left out of what a run read: what it wrote, and the caches tools keep of their own work
-//! (a folder tagged with `CACHEDIR.TAG`, `__pycache__`, `.mypy_cache`, ...): they follow
-//! from the inputs, and keying on them would make every run new.
+//! (a folder tagged with `CACHEDIR.TAG` that holds no Python environment, `__pycache__`,
+//! `.mypy_cache`, ...): they follow from the inputs, and keying on them would make every
+//! run new.
 
 mod filter;
 pub mod trace;
@@ -274,6 +275,12 @@ impl Tags {
         let starts = |name: &str, text: &[u8]| {
             std::fs::read(dir.join(name)).is_ok_and(|b| b.starts_with(text))
         };
+        // An environment is what a run imports from, whatever tag it carries: `uv venv`
+        // tags `.venv` so backup tools skip it, and a library upgraded there changes verdicts.
+        if dir.join("pyvenv.cfg").is_file() || dir.join("conda-meta").is_dir() {
+            self.0.insert(dir.to_path_buf(), false);
+            return false;
+        }
         // Go's build cache ($GOCACHE) does not carry the tag; its README says what it is.
         let t = starts(
             "CACHEDIR.TAG",

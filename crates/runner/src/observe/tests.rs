@@ -149,6 +149,36 @@ fn a_project_inside_a_tagged_cache_folder_keeps_its_files() {
 }
 
 #[test]
+fn a_tagged_environment_is_read_and_a_probe_is_marked() {
+    // `uv venv` tags `.venv` with CACHEDIR.TAG; a `.mypy_cache` beside it is a cache.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let tag = "Signature: 8a477f597d28d172789f06886806bc55\n";
+    for folder in [".venv/lib", ".mypy_cache/3.11"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    std::fs::write(root.join(".venv/CACHEDIR.TAG"), tag).unwrap();
+    std::fs::write(root.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    std::fs::write(root.join(".venv/lib/lib.py"), "x = 1\n").unwrap();
+    std::fs::write(root.join(".mypy_cache/CACHEDIR.TAG"), tag).unwrap();
+    std::fs::write(root.join(".mypy_cache/3.11/a.json"), "{}").unwrap();
+    std::fs::write(root.join("notes.txt"), "mine\n").unwrap();
+    let seen = HashMap::from([
+        (root.join(".venv/lib/lib.py"), Access::Read),
+        (root.join(".mypy_cache/3.11/a.json"), Access::Read),
+        (root.join("notes.txt"), Access::Probe),
+    ]);
+    let after = coarse_now() + 1_000_000_000_000;
+    let got = inputs(&seen, &places(&root), &Digests::load(&root, None), after).unwrap();
+    let names: Vec<(&str, bool)> = got.iter().map(|i| (i.path.as_str(), i.probed)).collect();
+    assert_eq!(
+        names,
+        [("./.venv/lib/lib.py", false), ("./notes.txt", true)],
+        "the environment is read, the cache is not; a stat is marked"
+    );
+}
+
+#[test]
 fn an_input_is_stored_with_what_it_was_and_any_change_is_seen() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
