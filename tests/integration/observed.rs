@@ -371,6 +371,36 @@ fn pip_install(repo: &Repo, wheels: &Path, what: &str) {
     assert!(ok, "pip install {what}");
 }
 
+/// A test suite that traces a process itself (a debugger's tests; a leak checker does it at
+/// exit) fails under ralph-gate's tracer, since a process has one tracer; the bare tool
+/// passes. The run is made again unobserved: the verdict equals the bare tool's, uncached,
+/// cached, and for the commit; a suite whose own test fails still fails.
+#[test]
+fn a_test_suite_that_traces_its_own_child_gets_the_bare_verdict() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ));
+    let test = |want: i32| {
+        format!(
+            "import ctypes, os\n\n\ndef test_a_child_can_be_traced():\n    libc = ctypes.CDLL(None, use_errno=True)\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0 if libc.ptrace(0, 0, None, None) == 0 else 1)\n    _, status = os.waitpid(pid, 0)\n    assert os.waitstatus_to_exitcode(status) == {want}\n"
+        )
+    };
+    repo.write("tests/test_tracing.py", &test(0));
+    repo.commit_all();
+    assert!(agrees(&repo, "tests", run, &[], "a child traced"));
+    repo.write("tests/test_tracing.py", &test(3));
+    assert!(!agrees(&repo, "tests", run, &[], "the suite's own failure"));
+    repo.write("tests/test_tracing.py", &format!("{}# staged\n", test(0)));
+    repo.git_cmd(&["add", "tests/test_tracing.py"]);
+    let staged = repo.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(staged.gate("tests")["status"], "pass", "{staged:?}");
+}
+
 /// `uv venv` tags the environment it makes with `CACHEDIR.TAG` (so backup tools skip it); it
 /// is still what the checker reads: a typed library upgraded there changes mypy's verdict,
 /// and the stored pass is not served (uncached and cached equal the bare tool's).

@@ -1,6 +1,6 @@
 //! The seccomp filter an observed run is started under: every system call that names a file
-//! (open, stat, access, readlink, rename and their `*at` forms) stops the process for the
-//! tracer; everything else runs at full speed. What each call's arguments mean is encoded in
+//! (open, stat, access, readlink, rename and their `*at` forms), and ptrace, stops the
+//! process for the tracer; everything else runs at full speed. What each call's arguments mean is encoded in
 //! the 16 bits of data the filter hands the tracer, so the tracer needs no system call table.
 
 /// How a traced call touches its path.
@@ -17,6 +17,9 @@ pub enum Kind {
     /// A call of another architecture (a 32-bit program on a 64-bit kernel): not decoded,
     /// so the run's inputs are not all known.
     Foreign,
+    /// ptrace: the run traces processes itself (a debugger's tests, a leak checker at
+    /// exit), which fails under a tracer: its verdict is not the bare tool's.
+    Traces,
 }
 
 /// A traced call's meaning, decoded from the filter's data.
@@ -57,6 +60,7 @@ impl Call {
             Kind::Open => 2,
             Kind::Write => 3,
             Kind::OpenHow => 4,
+            Kind::Traces => 5,
             Kind::Foreign => 15,
         };
         (kind | (self.path as u32) << 4 | arg_bits(self.dirfd) << 7 | arg_bits(self.flags) << 10)
@@ -70,6 +74,7 @@ impl Call {
             2 => Kind::Open,
             3 => Kind::Write,
             4 => Kind::OpenHow,
+            5 => Kind::Traces,
             _ => Kind::Foreign,
         };
         let arg = |bits: u32| (bits != NONE).then_some(bits as usize);
@@ -112,6 +117,7 @@ const OPEN_AT: Call = Call::new(Kind::Open, 1, Some(0), Some(2));
 const RENAME_AT: Call = Call::new(Kind::Write, 3, Some(2), None);
 const WRITE: Call = Call::new(Kind::Write, 0, None, None);
 const WRITE_AT: Call = Call::new(Kind::Write, 1, Some(0), None);
+const TRACES: Call = Call::new(Kind::Traces, 0, None, None);
 
 #[cfg(target_arch = "x86_64")]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
@@ -126,6 +132,7 @@ const CALLS: &[Traced] = &[
     t(83, WRITE),                                  // mkdir
     t(85, WRITE),                                  // creat
     t(89, PROBE),                                  // readlink
+    t(101, TRACES),                                // ptrace
     t(257, OPEN_AT),                               // openat
     t(258, WRITE_AT),                              // mkdirat
     fd_stat(262, 3),                               // newfstatat
@@ -149,6 +156,7 @@ const CALLS: &[Traced] = &[
     t(56, OPEN_AT),                                        // openat
     t(78, PROBE_AT),                                       // readlinkat
     fd_stat(79, 3),                                        // newfstatat
+    t(117, TRACES),                                        // ptrace
     t(276, RENAME_AT),                                     // renameat2
     fd_stat(291, 2),                                       // statx
     t(437, Call::new(Kind::OpenHow, 1, Some(0), Some(2))), // openat2

@@ -21,6 +21,9 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 pub struct Record {
     pub paths: HashMap<PathBuf, Access>,
     pub incomplete: Option<String>,
+    /// A process of the run called ptrace: under this tracer that call fails, so the run
+    /// is not what the bare tool does (made again unobserved).
+    pub traced_itself: bool,
 }
 
 /// Word from the tracer thread.
@@ -302,6 +305,10 @@ fn seen_call(pid: i32, record: &mut Record) {
             record
                 .incomplete
                 .get_or_insert_with(|| "a program of another architecture ran".into());
+            return;
+        }
+        Kind::Traces => {
+            record.traced_itself = true;
             return;
         }
         Kind::Probe => Access::Probe,

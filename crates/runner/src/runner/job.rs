@@ -543,7 +543,7 @@ fn execute(
         told,
         loaded,
         tests,
-    } = heard(spec, gate, cx);
+    } = heard_untraced_if_it_traces(spec, gate, cx);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
@@ -583,6 +583,30 @@ fn execute(
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)
+}
+
+/// [`heard`], made again unobserved when a process of the observed run called ptrace (a
+/// debugger's tests, a leak checker at exit): under ralph-gate's tracer that call fails, so
+/// the run is not the bare tool's. The second run's result is stored under the key alone.
+fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
+    let observed = spec.observe;
+    let first = heard(spec.clone(), gate, cx);
+    let traced = matches!(&first.finished.observed, Some(Ok(r)) if r.traced_itself);
+    if !(observed && traced) {
+        return first;
+    }
+    let mut again = heard(
+        Spec {
+            observe: false,
+            ..spec
+        },
+        gate,
+        cx,
+    );
+    again.finished.observed = Some(Err(observe::trace::Unavailable::Incomplete(
+        "the run traces processes itself (ptrace), which it cannot do under observation".into(),
+    )));
+    again
 }
 
 /// What a run's runners said of it, beside its exit.
