@@ -149,6 +149,51 @@ fn a_second_machine_hits_what_the_first_stored_with_the_same_verdict() {
     assert_eq!(redis.keys().len(), 2);
 }
 
+/// Machines that differ only in where they live (home, cache and temporary folders, host and
+/// container names) share results; a locale or a `CI` of another value decides what tests
+/// and tools say, so it does not.
+#[test]
+fn where_a_machine_lives_is_shared_and_its_locale_or_ci_is_not() {
+    if !ready() {
+        return;
+    }
+    let redis = Redis::start(&[]);
+    let url = redis.url();
+    let on = |repo: &Repo, vars: &[(&str, &str)]| {
+        let home = tempfile::tempdir().unwrap();
+        let cache = home.path().join("cache");
+        let mut env = vec![
+            ("HOME", home.path().to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ("RALPH_GATE_REMOTE_CACHE", url.as_str()),
+            ("LANG", "C.UTF-8"),
+            ("CI", "true"),
+        ];
+        env.extend_from_slice(vars);
+        let run = repo.run_env(["check", "--format", "json"], &env);
+        gate(&run)["cached"].clone()
+    };
+    let (one, _h) = machine(GATE);
+    let first = on(&one, &[("HOSTNAME", "alpha"), ("container", "podman")]);
+    assert_eq!(first, false, "stored by the first machine");
+    let (two, _h) = machine(GATE);
+    let here = [
+        ("HOSTNAME", "beta"),
+        ("container", "docker"),
+        ("TMPDIR", "/var/tmp"),
+        ("GOCACHE", "/var/tmp/go-build"),
+    ];
+    assert_eq!(on(&two, &here), true, "another home, host and caches hit");
+    let (three, _h) = machine(GATE);
+    assert_eq!(
+        on(&three, &[("LANG", "de_DE.UTF-8")]),
+        false,
+        "another locale"
+    );
+    assert_eq!(on(&three, &[("LC_ALL", "C")]), false, "a locale category");
+    assert_eq!(on(&three, &[("CI", "false")]), false, "not CI");
+}
+
 #[test]
 fn a_dead_server_a_damaged_entry_and_a_full_store_each_degrade_to_a_local_run() {
     if !ready() {

@@ -195,9 +195,12 @@ impl Environment {
 }
 
 /// Variables that say who runs ralph-gate, where, in which terminal, agent session or CI
-/// run, never how a checker checks: left out of result keys, so a hook, a terminal and CI
-/// share results. `PATH` and `HOME` are out too: which tools run is in the key as their
-/// identity, and the files read under home as their content. Everything else is in.
+/// run, on which host or container, and where caches and temporary files go, never how a
+/// checker checks: left out of result keys, so a hook, a terminal and other machines share
+/// results. `PATH` and `HOME` are out too: which tools run is in the key as their identity,
+/// and the files read under home as their content. Everything else is in: the locale
+/// (`LANG`, `LC_*`) and `CI` among them, which tests and tools read (a message in another
+/// language, a test skipped on CI).
 pub fn names_the_session(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "PATH",
@@ -242,16 +245,30 @@ pub fn names_the_session(name: &str) -> bool {
         "DESKTOP_SESSION",
         "SESSION_MANAGER",
         "GPG_TTY",
-        "CI",
-        "LANG",
-        "LANGUAGE",
         "CLAUDECODE",
+        "HOST",
+        "container",
+        "CODESPACES",
+        "CODESPACE_NAME",
+        "REMOTE_CONTAINERS",
+        "TMP",
+        "TEMP",
+        // Where tools keep caches: what is there follows from the inputs.
+        "XDG_CACHE_HOME",
+        "GOCACHE",
+        "PIP_CACHE_DIR",
+        "UV_CACHE_DIR",
+        "npm_config_cache",
+        "NPM_CONFIG_CACHE",
+        "YARN_CACHE_FOLDER",
+        "PYTHONPYCACHEPREFIX",
+        "MYPY_CACHE_DIR",
+        "RUFF_CACHE_DIR",
         "MANPATH",
         "INFOPATH",
         "TERMINFO",
     ];
     const PREFIXES: &[&str] = &[
-        "LC_",
         "SSH_",
         "XDG_SESSION_",
         "XDG_RUNTIME_DIR",
@@ -299,4 +316,37 @@ pub fn names_the_session(name: &str) -> bool {
         "RUST_TEST_",
     ];
     EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_the_session;
+
+    #[test]
+    fn the_locale_and_ci_are_in_the_key_where_things_live_is_not() {
+        for in_key in [
+            "LANG",
+            "LANGUAGE",
+            "LC_ALL",
+            "LC_MESSAGES",
+            "CI",
+            "XDG_CONFIG_HOME",
+            "PYTHONPATH",
+            "GOFLAGS",
+        ] {
+            assert!(!names_the_session(in_key), "{in_key} decides results");
+        }
+        for out in [
+            "HOME",
+            "HOSTNAME",
+            "container",
+            "XDG_CACHE_HOME",
+            "GOCACHE",
+            "TMPDIR",
+            "CI_JOB_ID",
+            "GITHUB_RUN_ID",
+        ] {
+            assert!(names_the_session(out), "{out} names where, not how");
+        }
+    }
 }
