@@ -401,6 +401,37 @@ fn a_test_suite_that_traces_its_own_child_gets_the_bare_verdict() {
     assert_eq!(staged.gate("tests")["status"], "pass", "{staged:?}");
 }
 
+/// A gate run through `uv run` hits the cache: uv rewrites `.venv/.lock` on every run, the
+/// run's own output, which was left out of the folder's listing when stored and counted
+/// when checked, so it never served. Verdicts still equal the bare tool's.
+#[test]
+fn a_gate_run_through_uv_run_is_served_from_the_cache() {
+    if !require_tool("uv") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", ".venv/\n");
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"x\"\nversion = \"0.1\"\nrequires-python = \">=3.8\"\ndependencies = []\n",
+    );
+    repo.write("a.py", "x = 1\n");
+    let run = "uv run -q --offline python -m py_compile a.py";
+    repo.config("[[gate]]\nname = \"py\"\nglobs = [\"*.py\"]\nrun = \"uv run -q --offline python -m py_compile {files}\"\n");
+    repo.commit_all();
+    assert!(agrees(&repo, "py", run, &[], "a first uv run"));
+    for round in 0..2 {
+        let again = check(&repo, &[]);
+        assert_eq!(
+            verdict(&again, "py"),
+            ("pass".into(), true),
+            "{round}: {again:?}"
+        );
+    }
+    repo.write("a.py", "def f(:\n");
+    assert!(!agrees(&repo, "py", run, &[], "a syntax error"));
+}
+
 /// `uv venv` tags the environment it makes with `CACHEDIR.TAG` (so backup tools skip it); it
 /// is still what the checker reads: a typed library upgraded there changes mypy's verdict,
 /// and the stored pass is not served (uncached and cached equal the bare tool's).

@@ -248,6 +248,7 @@ pub fn names_the_session(name: &str) -> bool {
         "CLAUDECODE",
         "HOST",
         "container",
+        "CONTAINER_NAME",
         "CODESPACES",
         "CODESPACE_NAME",
         "REMOTE_CONTAINERS",

@@ -70,6 +70,7 @@ mod tests {
             path: p.into(),
             seen: "f:x".into(),
             probed: false,
+            own: Vec::new(),
         }
     }
 

@@ -42,6 +42,11 @@ pub struct Input {
     /// opened. Still keyed by content: a tool can judge by a file's time or size (make).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub probed: bool,
+    /// For a folder whose listing was read: the names in it the run wrote itself, left out
+    /// of the listing when it is stored and when it is checked (uv rewrites `.venv/.lock`
+    /// on every run: the run's own output is not what it read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own: Vec<String>,
 }
 
 /// Where a run's paths are judged from.
@@ -124,10 +129,15 @@ pub fn inputs(
                 return Err(NotStored::ChangedDuring(path.clone()));
             }
         }
+        let own = match seen.starts_with("ls:") {
+            true => own_names(path, &written),
+            false => Vec::new(),
+        };
         out.push(Input {
             path: stored,
             seen,
             probed: *access == Access::Probe,
+            own,
         });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -146,12 +156,25 @@ pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The names of `dir`'s entries that the run wrote, sorted.
+fn own_names(dir: &Path, written: &HashSet<&Path>) -> Vec<String> {
+    let mut names: Vec<String> = written
+        .iter()
+        .filter(|w| w.parent() == Some(dir))
+        .filter_map(|w| w.file_name()?.to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names
+}
+
 /// The first input that is no longer what it was, described; `None` when all are.
 pub fn changed(inputs: &[Input], places: &Places, digests: &Digests) -> Option<String> {
     inputs.iter().find_map(|i| {
         let path = real_path(&i.path, places);
         let listing = i.seen.starts_with("ls:");
-        let now = fingerprint(&path, listing, digests, &HashSet::new());
+        let own: Vec<PathBuf> = i.own.iter().map(|n| path.join(n)).collect();
+        let own: HashSet<&Path> = own.iter().map(PathBuf::as_path).collect();
+        let now = fingerprint(&path, listing, digests, &own);
         (now != i.seen).then(|| format!("{} changed", i.path))
     })
 }
