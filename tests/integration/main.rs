@@ -30,6 +30,7 @@ mod precommit;
 mod processes;
 mod progress;
 mod properties;
+mod readers;
 mod real_tools;
 mod remote;
 mod reports;

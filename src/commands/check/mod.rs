@@ -10,12 +10,13 @@ use ralph_base::text::plural;
 use ralph_config::{Config, Phase};
 use ralph_plan::files::{self, Selection};
 use ralph_plan::project::Project;
+use ralph_runner::cache::readers;
 use ralph_runner::report::reporter::{Reporter, Style};
 use ralph_runner::report::{github, Format, RunInfo, Summary};
 use ralph_runner::runner::{self, Reuse};
 use ralph_runner::staged::Hidden;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// `check`'s options as given on the command line (built by `cli`).
@@ -139,7 +140,8 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         Selection::All => (universe.clone(), project.listing()?.unopenable.clone()),
         other => {
             let selected = files::select_listing(project.root(), &project.cwd, other)?;
-            (selected.files, selected.unopenable)
+            let files = with_their_readers(project, (other, s.phase), selected.files, &universe);
+            (files, selected.unopenable)
         }
     };
     let plan = project.plan_with_unopenable(&files, &universe, &unopenable, s.phase, &s.gates);
@@ -195,6 +197,28 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// For a commit's or a change's files (`--staged`, `--changed`): those files, and the files
+/// that plan the runs whose last observation read one of them (a script that sources an
+/// edited library, a project that type-checks an edited `.js` through `checkJs`), which no
+/// gate's glob names.
+fn with_their_readers(
+    project: &Project,
+    (selection, phase): (&Selection, Phase),
+    mut files: Vec<PathBuf>,
+    universe: &[PathBuf],
+) -> Vec<PathBuf> {
+    if !matches!(selection, Selection::Staged | Selection::Changed(_)) {
+        return files;
+    }
+    let root = project.root();
+    let head = |p: &Path| files::head(&root.join(p));
+    let cfg = &project.config;
+    files.extend(readers::asked(cfg, (root, phase), &files, universe, &head));
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// How the report looks: the settings' choices, the gates in `order`, after `preamble`.

@@ -5,7 +5,7 @@ use super::notices;
 use super::{Ask, Verdict};
 use crate::words as agent;
 use ralph_base::env::Environment;
-use ralph_config::{Phase, Scope};
+use ralph_config::Phase;
 use ralph_plan::files;
 use ralph_plan::project::Project;
 use ralph_runner::cache::readers;
@@ -47,9 +47,9 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
     }
 }
 
-/// Runs the edit gates that match `rels`, and the project runs whose last run read one of
-/// them from outside their folder; `None` when there is none (the common case, answered
-/// without listing the project).
+/// Runs the edit gates that match `rels`, and the runs whose last run read one of them
+/// (`readers`); `None` when there is none (the common case, answered without listing the
+/// project).
 fn edit_gates(
     project: &Project,
     rels: &[PathBuf],
@@ -64,22 +64,16 @@ fn edit_gates(
         .iter()
         .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
-    let readers: Vec<(&ralph_config::Gate, PathBuf)> = config
+    let reading = config
         .gates
         .iter()
-        .filter(|g| g.runs_in(Phase::Edit) && g.scope == Scope::Project)
-        .flat_map(|g| {
-            readers::dirs_reading(root, &g.name, rels)
-                .into_iter()
-                .map(move |d| (g, d))
-        })
-        .collect();
-    if matching.is_empty() && readers.is_empty() {
+        .any(|g| g.runs_in(Phase::Edit) && !readers::runs_reading(root, &g.name, rels).is_empty());
+    if matching.is_empty() && !reading {
         return None;
     }
     // Project gates, drivers and declared inputs see more than the edited files. An edited
     // file is one of them even when git ignores it (a generated file the code imports).
-    let universe = if !readers.is_empty() || matching.iter().any(|g| g.needs_listing()) {
+    let universe = if reading || matching.iter().any(|g| g.needs_listing()) {
         let mut all = files::all(root).unwrap_or_default();
         all.extend(rels.iter().cloned());
         all.sort();
@@ -89,9 +83,13 @@ fn edit_gates(
         rels.to_vec()
     };
     let mut asked = rels.to_vec();
-    for (gate, dir) in &readers {
-        asked.extend(one_file_of(config, gate, dir, &universe, &head));
-    }
+    asked.extend(readers::asked(
+        config,
+        (root, Phase::Edit),
+        rels,
+        &universe,
+        &head,
+    ));
     asked.sort();
     asked.dedup();
     let plan = project.plan(&asked, &universe, Phase::Edit, &[]);
@@ -111,34 +109,6 @@ fn edit_gates(
         &|_| {},
     );
     Some(results.into_iter().filter(|r| r.runs > 0).collect())
-}
-
-/// A file of `dir` that plans `gate`'s run there, preferring one no other edit gate checks
-/// on its own (so a dependent's project run does not bring its files' own checks along).
-fn one_file_of(
-    config: &ralph_config::Config,
-    gate: &ralph_config::Gate,
-    dir: &Path,
-    universe: &[PathBuf],
-    head: &dyn Fn(&Path) -> Option<Vec<u8>>,
-) -> Option<PathBuf> {
-    let candidates: Vec<&PathBuf> = universe
-        .iter()
-        .filter(|f| f.starts_with(dir) && gate.matches_file(f, head))
-        .collect();
-    let alone = |f: &&&PathBuf| {
-        !config.gates.iter().any(|g| {
-            g.name != gate.name
-                && g.runs_in(Phase::Edit)
-                && g.scope != Scope::Project
-                && g.matches_file(f, head)
-        })
-    };
-    candidates
-        .iter()
-        .find(alone)
-        .or(candidates.first())
-        .map(|f| PathBuf::clone(f))
 }
 
 /// What the agent is told after its edit: the failing gates, and once per session the tools

@@ -1,31 +1,57 @@
-//! Which runs of a project-wide gate read which files of the project outside their own folder,
-//! as their runs were observed to: an edit to `lib/lib.go` re-runs `app`'s `go vet` too, when
-//! `app` (through `go.work` or a `replace`) read it last time. One small file per (gate,
-//! folder), written whole after each observed run; reading them only adds runs to an edit's
-//! feedback, never removes one, so a damaged or forged file costs at most a needless run.
+//! Which runs of a gate read which files of the project besides the ones they were for, as
+//! their runs were observed to: an edit to `lib/lib.go` re-runs `app`'s `go vet` too, when
+//! `app` (through `go.work` or a `replace`) read it last time; an edit to a sourced `lib.sh`
+//! re-runs ShellCheck on the scripts whose run read it; an edit to a `.js` file a tsconfig
+//! checks through `checkJs` re-runs that project's tsc. The edit hook and `check --staged`
+//! / `--changed` choose runs by this as well as by the gates' globs. One small file per
+//! (gate, folder, files of the run), written whole after each observed run that read such a
+//! file; reading them only adds runs, never removes one, so a damaged or forged file costs
+//! at most a needless run.
 
 use crate::observe::Input;
 use ralph_base::state::Layout;
 use std::path::{Path, PathBuf};
 
-/// Records that `gate`'s run in `dir` read `inputs` (those inside the project, outside `dir`).
-pub fn record(root: &Path, gate: &str, dir: &Path, inputs: &[Input]) {
-    // A run at the root has nothing outside its folder.
-    if dir.as_os_str().is_empty() {
-        return;
-    }
-    let outside: Vec<&str> = inputs
+/// A run whose last observation read a file asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    /// Its folder, relative to the project root.
+    pub dir: PathBuf,
+    /// The files it was for (relative to the root), or none for a run of a whole folder
+    /// (a `project` gate), which any of the folder's files plans.
+    pub files: Vec<PathBuf>,
+}
+
+/// Records that `gate`'s run in `dir` for `files` (none: the whole folder) read `inputs`: the
+/// files of the project among them that do not plan it already (`plans`: its own files, or
+/// for a whole folder's run the folder's files the gate's globs match). Paths a run looked
+/// for and did not find count (a `conftest.py` or `.python-version` made later changes what
+/// it does).
+pub fn record(
+    root: &Path,
+    gate: &str,
+    (dir, files): (&Path, &[PathBuf]),
+    plans: &dyn Fn(&Path) -> bool,
+    inputs: &[Input],
+) {
+    let read: Vec<&str> = inputs
         .iter()
+        .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
         .filter_map(|i| i.path.strip_prefix("./"))
-        .filter(|p| !Path::new(p).starts_with(dir))
+        .filter(|p| !p.contains('\n') && !plans(Path::new(p)))
         .collect();
-    let path = file(root, gate, dir);
-    if outside.is_empty() {
+    let path = file(root, gate, dir, files);
+    if read.is_empty() {
         let _ = std::fs::remove_file(path);
         return;
     }
     let mut text = format!("{}\n", dir.display());
-    for p in outside {
+    for f in files.iter().filter_map(|f| f.to_str()) {
+        text.push('\t');
+        text.push_str(f);
+        text.push('\n');
+    }
+    for p in read {
         text.push_str(p);
         text.push('\n');
     }
@@ -35,29 +61,92 @@ pub fn record(root: &Path, gate: &str, dir: &Path, inputs: &[Input]) {
     }
 }
 
-/// The folders whose last run of `gate` read one of `rels`.
-pub fn dirs_reading(root: &Path, gate: &str, rels: &[PathBuf]) -> Vec<PathBuf> {
+/// The runs of `gate` whose last observation read one of `rels`.
+pub fn runs_reading(root: &Path, gate: &str, rels: &[PathBuf]) -> Vec<Reading> {
     let Ok(entries) = std::fs::read_dir(Layout::at(root).readers(gate)) else {
         return Vec::new();
     };
-    let mut dirs: Vec<PathBuf> = entries
+    let mut found: Vec<Reading> = entries
         .flatten()
         .filter_map(|e| std::fs::read_to_string(e.path()).ok())
         .filter_map(|text| {
             let mut lines = text.lines();
             let dir = PathBuf::from(lines.next()?);
-            lines
-                .any(|l| rels.iter().any(|r| r.as_os_str() == l))
-                .then_some(dir)
+            let (own, read): (Vec<&str>, Vec<&str>) = lines.partition(|l| l.starts_with('\t'));
+            read.iter()
+                .any(|l| rels.iter().any(|r| r.as_os_str() == *l))
+                .then(|| Reading {
+                    dir,
+                    files: own.iter().map(|l| PathBuf::from(&l[1..])).collect(),
+                })
         })
         .collect();
-    dirs.sort();
-    dirs.dedup();
-    dirs
+    found.sort_by(|a, b| (&a.dir, &a.files).cmp(&(&b.dir, &b.files)));
+    found.dedup();
+    found
 }
 
-fn file(root: &Path, gate: &str, dir: &Path) -> PathBuf {
-    let id = blake3::hash(dir.as_os_str().as_encoded_bytes()).to_hex();
+/// The runs of `phase`'s gates that read one of `rels`, as the files that plan them:
+/// a run's own files (those still in `universe`), or for a whole folder's run one file of
+/// the folder the gate matches, preferring one no other gate of the phase checks on its own
+/// (so a dependent's project run does not bring its files' own checks along).
+pub fn asked(
+    config: &ralph_config::Config,
+    (root, phase): (&Path, ralph_config::Phase),
+    rels: &[PathBuf],
+    universe: &[PathBuf],
+    head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+) -> Vec<PathBuf> {
+    let mut asked = Vec::new();
+    for gate in config.gates.iter().filter(|g| g.runs_in(phase)) {
+        for run in runs_reading(root, &gate.name, rels) {
+            if run.files.is_empty() {
+                asked.extend(one_file_of(config, (gate, phase), &run.dir, universe, head));
+            } else {
+                let kept = run.files.into_iter().filter(|f| universe.contains(f));
+                asked.extend(kept);
+            }
+        }
+    }
+    asked.sort();
+    asked.dedup();
+    asked
+}
+
+fn one_file_of(
+    config: &ralph_config::Config,
+    (gate, phase): (&ralph_config::Gate, ralph_config::Phase),
+    dir: &Path,
+    universe: &[PathBuf],
+    head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+) -> Option<PathBuf> {
+    let candidates: Vec<&PathBuf> = universe
+        .iter()
+        .filter(|f| f.starts_with(dir) && gate.matches_file(f, head))
+        .collect();
+    let alone = |f: &&&PathBuf| {
+        !config.gates.iter().any(|g| {
+            g.name != gate.name
+                && g.runs_in(phase)
+                && g.scope != ralph_config::Scope::Project
+                && g.matches_file(f, head)
+        })
+    };
+    candidates
+        .iter()
+        .find(alone)
+        .or(candidates.first())
+        .map(|f| PathBuf::clone(f))
+}
+
+fn file(root: &Path, gate: &str, dir: &Path, files: &[PathBuf]) -> PathBuf {
+    let mut h = blake3::Hasher::new();
+    h.update(dir.as_os_str().as_encoded_bytes());
+    for f in files {
+        h.update(b"\0");
+        h.update(f.as_os_str().as_encoded_bytes());
+    }
+    let id = h.finalize().to_hex();
     Layout::at(root).readers(gate).join(&id[..16])
 }
 
@@ -82,23 +171,74 @@ mod tests {
             input("./app/main.go"),
             input("/usr/lib/go/x.go"),
         ];
-        record(root.path(), "go-vet", Path::new("app"), &read);
-        let found = |rel: &str| dirs_reading(root.path(), "go-vet", &[PathBuf::from(rel)]);
+        let app = (Path::new("app"), &[][..]);
+        let go = |p: &Path| p.starts_with("app") && p.extension().is_some_and(|e| e == "go");
+        record(root.path(), "go-vet", app, &go, &read);
+        let found = |rel: &str| {
+            runs_reading(root.path(), "go-vet", &[PathBuf::from(rel)])
+                .into_iter()
+                .map(|r| r.dir)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(found("lib/lib.go"), [PathBuf::from("app")]);
         assert!(
             found("app/main.go").is_empty(),
             "its own files plan it already"
         );
-        assert!(dirs_reading(root.path(), "other", &[PathBuf::from("lib/lib.go")]).is_empty());
-        record(
-            root.path(),
-            "go-vet",
-            Path::new("app"),
-            &[input("./app/main.go")],
-        );
+        assert!(runs_reading(root.path(), "other", &[PathBuf::from("lib/lib.go")]).is_empty());
+        record(root.path(), "go-vet", app, &go, &[input("./app/main.go")]);
         assert!(
             found("lib/lib.go").is_empty(),
             "the next run's record replaces it"
+        );
+    }
+
+    #[test]
+    fn a_run_for_some_files_is_found_with_them_by_what_else_it_read() {
+        let root = tempfile::tempdir().unwrap();
+        let mut absent = input("./.python-version");
+        absent.seen = "absent".into();
+        let mut folder = input("./lib");
+        folder.seen = "ls:x".into();
+        let read = [input("./main.sh"), input("./lib/lib.sh"), absent, folder];
+        let mine = [PathBuf::from("main.sh")];
+        let is = |names: &'static [&'static str]| {
+            move |p: &Path| names.iter().any(|n| p == Path::new(n))
+        };
+        record(
+            root.path(),
+            "sh",
+            (Path::new(""), &mine),
+            &is(&["main.sh"]),
+            &read,
+        );
+        let other = [PathBuf::from("other.sh")];
+        let other_sh = is(&["other.sh"]);
+        record(
+            root.path(),
+            "sh",
+            (Path::new(""), &other),
+            &other_sh,
+            &[input("./other.sh")],
+        );
+        let found = |rel: &str| runs_reading(root.path(), "sh", &[PathBuf::from(rel)]);
+        let main = Reading {
+            dir: PathBuf::new(),
+            files: mine.to_vec(),
+        };
+        assert_eq!(found("lib/lib.sh"), std::slice::from_ref(&main));
+        assert_eq!(
+            found(".python-version"),
+            [main],
+            "a file it looked for and missed"
+        );
+        assert!(
+            found("main.sh").is_empty(),
+            "its own file plans it by the gate's globs"
+        );
+        assert!(
+            found("lib").is_empty(),
+            "a folder's listing is not a file's content"
         );
     }
 }

@@ -556,9 +556,13 @@ fn execute(
             Some(Ok(record)) => {
                 match observe::inputs(&record.paths, places, cx.observed, started) {
                     Ok(inputs) => {
-                        if gate.scope == ralph_config::Scope::Project {
-                            cache::readers::record(&cx.config.root, &gate.name, &job.dir, &inputs);
-                        }
+                        let files = own_files(gate, job);
+                        let run = (job.dir.as_path(), files.as_slice());
+                        let plans = |p: &Path| match files.is_empty() {
+                            true => p.starts_with(&job.dir) && gate.matches_file(p, &|_| None),
+                            false => files.iter().any(|f| f == p),
+                        };
+                        cache::readers::record(&cx.config.root, &gate.name, run, &plans, &inputs);
                         read_untracked = untracked_read(Some(&inputs), limits);
                         outside = observe::outside(&inputs, places);
                         Some(inputs)
@@ -607,6 +611,15 @@ fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> 
         "the run traces processes itself (ptrace), which it cannot do under observation".into(),
     )));
     again
+}
+
+/// The files a run of `gate` was for, relative to the root: none for a `project` gate's run,
+/// which is the whole of its folder.
+fn own_files(gate: &Gate, job: &Job) -> Vec<PathBuf> {
+    match gate.scope {
+        ralph_config::Scope::Project => Vec::new(),
+        _ => job.args.iter().map(|a| job.dir.join(a)).collect(),
+    }
 }
 
 /// What a run's runners said of it, beside its exit.

@@ -1,0 +1,140 @@
+//! Runs chosen by what they read (issue 38, item 1): an edit to a file no gate's glob names,
+//! but that a gate's last run read (a sourced shell library, a test's data file, a `.js` file
+//! a tsconfig checks through `checkJs`), re-runs that run in the edit hook and in `check
+//! --staged`. Each verdict is compared with the bare tool's on the same tree: after the
+//! edit, in the edit hook, cached, and for the commit.
+
+use crate::common::{require_tool, Repo, Run};
+use crate::hooks::post_tool_use;
+use serde_json::{json, Value};
+
+/// The bare tool's exit on the work tree.
+fn bare(repo: &Repo, cmd: &str) -> i32 {
+    repo.shell(cmd, &[]).0
+}
+
+/// What the edit hook tells the agent after it edits `rel` ("" when nothing).
+fn told_after_edit(repo: &Repo, rel: &str) -> String {
+    let run = post_tool_use(
+        repo,
+        "Edit",
+        json!({"file_path": repo.path().join(rel), "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    if run.stdout.trim().is_empty() {
+        return String::new();
+    }
+    let v: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn status(run: &Run, gate: &str) -> String {
+    run.gate(gate)["status"].as_str().unwrap_or("?").to_string()
+}
+
+/// `rel` edited to `broken` (which the bare tool fails): the edit hook names `says`, `check`
+/// fails uncached and cached, and `check --staged` with only `rel` staged fails; the honest
+/// twin (put back) passes everywhere.
+fn heard_everywhere(repo: &Repo, (gate, cmd): (&str, &str), rel: &str, broken: &str, says: &str) {
+    let good = std::fs::read_to_string(repo.path().join(rel)).unwrap();
+    assert_eq!(bare(repo, cmd), 0, "the bare tool passes first");
+    let first = repo.run(["check", "--format", "json"]);
+    assert_eq!(status(&first, gate), "pass", "{first:?}");
+    repo.write(rel, broken);
+    assert_ne!(bare(repo, cmd), 0, "the bare tool fails after the edit");
+    let told = told_after_edit(repo, rel);
+    assert!(told.contains(says), "the edit hook tells the agent: {told}");
+    for round in ["after the edit", "cached"] {
+        let run = repo.run(["check", "--format", "json"]);
+        assert_eq!(status(&run, gate), "fail", "{round}: {run:?}");
+    }
+    repo.git_cmd(&["add", rel]);
+    let staged = repo.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(status(&staged, gate), "fail", "the commit: {staged:?}");
+    repo.write(rel, &good);
+    repo.git_cmd(&["add", rel]);
+    assert_eq!(told_after_edit(repo, rel), "", "the twin: nothing to tell");
+    let staged = repo.run(["check", "--staged", "--format", "json"]);
+    assert_ne!(
+        status(&staged, gate),
+        "fail",
+        "the twin's commit: {staged:?}"
+    );
+}
+
+#[test]
+fn a_sourced_library_with_no_extension_re_runs_the_scripts_that_source_it() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"shellcheck -x {files}\"\n");
+    repo.write("main.sh", "#!/bin/sh\n. ./lib/env\necho \"$name\"\n");
+    repo.write("other.sh", "#!/bin/sh\necho other\n");
+    repo.write("lib/env", "name=x\n");
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        ("sh", "shellcheck -x main.sh other.sh"),
+        "lib/env",
+        "other=x\n",
+        "SC2154",
+    );
+}
+
+#[test]
+fn a_data_file_a_test_reads_re_runs_the_tests() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ));
+    repo.write("pkg/__init__.py", "")
+        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+        .write("tests/expected.txt", "3\n")
+        .write(
+            "tests/test_calc.py",
+            "import pathlib\nfrom pkg.calc import add\n\n\ndef test_add():\n    want = pathlib.Path(__file__).with_name('expected.txt').read_text()\n    assert add(1, 2) == int(want)\n",
+        );
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        ("tests", run),
+        "tests/expected.txt",
+        "4\n",
+        "test_add",
+    );
+}
+
+#[test]
+fn a_js_file_checked_through_check_js_re_runs_tsc() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "allowJs": true, "checkJs": true, "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write(
+        "src/index.ts",
+        "import { twice } from './util.js';\nexport const n: number = twice(2);\n",
+    );
+    repo.write(
+        "src/util.js",
+        "/** @param {number} x @returns {number} */\nexport function twice(x) {\n  return x * 2;\n}\n",
+    );
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        ("tsc", "node_modules/.bin/tsc -p tsconfig.json"),
+        "src/util.js",
+        "/** @param {number} x @returns {number} */\nexport function twice(x) {\n  return String(x * 2);\n}\n",
+        "util.js",
+    );
+}
