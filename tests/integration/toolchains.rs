@@ -431,3 +431,65 @@ fn the_workspace_root_is_the_one_cargo_locate_project_names() {
         );
     }
 }
+
+/// A Python interpreter of `version` (from pyenv, as this machine has them), or `None`,
+/// said loudly.
+fn python_of(version: &str) -> Option<std::path::PathBuf> {
+    let home = std::env::var("PYENV_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::Path::new(&std::env::var("HOME").unwrap()).join(".pyenv"));
+    let found = std::fs::read_dir(home.join("versions"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{version}."))
+        })
+        .map(|e| e.path().join("bin/python3"))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        crate::common::missing(
+            &format!("python{version}"),
+            "no pyenv interpreter of that version (pyenv install it)",
+        );
+    }
+    found
+}
+
+/// The Python preset checks syntax with the project's own interpreter (its `.venv`), not
+/// PATH's: a 3.12 project's `type` statement passes where PATH's 3.11 fails it, and a 3.8
+/// service's `match` fails where PATH's 3.11 passes it. Each verdict equals the project
+/// interpreter's own `py_compile`.
+#[test]
+fn the_python_preset_checks_syntax_with_the_projects_own_interpreter() {
+    let (Some(new), Some(old)) = (python_of("3.12"), python_of("3.8")) else {
+        return;
+    };
+    let cases = [
+        (new, "type Point = tuple[float, float]\n", "pass"),
+        (old, "match 1:\n    case 1:\n        pass\n", "fail"),
+    ];
+    for (python, code, want) in cases {
+        let repo = Repo::git();
+        repo.write(".gitignore", ".venv/\n");
+        repo.write("app.py", code);
+        let made = std::process::Command::new(&python)
+            .args(["-m", "venv", ".venv"])
+            .current_dir(repo.path())
+            .status()
+            .unwrap();
+        assert!(made.success());
+        repo.commit_all();
+        let (bare, said) = repo.shell(".venv/bin/python -m py_compile app.py", &[]);
+        assert_eq!(
+            bare == 0,
+            want == "pass",
+            "the project's interpreter: {said}"
+        );
+        let run = json_check(&repo, &["--no-cache"]);
+        let gate = run.gate("python-compile");
+        assert_eq!(gate["status"], want, "{python:?}: {run:?}");
+    }
+}
