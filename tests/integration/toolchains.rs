@@ -493,3 +493,45 @@ fn the_python_preset_checks_syntax_with_the_projects_own_interpreter() {
         assert_eq!(gate["status"], want, "{python:?}: {run:?}");
     }
 }
+
+/// A project's tsc is a script whose `#!/usr/bin/env node` needs node; on a machine without
+/// node (a Bun-only one) the run cannot start. That is a missing tool, named with what needs
+/// it, not the project failing: skipped (never passed) and failing only under `--strict`.
+#[test]
+fn a_tool_whose_interpreter_is_missing_is_a_missing_tool_not_a_failure() {
+    let Some(repo) = typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write("src/index.ts", "export const n: number = 1;\n");
+    repo.commit_all();
+    let bin = tempfile::tempdir().unwrap();
+    // git lists the project; nothing else, so no node.
+    let git = crate::common::which("git").expect("git");
+    std::os::unix::fs::symlink(git, bin.path().join("git")).unwrap();
+    let path = bin.path().to_str().unwrap();
+    let bare = std::process::Command::new("/bin/sh")
+        .args(["-c", "node_modules/.bin/tsc -p tsconfig.json"])
+        .env("PATH", path)
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        bare.status.code(),
+        Some(127),
+        "the bare tool cannot start: {bare:?}"
+    );
+    let run = repo.run_env(["check", "--format", "json"], &[("PATH", path)]);
+    let gate = run.gate("tsc");
+    assert_eq!(gate["status"], "skipped", "{run:?}");
+    let reason = gate["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("`node`"), "{reason}");
+    let strict = repo.run_env(["check", "--strict", "--format", "json"], &[("PATH", path)]);
+    assert_ne!(
+        strict.code, 0,
+        "strict: a gate that did not run fails: {strict:?}"
+    );
+}

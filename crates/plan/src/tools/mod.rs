@@ -67,6 +67,10 @@ pub struct Tool {
     /// Remembered shim answers this identity rests on that the manager has yet to confirm
     /// (see [`Toolbox::confirm`]); empty unless nothing remembered may be trusted.
     pub guesses: Vec<Guess>,
+    /// The interpreter its `#!` line names (or the one of a script that runs), when none is
+    /// there: the run cannot start, which is a missing tool, not the project failing (tsc's
+    /// `#!/usr/bin/env node` on a machine with Bun and no node).
+    pub needs: Option<String>,
 }
 
 /// What identifying a tool finds besides its digest.
@@ -75,6 +79,7 @@ struct Findings {
     package: Option<String>,
     bypass: Option<PathBuf>,
     guesses: Vec<Guess>,
+    needs: Option<String>,
 }
 
 /// What a [`Toolbox`] may take from the shim answers and versions an earlier run remembered.
@@ -207,6 +212,7 @@ impl<'a> Toolbox<'a> {
                 package: f.package,
                 bypass: f.bypass,
                 guesses: f.guesses,
+                needs: f.needs,
             },
             Err(why) => Tool {
                 name: name.to_string(),
@@ -216,6 +222,7 @@ impl<'a> Toolbox<'a> {
                 package: f.package,
                 bypass: None,
                 guesses: f.guesses,
+                needs: f.needs,
             },
         }
     }
@@ -265,10 +272,13 @@ impl<'a> Toolbox<'a> {
         }
         if let Some(interpreter) = interpreter {
             let resolved = if interpreter.contains('/') {
-                Some(PathBuf::from(&interpreter))
+                Some(PathBuf::from(&interpreter)).filter(|p| p.exists())
             } else {
                 find(&interpreter, dirs, cwd)
             };
+            if resolved.is_none() {
+                f.needs.get_or_insert_with(|| interpreter.clone());
+            }
             if let Some(path) = resolved {
                 h.add(b"interpreter");
                 let path = path.canonicalize().unwrap_or(path);

@@ -32,6 +32,8 @@ pub struct Invocation {
     versions: Vec<(usize, Arc<Tool>)>,
     /// The first required tool that is not there.
     pub missing: Option<String>,
+    /// Why, when it is the interpreter a found tool's `#!` line names.
+    missing_because: Option<String>,
     script: String,
     args: Vec<OsString>,
     /// The command as a person would type it.
@@ -46,6 +48,7 @@ struct Found {
     shown: Vec<ToolInfo>,
     versions: Vec<(usize, Arc<Tool>)>,
     missing: Option<String>,
+    missing_because: Option<String>,
 }
 
 impl Invocation {
@@ -98,6 +101,7 @@ impl Invocation {
             shown_tools: found.shown,
             versions: found.versions,
             missing: found.missing,
+            missing_because: found.missing_because,
             script,
             args,
             display,
@@ -121,12 +125,19 @@ fn find_tools(
         shown: Vec::new(),
         versions: Vec::new(),
         missing: None,
+        missing_because: None,
     };
     for name in required {
         let Some(t) = cx.toolbox.resolve(name, search, cwd) else {
             found.missing.get_or_insert_with(|| name.clone());
             continue;
         };
+        if let (Some(needs), None) = (&t.needs, &found.missing) {
+            found.missing = Some(needs.clone());
+            found.missing_because = Some(format!(
+                "`{name}` runs `{needs}` (its #! line), which is not on PATH"
+            ));
+        }
         let found_real = t.found.canonicalize().unwrap_or_else(|_| t.found.clone());
         let from_user = t
             .found
@@ -394,8 +405,9 @@ fn attempt(
     if let Some(tool) = &inv.missing {
         return Outcome {
             skipped_because: Some(
-                job.missing_note
+                inv.missing_because
                     .clone()
+                    .or_else(|| job.missing_note.clone())
                     .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
             ),
             missing: Some(tool.clone()),
