@@ -535,3 +535,69 @@ fn a_tool_whose_interpreter_is_missing_is_a_missing_tool_not_a_failure() {
         "strict: a gate that did not run fails: {strict:?}"
     );
 }
+
+/// A Deno project (a `deno.json` in `app/`, imports with `.ts` extensions tsc rejects) gets
+/// `deno check` there, with verdicts equal to the bare `deno check`'s, and tsc stands down
+/// for its files (before: tsc on them as loose files, a false failure on a clean tree, and
+/// with no tsc a skipped gate advising `npm install typescript`). A TypeScript file outside
+/// any deno.json is still tsc's, and never Deno's.
+#[test]
+fn a_deno_project_gets_deno_check_and_tsc_stands_down() {
+    if !require_tool("deno") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("app/deno.json", "{}\n");
+    repo.write(
+        "app/main.ts",
+        "import { add } from \"./src/lib.ts\";\nconst n: number = add(1, 2);\nconsole.log(n);\n",
+    );
+    let good = "export function add(a: number, b: number): number {\n  return a + b;\n}\n";
+    repo.write("app/src/lib.ts", good);
+    repo.write("tools/gen.ts", "export const version: string = \"1\";\n");
+    repo.commit_all();
+    let deno = |repo: &Repo| repo.shell("cd app && deno check", &[]).0;
+    assert_eq!(deno(&repo), 0, "the bare deno check passes");
+    let run = json_check(&repo, &[]);
+    let gate = run.gate("deno-check");
+    assert_eq!(gate["status"], "pass", "{run:?}");
+    let dirs: Vec<&str> = gate["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["dir"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(dirs, ["app"], "once, where the deno.json is: {run:?}");
+    let tsc = run.gate("tsc");
+    let commands: Vec<&str> = tsc["run_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["command"].as_str().unwrap_or("?"))
+        .collect();
+    assert!(
+        commands.len() == 1 && commands[0].ends_with(" tools/gen.ts"),
+        "tsc checks only the file under no deno.json: {commands:?}"
+    );
+
+    repo.write(
+        "app/src/lib.ts",
+        "export function add(a: number, b: number): string {\n  return String(a + b);\n}\n",
+    );
+    assert_ne!(deno(&repo), 0, "the bare deno check fails");
+    for round in ["uncached", "cached"] {
+        let run = json_check(&repo, &[]);
+        assert_eq!(run.gate("deno-check")["status"], "fail", "{round}: {run:?}");
+    }
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("app/src/lib.ts"), "old_string": "a", "new_string": "b"}),
+    );
+    assert!(
+        hook.stdout.contains("TS2322"),
+        "the edit hook tells the agent: {hook:?}"
+    );
+    repo.write("app/src/lib.ts", good);
+    assert_eq!(json_check(&repo, &[]).gate("deno-check")["status"], "pass");
+}

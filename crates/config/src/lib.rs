@@ -56,6 +56,8 @@ pub struct Gate {
     pub driver: Option<Driver>,
     pub scope: Scope,
     pub root_markers: Vec<String>,
+    /// Files under no root marker are left out (else their root is the project root).
+    pub roots_only: bool,
     pub requires: Vec<String>,
     pub path: Vec<String>,
     pub timeout: Duration,
@@ -538,6 +540,7 @@ fn compile_gate(
         driver,
         scope,
         root_markers: raw.root_markers.clone(),
+        roots_only: raw.roots_only,
         requires: raw.requires.clone(),
         path: raw.path.clone(),
         timeout: raw.timeout.map_or(default_timeout, |t| t.0),
@@ -620,6 +623,12 @@ fn check_fields(
     source: &Source<'_>,
 ) -> Result<(), ConfigError> {
     let name_at = raw.name.span().start;
+    if raw.roots_only && raw.root_markers.is_empty() {
+        return Err(source.error(
+            name_at,
+            format!("gate `{name}` sets roots_only without root_markers to find roots by"),
+        ));
+    }
     if !raw.root_markers.is_empty() && (scope != Scope::Project || driver.is_some()) {
         return Err(source.error(
             name_at,

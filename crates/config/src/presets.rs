@@ -23,6 +23,7 @@ pub const PRESETS: &[Preset] = &[
     preset!("rust"),
     preset!("go"),
     preset!("typescript"),
+    preset!("deno"),
     preset!("javascript"),
     preset!("python"),
     preset!("shell"),

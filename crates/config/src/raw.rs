@@ -121,6 +121,10 @@ pub struct RawGate {
     pub scope: Option<Spanned<Scope>>,
     #[serde(default)]
     pub root_markers: Vec<String>,
+    /// A file under no folder holding a root marker is not this gate's (a Deno check runs
+    /// where a `deno.json` is, never at a Node project's root).
+    #[serde(default)]
+    pub roots_only: bool,
     #[serde(default)]
     pub requires: Vec<String>,
     /// Folders, relative to the gate's working directory, put in front of PATH

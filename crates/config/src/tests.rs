@@ -184,6 +184,7 @@ fn example_config_in_the_repo_is_valid() {
         "serial",
         "shebangs",
         "root_markers",
+        "roots_only",
         "requires",
         "path",
         "install",

@@ -402,9 +402,10 @@ fn jobs_for(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
         Scope::Batch => batch_jobs(matched, cx.spread, false, cx),
         Scope::Project => {
             let head = |p: &Path| cx.fs.head(p);
-            let mut cache: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+            let mut cache: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
             group_by_root(matched, |f| {
-                Some(project_root(f, &gate.root_markers, cx.fs, &mut cache))
+                project_root(f, &gate.root_markers, cx.fs, &mut cache)
+                    .or_else(|| (!gate.roots_only).then(PathBuf::new))
             })
             .into_iter()
             .flat_map(|(root, args)| {
@@ -505,8 +506,8 @@ fn project_root(
     file: &Path,
     markers: &[String],
     fs: &dyn ProjectFs,
-    cache: &mut BTreeMap<PathBuf, PathBuf>,
-) -> PathBuf {
+    cache: &mut BTreeMap<PathBuf, Option<PathBuf>>,
+) -> Option<PathBuf> {
     let start = file.parent().unwrap_or(Path::new("")).to_path_buf();
     if let Some(hit) = cache.get(&start) {
         return hit.clone();
@@ -514,7 +515,7 @@ fn project_root(
     let found = start
         .ancestors()
         .find(|dir| markers.iter().any(|m| fs.is_file(&dir.join(m))))
-        .map_or_else(PathBuf::new, Path::to_path_buf);
+        .map(Path::to_path_buf);
     cache.insert(start, found.clone());
     found
 }

@@ -15,7 +15,8 @@
 //!   packages its package.json depends on (workspaces), and whatever relative imports reach
 //!   outside all of those. An edit re-checks every project whose inputs hold the file: the
 //!   package's own and each one that depends on it.
-//! - A file under no tsconfig is checked on its own with strict defaults.
+//! - A file under no tsconfig is checked on its own with strict defaults, unless a
+//!   `deno.json` above it makes it Deno's (`deno check`, the Deno preset).
 //! - Runs happen at the project root, so every path tsc prints is relative to it.
 
 use super::{join_inside, normalize, under};
@@ -112,10 +113,14 @@ fn loose(
     matched: &[PathBuf],
     cx: &Context<'_>,
 ) -> Vec<PathBuf> {
+    // A file under a `deno.json` is Deno's (its imports are URLs, `jsr:` and `.ts` paths
+    // tsc does not resolve): the Deno preset's `deno check` checks it, tsc stands down.
     let under_config = |f: &Path| {
-        f.ancestors()
-            .skip(1)
-            .any(|d| cx.fs.is_file(&d.join(CONFIG)))
+        f.ancestors().skip(1).any(|d| {
+            [CONFIG, "deno.json", "deno.jsonc"]
+                .iter()
+                .any(|c| cx.fs.is_file(&d.join(c)))
+        })
     };
     let loose_all: Vec<PathBuf> = universe
         .iter()
