@@ -131,6 +131,72 @@ impl Gate {
     }
 
     /// The command as configured, for listings: the `run` text, or what the driver runs.
+    /// Everything about the gate that can turn a failure into a pass, by name, as text: what
+    /// a loop pins and compares. Every field is named here, so a new one does not compile
+    /// until it is described or said to decide nothing (a weakening in an option no
+    /// comparison reads is exactly what a loop must not miss).
+    pub fn pinned_fields(&self) -> BTreeMap<String, String> {
+        let Gate {
+            // The gate's identity, where it was defined, and compiled forms of the globs.
+            name: _,
+            origin: _,
+            matcher: _,
+            excluder: _,
+            input_matcher: _,
+            // Which phases it runs in: a stop gate moved out of the stop is a removed one.
+            phases: _,
+            // Not caching, one process for a batch, the install hint: the verdict is the same.
+            cache: _,
+            serial: _,
+            install: _,
+            globs,
+            exclude,
+            inputs,
+            run: _,
+            driver,
+            scope,
+            root_markers,
+            roots_only,
+            requires,
+            path,
+            timeout,
+            env,
+            optional,
+            fail_on,
+            severity,
+            require_files,
+            shebangs,
+        } = self;
+        let list = |v: &[String]| v.join(" | ");
+        let mut fields = BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            fields.insert(k.to_string(), v);
+        };
+        put("command", self.command_text());
+        put("driver", format!("{driver:?}"));
+        put("globs", list(globs));
+        put("exclude", list(exclude));
+        put("shebangs", list(shebangs));
+        put("inputs", list(inputs));
+        put("scope", format!("{scope:?}"));
+        put("root_markers", list(root_markers));
+        // Only when set, so a loop pinned before the option existed compares equal.
+        if *roots_only {
+            put("roots_only", "true".into());
+        }
+        put("requires", list(requires));
+        put("path", list(path));
+        put("timeout", format!("{timeout:?}"));
+        let env: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        put("env", env.join(" "));
+        put("optional", optional.to_string());
+        let fail_on: Vec<&str> = fail_on.iter().map(regex::Regex::as_str).collect();
+        put("fail_on", fail_on.join(" | "));
+        put("severity", format!("{severity:?}"));
+        put("require_files", require_files.to_string());
+        fields
+    }
+
     pub fn command_text(&self) -> String {
         match (&self.run, self.driver) {
             (Some(run), _) => run.source().to_string(),

@@ -82,46 +82,11 @@ fn seal(version: String, source: String, root: String, gates: Vec<PinnedGate>) -
     pin
 }
 
-/// Everything about a gate that can turn a failure into a pass.
+/// Everything about a gate that can turn a failure into a pass ([`Gate::pinned_fields`]).
 fn describe(g: &Gate) -> PinnedGate {
-    let list = |v: &[String]| v.join(" | ");
-    let mut fields = BTreeMap::new();
-    let mut put = |k: &str, v: String| {
-        fields.insert(k.to_string(), v);
-    };
-    put("command", g.command_text());
-    put("driver", format!("{:?}", g.driver));
-    put("globs", list(&g.globs));
-    put("exclude", list(&g.exclude));
-    put("shebangs", list(&g.shebangs));
-    put("inputs", list(&g.inputs));
-    put("scope", format!("{:?}", g.scope));
-    put("root_markers", list(&g.root_markers));
-    put("requires", list(&g.requires));
-    put("path", list(&g.path));
-    put("timeout", format!("{:?}", g.timeout));
-    put(
-        "env",
-        g.env
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    put("optional", g.optional.to_string());
-    put(
-        "fail_on",
-        g.fail_on
-            .iter()
-            .map(|r| r.as_str().to_string())
-            .collect::<Vec<_>>()
-            .join(" | "),
-    );
-    put("severity", format!("{:?}", g.severity));
-    put("require_files", g.require_files.to_string());
     PinnedGate {
         name: g.name.clone(),
-        fields,
+        fields: g.pinned_fields(),
     }
 }
 
@@ -188,7 +153,9 @@ impl std::fmt::Display for Change {
                 to,
             } => {
                 let what = match field.as_str() {
-                    "globs" | "exclude" | "shebangs" => "coverage changed: ",
+                    "globs" | "exclude" | "shebangs" | "roots_only" | "root_markers" => {
+                        "coverage changed: "
+                    }
                     "command" | "driver" => "command changed: ",
                     _ => "",
                 };

@@ -47,6 +47,10 @@ fn each_way_to_weaken_a_gate_is_named() {
         ),
         (PY.replace("**/*.py", "src/*.py"), "coverage changed: globs"),
         (format!("{PY}optional = true\n"), "optional"),
+        (
+            format!("{PY}scope = \"project\"\nroot_markers = [\"setup.py\"]\nroots_only = true\n"),
+            "coverage changed: roots_only",
+        ),
         (format!("{PY}requires = [\"nope\"]\n"), "requires"),
         (format!("{PY}timeout = \"1ms\"\n"), "timeout"),
         (
