@@ -214,3 +214,59 @@ fn a_library_s_variables_for_its_sourcing_scripts_are_not_unused() {
         "{run:?}"
     );
 }
+
+/// A bats test file is the shell preset's (ShellCheck reads bats), and a standalone script
+/// keeps its "appears unused" warning though another folder's script sources a library of
+/// the same name. Each verdict equals the bare ShellCheck's at the preset's severity.
+#[test]
+fn bats_files_are_checked_and_libraries_are_told_by_path() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "app/run.sh",
+        "#!/bin/bash\nsource \"$(dirname \"$0\")/lib.sh\"\necho \"$GREETING\"\n",
+    );
+    repo.write("app/lib.sh", "GREETING=hi\n");
+    repo.write("tools/lib.sh", "#!/bin/bash\nunused=1\n");
+    repo.write(
+        "test/add.bats",
+        "@test \"adds\" {\n  run echo \"$undefined_var\"\n}\n",
+    );
+    repo.commit_all();
+    let bare = |f: &str| {
+        repo.shell(&format!("shellcheck --severity=warning {f}"), &[])
+            .0
+    };
+    let run = check(&repo);
+    let sc = run.gate("shellcheck");
+    assert_eq!(sc["status"], "fail", "{run:?}");
+    let output = sc["output"].as_str().unwrap_or_default();
+    assert_ne!(bare("tools/lib.sh"), 0);
+    assert!(
+        output.contains("tools/lib.sh") && output.contains("SC2034"),
+        "a standalone script's unused variable: {output}"
+    );
+    assert!(
+        !output.contains("app/lib.sh"),
+        "a sourced library's is not: {output}"
+    );
+    assert_ne!(bare("test/add.bats"), 0);
+    assert!(
+        output.contains("test/add.bats") && output.contains("SC2154"),
+        "a variable never assigned in a bats test: {output}"
+    );
+    repo.write("tools/lib.sh", "#!/bin/bash\nexport unused=1\n");
+    repo.write(
+        "test/add.bats",
+        "@test \"adds\" {\n  run echo \"${undefined_var:-}\"\n}\n",
+    );
+    assert_eq!((bare("tools/lib.sh"), bare("test/add.bats")), (0, 0));
+    let run = check(&repo);
+    assert_eq!(
+        run.gate("shellcheck")["status"],
+        "pass",
+        "the twin: {run:?}"
+    );
+}

@@ -6,7 +6,8 @@
 //!   dialect of the scripts that source it (`--shell=bash`), else as bash, instead of failing
 //!   on SC2148 (no shebang);
 //! - a library some script of the project sources is not failed for variables it sets for
-//!   that script ("appears unused", SC2034);
+//!   that script ("appears unused", SC2034); the library is the file the `source` path
+//!   names (from the script's folder, or the root), by name only where no file is there;
 //! - scripts in a dialect ShellCheck cannot read (zsh, fish) are left alone;
 //! - when sources are followed (`external-sources=true` in a `.shellcheckrc`, or the
 //!   directive), each script's inputs include what it sources, so the per-file cache stays
@@ -39,7 +40,7 @@ fn dialect_of(interpreter: &str) -> Option<&'static str> {
 
 pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
     let severity = gate.severity.unwrap_or(Severity::Warning);
-    let mut sourced_as: Option<BTreeMap<String, &'static str>> = None;
+    let mut sourcing: Option<BTreeMap<Library, &'static str>> = None;
     let mut jobs = Vec::new();
     for f in matched {
         let text = cx.fs.read(f).unwrap_or_default();
@@ -61,16 +62,19 @@ pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
             format!("--severity={}", severity.as_str()).into(),
             "--exclude=SC1091".into(),
         ];
-        let index = sourced_as.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
+        let index = sourcing.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
         let name = f
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let sourced_as = index
+            .get(&Library::Path(f.clone()))
+            .or_else(|| index.get(&Library::Name(name)))
+            .copied();
         if !declared {
-            let dialect = index.get(&name).copied().unwrap_or("bash");
-            argv.push(format!("--shell={dialect}").into());
+            argv.push(format!("--shell={}", sourced_as.unwrap_or("bash")).into());
         }
-        if index.contains_key(&name) {
+        if sourced_as.is_some() {
             // A library's variables are set for the scripts that source it: "appears unused"
             // (SC2034) is true of the library alone and false of the program.
             argv.push("--exclude=SC2034".into());
@@ -158,26 +162,53 @@ fn first_word(s: &str) -> String {
     out
 }
 
-/// For every file name that a script in the project sources, the dialect of those scripts
-/// (bash wins when scripts of several dialects source it).
+/// A library a script sources: the file its path names, or where that path cannot be told
+/// (no such file from the script's folder or the root) only its file name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Library {
+    Path(PathBuf),
+    Name(String),
+}
+
+/// The library `target` (as `script` sources it) is: a leading part that names a folder
+/// through a variable or a command (`$DIR/`, `$(dirname "$0")/`) is the script's folder.
+fn library(script: &Path, target: &str, fs: &dyn ProjectFs) -> Option<Library> {
+    let name = target.rsplit('/').next().unwrap_or(target);
+    if name.is_empty() || name.contains('$') {
+        return None;
+    }
+    let rel = match target.rfind("$") {
+        Some(at) => target[at..].split_once('/').map_or("", |(_, rest)| rest),
+        None => target,
+    };
+    let dir = script.parent().unwrap_or(Path::new(""));
+    [dir, Path::new("")]
+        .iter()
+        .filter_map(|base| join_inside(base, rel))
+        .find(|p| fs.is_file(p))
+        .map(Library::Path)
+        .or_else(|| Some(Library::Name(name.to_string())))
+}
+
+/// For every library a script in the project sources, the dialect of those scripts (bash
+/// wins when scripts of several dialects source it).
 fn sourcing_dialects(
     gate: &Gate,
     universe: &[PathBuf],
     fs: &dyn ProjectFs,
-) -> BTreeMap<String, &'static str> {
+) -> BTreeMap<Library, &'static str> {
     let head = |p: &Path| fs.head(p);
-    let mut out: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut out: BTreeMap<Library, &'static str> = BTreeMap::new();
     for f in universe.iter().filter(|f| gate.matches_file(f, &head)) {
         let Some(text) = fs.read(f) else { continue };
         let Some(dialect) = parse_shebang(&text).as_deref().and_then(dialect_of) else {
             continue;
         };
         for target in sourced(&String::from_utf8_lossy(&text)) {
-            let name = target.rsplit('/').next().unwrap_or(&target).to_string();
-            if name.is_empty() || name.contains('$') {
+            let Some(lib) = library(f, &target, fs) else {
                 continue;
-            }
-            let slot = out.entry(name).or_insert(dialect);
+            };
+            let slot = out.entry(lib).or_insert(dialect);
             if dialect == "bash" {
                 *slot = "bash";
             }

@@ -50,6 +50,50 @@ fn libraries_get_the_dialect_of_their_sourcing_scripts() {
     assert!(shown.contains(&format!("{sev} tests/t1")), "{shown:#?}");
 }
 
+/// Libraries are told by the path their `source` line names: a standalone `tools/lib.sh`
+/// keeps every warning though `app/run.sh` sources an `app/lib.sh` of the same name; a path
+/// that names no file falls back to the name; `.bats` test files are checked as bash.
+#[test]
+fn a_library_is_the_file_its_source_line_names() {
+    let fs = MemFs::new(&[
+        (
+            "app/run.sh",
+            "#!/bin/bash
+source \"$(dirname \"$0\")/lib.sh\"\n",
+        ),
+        ("app/lib.sh", "x=1\n"),
+        ("tools/lib.sh", "y=1\n"),
+        ("deploy.sh", "#!/bin/sh\n. \"$CONF_DIR/conf.sh\"\n"),
+        ("etc/conf.sh", "z=1\n"),
+        ("test/add.bats", "@test \"adds\" {\n  true\n}\n"),
+    ]);
+    let j = jobs(&fs, &preset());
+    let shown = |f: &str| {
+        j.iter()
+            .map(argv_of)
+            .find(|a| a.ends_with(&format!(" {f}")))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{f} is checked: {:#?}",
+                    j.iter().map(argv_of).collect::<Vec<_>>()
+                )
+            })
+    };
+    assert!(shown("app/lib.sh").contains("--exclude=SC2034"), "sourced");
+    assert!(
+        !shown("tools/lib.sh").contains("SC2034"),
+        "standalone: every warning counts"
+    );
+    assert!(
+        shown("etc/conf.sh").contains("--shell=sh --exclude=SC2034"),
+        "a path no file answers falls back to the name"
+    );
+    assert!(
+        !shown("test/add.bats").contains("--shell="),
+        "bats is declared by its extension"
+    );
+}
+
 #[test]
 fn severity_comes_from_fail_on() {
     let c = testing::config("presets = [\"shell\"]\n[[gate]]\nname = \"shellcheck\"\ndriver = \"shellcheck\"\nglobs = [\"*.sh\"]\nfail_on = \"style\"\n");
