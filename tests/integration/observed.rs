@@ -476,6 +476,63 @@ fn a_typed_library_upgraded_in_a_uv_venv_is_an_input() {
     assert!(!agrees(&repo, "mypy", mypy, &[], "typedlib 2 returns str"));
 }
 
+/// Stops a dmypy daemon when the test ends, however it ends.
+struct Daemon<'a>(&'a Repo);
+
+impl Drop for Daemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.shell(".venv/bin/dmypy stop", &[]);
+    }
+}
+
+/// A gate that asks a server started outside the run (dmypy's daemon, as a user starts it):
+/// what the server read (`lib.py`, which no key names) is in no record of the run, so its
+/// result is not stored, and after `lib.py` changes the verdict is the bare tool's (before:
+/// the stored pass was served).
+#[test]
+fn a_gate_that_asks_a_server_it_did_not_start_is_not_stored() {
+    if !require_tool("python3") {
+        return;
+    }
+    let Some(wheels) = mypy_wheels() else {
+        return;
+    };
+    let repo = Repo::git();
+    repo.write(".gitignore", ".venv/\n.dmypy.json\n.mypy_cache/\n");
+    repo.write("app.py", "from lib import f\n\nx: int = f()\n");
+    repo.write("lib.py", "def f() -> int:\n    return 1\n");
+    repo.config("[[gate]]\nname = \"dmypy\"\nglobs = [\"app.py\"]\nrun = \"dmypy check app.py lib.py\"\npath = [\".venv/bin\"]\nscope = \"project\"\ntimeout = \"5m\"\n");
+    let made = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    pip_install(&repo, &wheels, "mypy==1.10.0");
+    repo.commit_all();
+    let (code, said) = repo.shell(".venv/bin/dmypy start -- --follow-imports=normal", &[]);
+    let _daemon = Daemon(&repo);
+    assert_eq!(code, 0, "{said}");
+    let dmypy = ".venv/bin/dmypy check app.py lib.py";
+    assert!(bare(repo.path(), dmypy, &[]));
+    let run = check(&repo, &[]);
+    assert_eq!(verdict(&run, "dmypy"), ("pass".into(), false), "{run:?}");
+    let why = run.gate("dmypy")["run_details"][0]["not_cached"].clone();
+    assert!(
+        why.as_str()
+            .unwrap_or_default()
+            .contains("a server it did not start"),
+        "{run:?}"
+    );
+    repo.write("lib.py", "def f() -> str:\n    return 'x'\n");
+    assert!(
+        !bare(repo.path(), dmypy, &[]),
+        "the daemon reads the new lib.py"
+    );
+    let run = check(&repo, &[]);
+    assert_eq!(verdict(&run, "dmypy"), ("fail".into(), false), "{run:?}");
+}
+
 #[test]
 fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     if !require_tool("python3") {

@@ -1,6 +1,6 @@
 //! The seccomp filter an observed run is started under: every system call that names a file
-//! (open, stat, access, readlink, rename and their `*at` forms), and ptrace, stops the
-//! process for the tracer; everything else runs at full speed. What each call's arguments mean is encoded in
+//! (open, stat, access, readlink, rename and their `*at` forms), ptrace and connect, stops
+//! the process for the tracer; everything else runs at full speed. What each call's arguments mean is encoded in
 //! the 16 bits of data the filter hands the tracer, so the tracer needs no system call table.
 
 /// How a traced call touches its path.
@@ -20,6 +20,9 @@ pub enum Kind {
     /// ptrace: the run traces processes itself (a debugger's tests, a leak checker at
     /// exit), which fails under a tracer: its verdict is not the bare tool's.
     Traces,
+    /// connect: `path` is the `struct sockaddr *`, `flags` its length. A Unix socket names
+    /// a server, whose reads are not the run's.
+    Connects,
 }
 
 /// A traced call's meaning, decoded from the filter's data.
@@ -61,6 +64,7 @@ impl Call {
             Kind::Write => 3,
             Kind::OpenHow => 4,
             Kind::Traces => 5,
+            Kind::Connects => 6,
             Kind::Foreign => 15,
         };
         (kind | (self.path as u32) << 4 | arg_bits(self.dirfd) << 7 | arg_bits(self.flags) << 10)
@@ -75,6 +79,7 @@ impl Call {
             3 => Kind::Write,
             4 => Kind::OpenHow,
             5 => Kind::Traces,
+            6 => Kind::Connects,
             _ => Kind::Foreign,
         };
         let arg = |bits: u32| (bits != NONE).then_some(bits as usize);
@@ -118,6 +123,7 @@ const RENAME_AT: Call = Call::new(Kind::Write, 3, Some(2), None);
 const WRITE: Call = Call::new(Kind::Write, 0, None, None);
 const WRITE_AT: Call = Call::new(Kind::Write, 1, Some(0), None);
 const TRACES: Call = Call::new(Kind::Traces, 0, None, None);
+const CONNECTS: Call = Call::new(Kind::Connects, 1, None, Some(2));
 
 #[cfg(target_arch = "x86_64")]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
@@ -127,6 +133,7 @@ const CALLS: &[Traced] = &[
     t(4, PROBE),                                   // stat
     t(6, PROBE),                                   // lstat
     t(21, PROBE),                                  // access
+    t(42, CONNECTS),                               // connect
     t(76, WRITE),                                  // truncate
     t(82, Call::new(Kind::Write, 1, None, None)),  // rename
     t(83, WRITE),                                  // mkdir
@@ -157,6 +164,7 @@ const CALLS: &[Traced] = &[
     t(78, PROBE_AT),                                       // readlinkat
     fd_stat(79, 3),                                        // newfstatat
     t(117, TRACES),                                        // ptrace
+    t(203, CONNECTS),                                      // connect
     t(276, RENAME_AT),                                     // renameat2
     fd_stat(291, 2),                                       // statx
     t(437, Call::new(Kind::OpenHow, 1, Some(0), Some(2))), // openat2

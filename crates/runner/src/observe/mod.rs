@@ -94,6 +94,27 @@ pub enum NotStored {
     Unnamable(PathBuf),
     #[error("{} changed while the gate ran", .0.display())]
     ChangedDuring(PathBuf),
+    #[error("the run talked to a server it did not start ({}): what that server read is not known", .0.display())]
+    Server(PathBuf),
+}
+
+/// The first Unix socket a run connected to whose server it did not start: one that was
+/// there before the run began (changed before `started`, on the coarse clock), outside the
+/// system's own service folders (`/run`, `/var/run`, `/dev`: name lookups, the journal and
+/// D-Bus answer the same whatever the project holds). What such a server read (dmypy's
+/// daemon, a language server) decided the result, and no record of the run shows it.
+pub fn foreign_server(sockets: &HashSet<PathBuf>, started: i128) -> Option<NotStored> {
+    let mut found: Vec<&PathBuf> = sockets
+        .iter()
+        .filter(|s| {
+            !["/run", "/var/run", "/dev"]
+                .iter()
+                .any(|d| s.starts_with(d))
+        })
+        .filter(|s| changed_at(s).is_some_and(|t| t < started))
+        .collect();
+    found.sort();
+    found.first().map(|s| NotStored::Server(PathBuf::clone(s)))
 }
 
 /// The inputs of a finished run: every path it read or probed that is not an output or a

@@ -246,3 +246,31 @@ fn a_file_changed_while_the_run_went_on_is_not_stored() {
         "{err}"
     );
 }
+
+#[test]
+fn a_server_the_run_did_not_start_is_named_and_its_own_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = dir.path().join("daemon.sock");
+    let _outside = std::os::unix::net::UnixListener::bind(&before).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let started = coarse_now() + 1;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let own = dir.path().join("own.sock");
+    let _mine = std::os::unix::net::UnixListener::bind(&own).unwrap();
+    let gone = dir.path().join("gone.sock");
+    let system = std::path::PathBuf::from("/run/systemd/journal/socket");
+    let only = |paths: &[&std::path::Path]| {
+        let set: std::collections::HashSet<std::path::PathBuf> =
+            paths.iter().map(|p| p.to_path_buf()).collect();
+        foreign_server(&set, started)
+    };
+    assert_eq!(
+        only(&[&before, &own]),
+        Some(NotStored::Server(before.clone()))
+    );
+    assert_eq!(
+        only(&[&own, &gone, &system]),
+        None,
+        "its own, gone, the system's"
+    );
+}

@@ -24,6 +24,9 @@ pub struct Record {
     /// A process of the run called ptrace: under this tracer that call fails, so the run
     /// is not what the bare tool does (made again unobserved).
     pub traced_itself: bool,
+    /// The Unix sockets (by path) its processes connected to: servers, which read files
+    /// the record does not show unless the run started them itself.
+    pub sockets: HashSet<PathBuf>,
 }
 
 /// Word from the tracer thread.
@@ -311,6 +314,13 @@ fn seen_call(pid: i32, record: &mut Record) {
             record.traced_itself = true;
             return;
         }
+        Kind::Connects => {
+            let len = info.args[call.flags.unwrap_or(2)] as usize;
+            if let Some(path) = unix_socket(pid, info.args[call.path], len) {
+                record.sockets.insert(path);
+            }
+            return;
+        }
         Kind::Probe => Access::Probe,
         Kind::Write => Access::Write,
         Kind::Open => open_access(info.args[call.flags.unwrap_or(1)]),
@@ -329,6 +339,26 @@ fn seen_call(pid: i32, record: &mut Record) {
         return;
     };
     note(record, path, access);
+}
+
+/// The path of the Unix socket a `struct sockaddr_un` at `addr` (of `len` bytes) names;
+/// `None` for another family, an abstract name or an unnamed socket.
+fn unix_socket(pid: i32, addr: u64, len: usize) -> Option<PathBuf> {
+    let len = len.min(std::mem::size_of::<libc::sockaddr_un>());
+    if len <= 2 {
+        return None;
+    }
+    let mut buf = vec![0u8; len];
+    if read_mem(pid, addr, &mut buf) != Some(len) {
+        return None;
+    }
+    let family = u16::from_ne_bytes([buf[0], buf[1]]);
+    let name = &buf[2..];
+    if family != libc::AF_UNIX as u16 || name.first().is_none_or(|b| *b == 0) {
+        return None;
+    }
+    let end = name.iter().position(|b| *b == 0).unwrap_or(name.len());
+    resolve(pid, name[..end].to_vec(), None)
 }
 
 fn open_access(flags: u64) -> Access {

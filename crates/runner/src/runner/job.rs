@@ -566,15 +566,12 @@ fn execute(
     let not_stored = key.and_then(|(k, places)| {
         let observed = match &finished.observed {
             Some(Ok(record)) => {
+                if let Some(why) = observe::foreign_server(&record.sockets, started) {
+                    return Some(why.to_string());
+                }
                 match observe::inputs(&record.paths, places, cx.observed, started) {
                     Ok(inputs) => {
-                        let files = own_files(gate, job);
-                        let run = (job.dir.as_path(), files.as_slice());
-                        let plans = |p: &Path| match files.is_empty() {
-                            true => p.starts_with(&job.dir) && gate.matches_file(p, &|_| None),
-                            false => files.iter().any(|f| f == p),
-                        };
-                        cache::readers::record(&cx.config.root, &gate.name, run, &plans, &inputs);
+                        remember_readers(cx, gate, job, &inputs);
                         read_untracked = untracked_read(Some(&inputs), limits);
                         outside = observe::outside(&inputs, places);
                         Some(inputs)
@@ -623,6 +620,18 @@ fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> 
         "the run traces processes itself (ptrace), which it cannot do under observation".into(),
     )));
     again
+}
+
+/// Records what the observed run of `gate` for `job` read besides the files that plan it
+/// (see [`cache::readers`]).
+fn remember_readers(cx: &RunContext<'_>, gate: &Gate, job: &Job, inputs: &[observe::Input]) {
+    let files = own_files(gate, job);
+    let run = (job.dir.as_path(), files.as_slice());
+    let plans = |p: &Path| match files.is_empty() {
+        true => p.starts_with(&job.dir) && gate.matches_file(p, &|_| None),
+        false => files.iter().any(|f| f == p),
+    };
+    cache::readers::record(&cx.config.root, &gate.name, run, &plans, inputs);
 }
 
 /// The files a run of `gate` was for, relative to the root: none for a `project` gate's run,
