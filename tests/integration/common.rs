@@ -488,6 +488,14 @@ pub fn require_typescript5() -> bool {
 
 /// A fresh git repository with TypeScript 5 installed as its own (`node_modules/`, which it
 /// ignores), or `None`, said loudly, when node or a TypeScript 5 package is not there.
+/// A `project` gate named `tests` that runs `run` once for every `.py` file of the project:
+/// how the tests set up a test runner's gate.
+pub fn tests_gate(run: &str) -> String {
+    format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    )
+}
+
 pub fn typescript_repo() -> Option<Repo> {
     if !require_tool("node") || !require_typescript5() {
         return None;

@@ -360,6 +360,17 @@ fn mypy_wheels() -> Option<std::path::PathBuf> {
     }
 }
 
+/// A `.venv` in `repo` with mypy 1.10.0 from `wheels`.
+fn venv_with_mypy(repo: &Repo, wheels: &Path) {
+    let made = Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    pip_install(repo, wheels, "mypy==1.10.0");
+}
+
 fn pip_install(repo: &Repo, wheels: &Path, what: &str) {
     let ok = Command::new(repo.path().join(".venv/bin/pip"))
         .args(["install", "-q", "--no-index", "--find-links"])
@@ -382,9 +393,7 @@ fn a_test_suite_that_traces_its_own_child_gets_the_bare_verdict() {
     }
     let repo = Repo::git();
     let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ));
+    repo.config(&crate::common::tests_gate(run));
     let test = |want: i32| {
         format!(
             "import ctypes, os\n\n\ndef test_a_child_can_be_traced():\n    libc = ctypes.CDLL(None, use_errno=True)\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0 if libc.ptrace(0, 0, None, None) == 0 else 1)\n    _, status = os.waitpid(pid, 0)\n    assert os.waitstatus_to_exitcode(status) == {want}\n"
@@ -502,13 +511,7 @@ fn a_gate_that_asks_a_server_it_did_not_start_is_not_stored() {
     repo.write("app.py", "from lib import f\n\nx: int = f()\n");
     repo.write("lib.py", "def f() -> int:\n    return 1\n");
     repo.config("[[gate]]\nname = \"dmypy\"\nglobs = [\"app.py\"]\nrun = \"dmypy check app.py lib.py\"\npath = [\".venv/bin\"]\nscope = \"project\"\ntimeout = \"5m\"\n");
-    let made = Command::new("python3")
-        .args(["-m", "venv", ".venv"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
-    assert!(made.success());
-    pip_install(&repo, &wheels, "mypy==1.10.0");
+    venv_with_mypy(&repo, &wheels);
     repo.commit_all();
     let (code, said) = repo.shell(".venv/bin/dmypy start -- --follow-imports=normal", &[]);
     let _daemon = Daemon(&repo);
@@ -545,13 +548,7 @@ fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     repo.write(".gitignore", ".venv/\n.mypy_cache/\n");
     repo.write("app.py", "def double(x):\n    return x * 2\n");
     repo.config("[[gate]]\nname = \"mypy\"\nglobs = [\"*.py\"]\nrun = \"mypy {files}\"\npath = [\".venv/bin\"]\nrequires = [\"mypy\"]\nscope = \"batch\"\ntimeout = \"5m\"\n");
-    let made = Command::new("python3")
-        .args(["-m", "venv", ".venv"])
-        .current_dir(repo.path())
-        .status()
-        .unwrap();
-    assert!(made.success());
-    pip_install(&repo, &wheels, "mypy==1.10.0");
+    venv_with_mypy(&repo, &wheels);
     let script = std::fs::read(repo.path().join(".venv/bin/mypy")).unwrap();
     repo.commit_all();
     let mypy = ".venv/bin/mypy app.py";

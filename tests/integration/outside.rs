@@ -20,12 +20,10 @@ const TEST: &str = "from pkg.calc import add\n\n\ndef test_add():\n    assert ad
 /// project fails its `run` gate, committed, and a loop started on it with `env`.
 fn failing(parent: &Path, run: &str, env: &[(&str, &str)]) -> Repo {
     let repo = Repo::git_in(parent);
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write("pkg/__init__.py", "")
-    .write("pkg/calc.py", CODE)
-    .write("tests/test_calc.py", TEST);
+    repo.config(&crate::common::tests_gate(run))
+        .write("pkg/__init__.py", "")
+        .write("pkg/calc.py", CODE)
+        .write("tests/test_calc.py", TEST);
     repo.commit_all();
     repo.start_loop(env);
     repo
@@ -209,18 +207,8 @@ fn a_test_runner_silenced_by_code_it_loads_is_held() {
         return;
     }
     let parent = tempfile::tempdir().expect("temp dir");
-    let repo = Repo::git_in(parent.path());
-    let (_, site) = venv(&repo.path().join(".venv"));
-    let run = ".venv/bin/python -m pytest -q -p no:cacheprovider tests";
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write(".gitignore", ".venv/\n")
-    .write("pkg/__init__.py", "")
-    .write("pkg/calc.py", CODE)
-    .write("tests/test_calc.py", TEST);
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let (repo, site) = venv_loop(parent.path());
+    let run = VENV_PYTEST;
     start_tests_kept(&repo);
     let pth = site.join("zz_quiet.pth");
     std::fs::write(
@@ -303,6 +291,23 @@ fn a_pytest_plugin_installed_during_the_loop_is_held_a_library_is_not() {
     ended(&promise(&repo, &[]));
 }
 
+const VENV_PYTEST: &str = ".venv/bin/python -m pytest -q -p no:cacheprovider tests";
+
+/// A failing project with its own `.venv` (ignored by git), whose pytest the gate runs,
+/// committed, and a loop started on it; with the venv's site-packages folder.
+fn venv_loop(parent: &Path) -> (Repo, PathBuf) {
+    let repo = Repo::git_in(parent);
+    let (_, site) = venv(&repo.path().join(".venv"));
+    repo.config(&crate::common::tests_gate(VENV_PYTEST))
+        .write(".gitignore", ".venv/\n")
+        .write("pkg/__init__.py", "")
+        .write("pkg/calc.py", CODE)
+        .write("tests/test_calc.py", TEST);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    (repo, site)
+}
+
 /// The project's own `.venv`, inside the repository where git ignores it, is in no tree a
 /// run judges: code Python or pytest runs from it as part of themselves (a `.pth` line run at
 /// startup that replaces the module under test, a plugin's entry point) installed during the
@@ -313,18 +318,8 @@ fn code_the_runner_runs_from_the_projects_own_venv_is_held() {
         return;
     }
     let parent = tempfile::tempdir().expect("temp dir");
-    let repo = Repo::git_in(parent.path());
-    let (_, site) = venv(&repo.path().join(".venv"));
-    let run = ".venv/bin/python -m pytest -q -p no:cacheprovider tests";
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write(".gitignore", ".venv/\n")
-    .write("pkg/__init__.py", "")
-    .write("pkg/calc.py", CODE)
-    .write("tests/test_calc.py", TEST);
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let (repo, site) = venv_loop(parent.path());
+    let run = VENV_PYTEST;
     assert_ne!(repo.shell(run, &[]).0, 0, "the suite fails as it is");
     let pth = site.join("zz_fix.pth");
     std::fs::write(

@@ -92,9 +92,7 @@ fn a_data_file_a_test_reads_re_runs_the_tests() {
     }
     let repo = Repo::git();
     let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ));
+    repo.config(&crate::common::tests_gate(run));
     repo.write("pkg/__init__.py", "")
         .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
         .write("tests/expected.txt", "3\n")

@@ -290,15 +290,13 @@ fn a_run_that_only_asked_about_an_untracked_file_passes_and_one_that_opened_it_f
     }
     let repo = Repo::git();
     let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write("pkg/__init__.py", "")
-    .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
-    .write(
-        "tests/test_calc.py",
-        "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-    );
+    repo.config(&crate::common::tests_gate(run))
+        .write("pkg/__init__.py", "")
+        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_calc.py",
+            "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        );
     repo.commit_all();
     repo.write("notes.txt", "my notes\n");
     repo.write(".venv/pyvenv.cfg", "home = /usr/bin\n");

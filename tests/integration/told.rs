@@ -15,19 +15,13 @@ const GOOD_CODE: &str = "def add(a, b):\n    return (a + b)\n";
 const TEST: &str = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
 const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
 
-fn gate(run: &str) -> String {
-    format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    )
-}
-
 /// A project whose `add` is wrong, with its tests, and `extra` files on top.
 fn project(run: &str, code: &str, extra: &[(&str, &str)]) -> Option<Repo> {
     if !require_tool("pytest") {
         return None;
     }
     let repo = Repo::git();
-    repo.config(&gate(run))
+    repo.config(&crate::common::tests_gate(run))
         .write("pkg/__init__.py", "")
         .write("pkg/calc.py", code)
         .write("tests/test_calc.py", TEST)
