@@ -45,8 +45,14 @@ pub fn record(
         let _ = std::fs::remove_file(path);
         return;
     }
+    // One path a line: a name holding a line break could forge another (it costs a run
+    // at most, but the record stays readable).
     let mut text = format!("{}\n", dir.display());
-    for f in files.iter().filter_map(|f| f.to_str()) {
+    for f in files
+        .iter()
+        .filter_map(|f| f.to_str())
+        .filter(|f| !f.contains('\n'))
+    {
         text.push('\t');
         text.push_str(f);
         text.push('\n');
@@ -98,12 +104,13 @@ pub fn asked(
     head: &dyn Fn(&Path) -> Option<Vec<u8>>,
 ) -> Vec<PathBuf> {
     let mut asked = Vec::new();
+    let present: std::collections::HashSet<&PathBuf> = universe.iter().collect();
     for gate in config.gates.iter().filter(|g| g.runs_in(phase)) {
         for run in runs_reading(root, &gate.name, rels) {
             if run.files.is_empty() {
                 asked.extend(one_file_of(config, (gate, phase), &run.dir, universe, head));
             } else {
-                let kept = run.files.into_iter().filter(|f| universe.contains(f));
+                let kept = run.files.into_iter().filter(|f| present.contains(f));
                 asked.extend(kept);
             }
         }
