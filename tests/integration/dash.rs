@@ -25,15 +25,21 @@ impl Tmux {
 
     /// Waits (10 s at most) until the screen shows `needle`.
     fn wait_for(&self, needle: &str) -> String {
+        self.wait_for_all(&[needle])
+    }
+
+    /// The screen once every one of `needles` is on it: a frame is drawn over several
+    /// writes, and a capture can land between them.
+    fn wait_for_all(&self, needles: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let s = self.screen();
-            if s.contains(needle) {
+            if needles.iter().all(|n| s.contains(n)) {
                 return s;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(10),
-                "never saw {needle:?}; screen:\n{s}"
+                "never saw all of {needles:?}; screen:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -136,7 +142,12 @@ fn dash_shows_the_project_moves_reruns_cancels_and_quits() {
 
     let (tmux, exit_file) = Tmux::start_dash("ralph-gate-test", &repo);
 
-    let s = tmux.wait_for("Gates");
+    let s = tmux.wait_for_all(&[
+        "Gates",
+        "PASS green",
+        "red-failure-text",
+        "Fix the red gate",
+    ]);
     assert!(
         s.contains("iteration 1/5") && s.contains("Fix the red gate"),
         "{s}"
@@ -148,7 +159,7 @@ fn dash_shows_the_project_moves_reruns_cancels_and_quits() {
     );
 
     tmux.keys("j");
-    let s = tmux.wait_for("Output: green");
+    let s = tmux.wait_for_all(&["Output: green", "all-good", "> PASS green"]);
     assert!(s.contains("all-good") && s.contains("> PASS green"), "{s}");
 
     tmux.keys("r");
