@@ -130,7 +130,6 @@ impl Gate {
         !self.inputs.is_empty() && self.input_matcher.is_match(rel)
     }
 
-    /// The command as configured, for listings: the `run` text, or what the driver runs.
     /// Everything about the gate that can turn a failure into a pass, by name, as text: what
     /// a loop pins and compares. Every field is named here, so a new one does not compile
     /// until it is described or said to decide nothing (a weakening in an option no
@@ -197,6 +196,7 @@ impl Gate {
         fields
     }
 
+    /// The command as configured, for listings: the `run` text, or what the driver runs.
     pub fn command_text(&self) -> String {
         match (&self.run, self.driver) {
             (Some(run), _) => run.source().to_string(),

@@ -1,7 +1,8 @@
 //! The seccomp filter an observed run is started under: every system call that names a file
 //! (open, stat, access, readlink, rename and their `*at` forms), ptrace and connect, stops
-//! the process for the tracer; everything else runs at full speed. What each call's arguments mean is encoded in
-//! the 16 bits of data the filter hands the tracer, so the tracer needs no system call table.
+//! the process for the tracer; everything else runs at full speed. What each call's
+//! arguments mean is encoded in the 16 bits of data the filter hands the tracer, so the
+//! tracer needs no system call table.
 
 /// How a traced call touches its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
