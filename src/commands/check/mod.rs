@@ -215,7 +215,8 @@ fn with_their_readers(
     let root = project.root();
     let head = |p: &Path| files::head(&root.join(p));
     let cfg = &project.config;
-    files.extend(readers::asked(cfg, (root, phase), &files, universe, &head));
+    let reading = readers::readings(cfg, (root, phase), &files);
+    files.extend(readers::asked(cfg, (reading, phase), universe, &head));
     files.sort();
     files.dedup();
     files

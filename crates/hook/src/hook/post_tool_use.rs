@@ -64,16 +64,13 @@ fn edit_gates(
         .iter()
         .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
-    let reading = config
-        .gates
-        .iter()
-        .any(|g| g.runs_in(Phase::Edit) && !readers::runs_reading(root, &g.name, rels).is_empty());
-    if matching.is_empty() && !reading {
+    let reading = readers::readings(config, (root, Phase::Edit), rels);
+    if matching.is_empty() && reading.is_empty() {
         return None;
     }
     // Project gates, drivers and declared inputs see more than the edited files. An edited
     // file is one of them even when git ignores it (a generated file the code imports).
-    let universe = if reading || matching.iter().any(|g| g.needs_listing()) {
+    let universe = if !reading.is_empty() || matching.iter().any(|g| g.needs_listing()) {
         let mut all = files::all(root).unwrap_or_default();
         all.extend(rels.iter().cloned());
         all.sort();
@@ -85,8 +82,7 @@ fn edit_gates(
     let mut asked = rels.to_vec();
     asked.extend(readers::asked(
         config,
-        (root, Phase::Edit),
-        rels,
+        (reading, Phase::Edit),
         &universe,
         &head,
     ));

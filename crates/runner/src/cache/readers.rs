@@ -92,27 +92,41 @@ pub fn runs_reading(root: &Path, gate: &str, rels: &[PathBuf]) -> Vec<Reading> {
     found
 }
 
-/// The runs of `phase`'s gates that read one of `rels`, as the files that plan them:
-/// a run's own files (those still in `universe`), or for a whole folder's run one file of
-/// the folder the gate matches, preferring one no other gate of the phase checks on its own
-/// (so a dependent's project run does not bring its files' own checks along).
-pub fn asked(
-    config: &ralph_config::Config,
+/// The runs of `phase`'s gates whose last observation read one of `rels`, by gate.
+pub fn readings<'c>(
+    config: &'c ralph_config::Config,
     (root, phase): (&Path, ralph_config::Phase),
     rels: &[PathBuf],
+) -> Vec<(&'c ralph_config::Gate, Reading)> {
+    config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(phase))
+        .flat_map(|g| {
+            runs_reading(root, &g.name, rels)
+                .into_iter()
+                .map(move |r| (g, r))
+        })
+        .collect()
+}
+
+/// Pure but for `head`: the files that plan `readings` (of `phase`'s gates) again: a run's
+/// own files (those still in `universe`), or for a whole folder's run one file of the
+/// folder the gate matches, preferring one no other gate of the phase checks on its own (so
+/// a dependent's project run does not bring its files' own checks along).
+pub fn asked(
+    config: &ralph_config::Config,
+    (readings, phase): (Vec<(&ralph_config::Gate, Reading)>, ralph_config::Phase),
     universe: &[PathBuf],
     head: &dyn Fn(&Path) -> Option<Vec<u8>>,
 ) -> Vec<PathBuf> {
     let mut asked = Vec::new();
     let present: std::collections::HashSet<&PathBuf> = universe.iter().collect();
-    for gate in config.gates.iter().filter(|g| g.runs_in(phase)) {
-        for run in runs_reading(root, &gate.name, rels) {
-            if run.files.is_empty() {
-                asked.extend(one_file_of(config, (gate, phase), &run.dir, universe, head));
-            } else {
-                let kept = run.files.into_iter().filter(|f| present.contains(f));
-                asked.extend(kept);
-            }
+    for (gate, run) in readings {
+        if run.files.is_empty() {
+            asked.extend(one_file_of(config, (gate, phase), &run.dir, universe, head));
+        } else {
+            asked.extend(run.files.into_iter().filter(|f| present.contains(f)));
         }
     }
     asked.sort();
