@@ -385,11 +385,16 @@ fn run_in(
 /// which no test runner was heard.
 pub type Tests = BTreeMap<String, BTreeSet<String>>;
 
+/// Whether every run of `r` ran now (none came from the cache).
+fn ran_now(r: &GateResult) -> bool {
+    !r.cached && !r.run_details.iter().any(|d| d.cached)
+}
+
 /// Pure: the tests of `results`.
 pub fn ran(results: &[GateResult]) -> Tests {
     results
         .iter()
-        .filter(|r| !r.cached && !r.run_details.iter().any(|d| d.cached))
+        .filter(|r| ran_now(r))
         .filter_map(|r| {
             let heard: Vec<&Vec<String>> = r
                 .run_details
@@ -413,10 +418,8 @@ pub fn ran(results: &[GateResult]) -> Tests {
 /// that did not run are. A gate silent at the start too is not compared: it has no entry there.
 pub fn ran_or_silent(results: &[GateResult]) -> Tests {
     let mut now = ran(results);
-    for r in results {
-        if !r.cached && !r.run_details.iter().any(|d| d.cached) {
-            now.entry(r.name.clone()).or_default();
-        }
+    for r in results.iter().filter(|r| ran_now(r)) {
+        now.entry(r.name.clone()).or_default();
     }
     now
 }
