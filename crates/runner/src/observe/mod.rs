@@ -132,6 +132,7 @@ pub fn inputs(
         .filter(|(_, a)| **a == Access::Write)
         .map(|(p, _)| p.as_path())
         .collect();
+    let written_in = own_names(&written);
     let mut tags = Tags::default();
     let mut out = Vec::new();
     for (path, access) in paths {
@@ -151,7 +152,7 @@ pub fn inputs(
             }
         }
         let own = match seen.starts_with("ls:") {
-            true => own_names(path, &written),
+            true => written_in.get(path.as_path()).cloned().unwrap_or_default(),
             false => Vec::new(),
         };
         out.push(Input {
@@ -177,15 +178,19 @@ pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The names of `dir`'s entries that the run wrote, sorted.
-fn own_names(dir: &Path, written: &HashSet<&Path>) -> Vec<String> {
-    let mut names: Vec<String> = written
-        .iter()
-        .filter(|w| w.parent() == Some(dir))
-        .filter_map(|w| w.file_name()?.to_str().map(str::to_string))
-        .collect();
-    names.sort();
-    names
+/// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,
+/// however many folders it listed.
+fn own_names<'a>(written: &HashSet<&'a Path>) -> HashMap<&'a Path, Vec<String>> {
+    let mut by_dir: HashMap<&Path, Vec<String>> = HashMap::new();
+    for w in written {
+        if let (Some(dir), Some(name)) = (w.parent(), w.file_name().and_then(|n| n.to_str())) {
+            by_dir.entry(dir).or_default().push(name.to_string());
+        }
+    }
+    for names in by_dir.values_mut() {
+        names.sort();
+    }
+    by_dir
 }
 
 /// The first input that is no longer what it was, described; `None` when all are.

@@ -602,10 +602,13 @@ fn execute(
 /// debugger's tests, a leak checker at exit): under ralph-gate's tracer that call fails, so
 /// the run is not the bare tool's. The second run's result is stored under the key alone.
 fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
-    let observed = spec.observe;
+    // Only an observed run can be made again: the spec is kept for it alone.
+    if !spec.observe {
+        return heard(spec, gate, cx);
+    }
     let first = heard(spec.clone(), gate, cx);
     let traced = matches!(&first.finished.observed, Some(Ok(r)) if r.traced_itself);
-    if !(observed && traced) {
+    if !traced {
         return first;
     }
     let mut again = heard(
