@@ -63,6 +63,9 @@ fn heard_everywhere(repo: &Repo, (gate, cmd): (&str, &str), rel: &str, broken: &
         "fail",
         "the twin's commit: {staged:?}"
     );
+    // The index is HEAD again, so the commit has nothing to run: the work tree must pass.
+    let whole = repo.run(["check", "--format", "json"]);
+    assert_eq!(status(&whole, gate), "pass", "the twin's tree: {whole:?}");
 }
 
 #[test]
