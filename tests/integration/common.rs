@@ -318,6 +318,8 @@ pub fn install_hint(tool: &str) -> &'static str {
         "go" => "apt-get install golang-go",
         "pnpm" => "npm install -g pnpm@10",
         "pnpm-store" => "pnpm store add typescript@5.9.3 (scripts/test does)",
+        "yarn" | "bun" => "npm install --prefix target/test-tools/js bun@1 @yarnpkg/cli-dist@4 (scripts/test does)",
+        "yarn-pnp" => "yarn install in target/test-tools/yarn-pnp with YARN_GLOBAL_FOLDER=target/test-tools/yarn-global (scripts/test does)",
         "mypy-wheels" => {
             "pip download -d target/test-tools/wheels mypy==1.10.0 mypy==1.11.2 (scripts/test does)"
         }

@@ -26,6 +26,7 @@ mod loops;
 mod model_server;
 mod observed;
 mod outside;
+mod package_managers;
 mod precommit;
 mod processes;
 mod progress;

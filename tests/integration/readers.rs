@@ -38,7 +38,13 @@ fn status(run: &Run, gate: &str) -> String {
 /// `rel` edited to `broken` (which the bare tool fails): the edit hook names `says`, `check`
 /// fails uncached and cached, and `check --staged` with only `rel` staged fails; the honest
 /// twin (put back) passes everywhere.
-fn heard_everywhere(repo: &Repo, (gate, cmd): (&str, &str), rel: &str, broken: &str, says: &str) {
+pub fn heard_everywhere(
+    repo: &Repo,
+    (gate, cmd): (&str, &str),
+    rel: &str,
+    broken: &str,
+    says: &str,
+) {
     let good = std::fs::read_to_string(repo.path().join(rel)).unwrap();
     assert_eq!(bare(repo, cmd), 0, "the bare tool passes first");
     let first = repo.run(["check", "--format", "json"]);

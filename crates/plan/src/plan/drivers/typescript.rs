@@ -19,8 +19,11 @@
 //!   `deno.json` above it makes it Deno's (`deno check`, the Deno preset).
 //! - Runs happen at the project root, so every path tsc prints is relative to it.
 
+mod compiler;
+
 use super::{join_inside, normalize, under};
 use crate::plan::{as_argument, Context, Job, ProjectFs};
+use compiler::{compiler, Compiler};
 use ralph_config::Gate;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -442,11 +445,14 @@ impl<'a> Workspace<'a> {
         }
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let id = short_hash(config);
-        let (tsc, missing_note) = compiler(self.fs, &dir);
+        let Compiler {
+            argv: tsc,
+            missing_note,
+        } = compiler(self.fs, &dir);
         let (argv, clear, private, exclusive) = if loaded.references.is_empty() {
             let (info, private) = build_info(&format!("p-{id}"), reuse);
-            let mut argv: Vec<OsString> = vec![
-                tsc.clone(),
+            let mut argv = tsc;
+            argv.extend([
                 "-p".into(),
                 as_argument(config),
                 "--noEmit".into(),
@@ -455,7 +461,7 @@ impl<'a> Workspace<'a> {
                 "--incremental".into(),
                 "--tsBuildInfoFile".into(),
                 info.clone().into_os_string(),
-            ];
+            ]);
             if flag(&loaded.options, "emitDeclarationOnly") {
                 argv.extend(["--emitDeclarationOnly".into(), "false".into()]);
             }
@@ -467,13 +473,13 @@ impl<'a> Workspace<'a> {
             // against the declarations this build just wrote. Outside edit feedback nothing
             // of an earlier build is trusted: its build-info files go first, and `--force`
             // rebuilds every project.
-            let mut argv: Vec<OsString> = vec![
-                tsc.clone(),
+            let mut argv = tsc;
+            argv.extend([
                 "-b".into(),
                 as_argument(config),
                 "--pretty".into(),
                 "false".into(),
-            ];
+            ]);
             let mut clear = Vec::new();
             if !reuse {
                 argv.push("--force".into());
@@ -600,16 +606,19 @@ impl<'a> Workspace<'a> {
         });
         let dir = config.parent().unwrap_or(Path::new("")).to_path_buf();
         let private = at.parent().map(Path::to_path_buf);
-        let (tsc, missing_note) = compiler(self.fs, &dir);
+        let Compiler {
+            argv: mut tsc,
+            missing_note,
+        } = compiler(self.fs, &dir);
+        tsc.extend([
+            "-p".into(),
+            at.clone().into_os_string(),
+            "--pretty".into(),
+            "false".into(),
+        ]);
         Job {
             dir: PathBuf::new(),
-            argv: Some(vec![
-                tsc,
-                "-p".into(),
-                at.clone().into_os_string(),
-                "--pretty".into(),
-                "false".into(),
-            ]),
+            argv: Some(tsc),
             args: Vec::new(),
             inputs: inputs.into_iter().collect(),
             tools_from: dir,
@@ -634,8 +643,10 @@ impl<'a> Workspace<'a> {
         self.follow_imports(&mut inputs, &mut Vec::new());
         let id = short_hash(package);
         let (info, private) = build_info(&format!("loose-{id}"), reuse);
-        let (tsc, missing_note) = compiler(self.fs, package);
-        let mut argv: Vec<OsString> = vec![tsc];
+        let Compiler {
+            mut argv,
+            missing_note,
+        } = compiler(self.fs, package);
         argv.extend(
             [
                 "--noEmit",
@@ -671,74 +682,6 @@ impl<'a> Workspace<'a> {
             private,
         }
     }
-}
-
-/// The compiler a project's own build runs: the `typescript` package installed for it (the
-/// nearest `node_modules/typescript` at or above its folder), never whatever else owns
-/// `node_modules/.bin/tsc` (tsd's bundled compiler does, in packages that test their types
-/// with tsd). A project whose package.json declares `typescript` without it installed gets a
-/// note saying so instead of the `tsc` on PATH, which may be another major version. With
-/// neither, the `tsc` on PATH.
-fn compiler(fs: &dyn ProjectFs, dir: &Path) -> (OsString, Option<String>) {
-    let mut declared: Option<String> = None;
-    for d in dir.ancestors() {
-        let pkg = d.join("node_modules/typescript");
-        if let Some(manifest) = read_json(fs, &pkg.join("package.json")) {
-            let bin = match manifest.get("bin") {
-                Some(Value::String(b)) => b.clone(),
-                Some(Value::Object(m)) => m
-                    .get("tsc")
-                    .and_then(Value::as_str)
-                    .unwrap_or("bin/tsc")
-                    .to_string(),
-                _ => "bin/tsc".to_string(),
-            };
-            if let Some(path) = join_inside(&pkg, bin.trim_start_matches("./")) {
-                return (as_argument(&path), None);
-            }
-        }
-        // A `.bin/tsc` linked into a `typescript` package installed elsewhere (a global one).
-        let bin = d.join("node_modules/.bin/tsc");
-        if fs
-            .real_path(&bin)
-            .is_some_and(|real| is_typescript_bin(&real))
-        {
-            return (as_argument(&bin), None);
-        }
-        if declared.is_none() {
-            declared = read_json(fs, &d.join("package.json")).and_then(|m| {
-                [
-                    "dependencies",
-                    "devDependencies",
-                    "peerDependencies",
-                    "optionalDependencies",
-                ]
-                .iter()
-                .find_map(|k| m.get(*k)?.get("typescript")?.as_str().map(str::to_string))
-            });
-        }
-    }
-    match declared {
-        Some(version) => (
-            as_argument(&dir.join("node_modules/typescript/bin/tsc")),
-            Some(format!(
-                "the project's TypeScript (typescript {version} in package.json) is not installed: run the package manager's install (npm install, pnpm install, yarn)"
-            )),
-        ),
-        None => ("tsc".into(), None),
-    }
-}
-
-/// True when `real` is the `tsc` of a package named `typescript` (`.../typescript/bin/tsc`).
-fn is_typescript_bin(real: &Path) -> bool {
-    let Some(pkg) = real.parent().and_then(Path::parent) else {
-        return false;
-    };
-    real.parent().is_some_and(|b| b.ends_with("bin"))
-        && std::fs::read(pkg.join("package.json"))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .is_some_and(|m| m.get("name").and_then(Value::as_str) == Some("typescript"))
 }
 
 /// A tsd type-test file (`*.test-d.ts`): its `expectError` lines are meant to fail, and tsd,

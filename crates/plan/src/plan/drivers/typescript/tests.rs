@@ -275,25 +275,52 @@ fn the_compiler_is_the_typescript_package_installed_for_the_project() {
             "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
         ),
     ]);
+    let program = |argv: &[&str]| Compiler {
+        argv: argv.iter().map(OsString::from).collect(),
+        missing_note: None,
+    };
     assert_eq!(
         compiler(&fs, Path::new("packages/a")),
-        (OsString::from("node_modules/typescript/bin/tsc"), None),
+        program(&["node_modules/typescript/bin/tsc"]),
         "hoisted to the workspace root"
     );
     let none = MemFs::new(&[("package.json", "{\"devDependencies\": {\"tsd\": \"*\"}}")]);
-    assert_eq!(
-        compiler(&none, Path::new("")),
-        (OsString::from("tsc"), None)
-    );
+    assert_eq!(compiler(&none, Path::new("")), program(&["tsc"]));
     let pinned = MemFs::new(&[(
         "package.json",
         "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
     )]);
-    let (program, note) = compiler(&pinned, Path::new(""));
-    assert_eq!(program, OsString::from("node_modules/typescript/bin/tsc"));
-    assert!(note
+    let Compiler { argv, missing_note } = compiler(&pinned, Path::new(""));
+    assert_eq!(argv, [OsString::from("node_modules/typescript/bin/tsc")]);
+    assert!(missing_note
         .unwrap()
         .contains("typescript 5.9.3 in package.json) is not installed"));
+}
+
+#[test]
+fn under_plug_n_play_tsc_is_resolved_from_the_package_that_declares_it() {
+    let fs = MemFs::new(&[
+        (".pnp.cjs", "// runtime"),
+        ("package.json", "{\"workspaces\": [\"packages/*\"]}"),
+        (
+            "packages/a/package.json",
+            "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
+        ),
+    ]);
+    let Compiler { argv, missing_note } = compiler(&fs, Path::new("packages/a/src"));
+    let argv: Vec<_> = argv.iter().map(|a| a.to_string_lossy()).collect();
+    assert_eq!(argv[..4], ["node", "--require", "./.pnp.cjs", "-e"]);
+    assert_eq!(argv[5], "packages/a", "{argv:?}");
+    assert!(missing_note.unwrap().contains("Plug'n'Play"));
+    // Installed packages win: a `node_modules` linker writes no `.pnp.cjs` to fall back on.
+    let root = MemFs::new(&[
+        (".pnp.cjs", "// runtime"),
+        (
+            "package.json",
+            "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
+        ),
+    ]);
+    assert_eq!(compiler(&root, Path::new("")).argv[5], ".");
 }
 
 #[test]
