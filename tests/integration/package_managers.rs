@@ -1,7 +1,7 @@
 //! Projects installed by a package manager other than npm, run as that package manager runs
 //! them (issue 38, item 2): Yarn Plug'n'Play (no `node_modules`; packages resolved through
-//! `.pnp.cjs` from Yarn's cache). Verdicts are compared with the package manager's own
-//! command on the same tree.
+//! `.pnp.cjs` from Yarn's cache) and a machine with Bun and no node. Verdicts are compared
+//! with the package manager's own command on the same tree.
 
 use crate::common::{require_tool, Repo};
 use std::path::{Path, PathBuf};
@@ -82,4 +82,49 @@ fn yarn_plug_n_play_runs_the_typescript_yarn_resolves() {
         "import type { Simplify } from \"type-fest\";\nexport const n: Simplify<{ a: number }> = { a: \"1\" };\n",
         "TS2322",
     );
+}
+
+/// A machine with Bun and no node (tsc's `#!/usr/bin/env node` has nothing to run it): the
+/// run starts with Bun as node, as `bun run`/`bunx` do, and its verdicts equal `bunx tsc`'s
+/// on the same tree, uncached and cached. Before: a skipped gate ("`node` is not on PATH"),
+/// so a broken tree passed.
+#[test]
+fn on_a_bun_only_machine_tsc_runs_on_bun() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    let Some(bun) = crate::common::which("bun") else {
+        crate::common::missing("bun", "`bun` is not on PATH");
+        return;
+    };
+    let bin = tempfile::tempdir().unwrap();
+    let which = |tool: &str| crate::common::which(tool).expect(tool);
+    for (name, target) in [("git", which("git")), ("sh", which("sh")), ("bun", bun)] {
+        std::os::unix::fs::symlink(target, bin.path().join(name)).unwrap();
+    }
+    let path = bin.path().to_str().unwrap();
+    let bun_only = [("PATH", path)];
+    repo.write(
+        "tsconfig.json",
+        r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+    );
+    repo.write("src/index.ts", "export const n: number = 1;\n");
+    repo.commit_all();
+    let bare = |repo: &Repo| repo.shell("bun x tsc -p tsconfig.json", &bun_only).0;
+    let verdict = |repo: &Repo| {
+        let run = repo.run_env(["check", "--format", "json"], &bun_only);
+        run.gate("tsc")["status"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string()
+    };
+    assert_eq!(bare(&repo), 0, "bunx tsc passes the clean tree");
+    assert_eq!(verdict(&repo), "pass");
+    repo.write("src/index.ts", "export const n: number = \"1\";\n");
+    assert_ne!(bare(&repo), 0, "bunx tsc fails the broken tree");
+    assert_eq!(verdict(&repo), "fail", "uncached");
+    assert_eq!(verdict(&repo), "fail", "cached");
+    repo.write("src/index.ts", "export const n: number = 2;\n");
+    assert_eq!(bare(&repo), 0);
+    assert_eq!(verdict(&repo), "pass", "after the fix");
 }

@@ -69,7 +69,7 @@ pub struct Tool {
     pub guesses: Vec<Guess>,
     /// The interpreter its `#!` line names (or the one of a script that runs), when none is
     /// there: the run cannot start, which is a missing tool, not the project failing (tsc's
-    /// `#!/usr/bin/env node` on a machine with Bun and no node).
+    /// `#!/usr/bin/env node` on a machine with neither node nor Bun).
     pub needs: Option<String>,
 }
 
@@ -80,6 +80,8 @@ struct Findings {
     bypass: Option<PathBuf>,
     guesses: Vec<Guess>,
     needs: Option<String>,
+    /// Bun, standing in for a `node` that is not there (see [`Toolbox::node_stand_in`]).
+    node_is: Option<PathBuf>,
 }
 
 /// What a [`Toolbox`] may take from the shim answers and versions an earlier run remembered.
@@ -108,6 +110,9 @@ pub struct Toolbox<'a> {
     guesses: Option<guesses::Guesses>,
     /// `--version` questions under way or answered, by tool identity.
     versions: Mutex<HashMap<String, Arc<Pending<String>>>>,
+    /// A private folder whose `node` is Bun, made when a tool needs node and only Bun is
+    /// there; removed with the toolbox.
+    node_stand_in: std::sync::OnceLock<Option<tempfile::TempDir>>,
 }
 
 /// What is remembered between runs: shims' answers and tools' versions.
@@ -153,6 +158,7 @@ impl<'a> Toolbox<'a> {
             store_path,
             guesses,
             versions: Mutex::new(HashMap::new()),
+            node_stand_in: std::sync::OnceLock::new(),
         }
     }
 
@@ -192,6 +198,22 @@ impl<'a> Toolbox<'a> {
         .clone()
     }
 
+    /// A private folder whose `node` is `bun`, to put first on the PATH of a run whose tools
+    /// need node on a machine that has only Bun (Bun started as `node` runs as node: what
+    /// `bun run` does). `None` when it cannot be made.
+    fn node_stand_in(&self, bun: &Path) -> Option<PathBuf> {
+        let made = self.node_stand_in.get_or_init(|| {
+            let dir = tempfile::Builder::new()
+                .prefix("ralph-gate-node-")
+                .tempdir()
+                .ok()?;
+            let real = bun.canonicalize().ok()?;
+            std::os::unix::fs::symlink(real, dir.path().join("node")).ok()?;
+            Some(dir)
+        });
+        made.as_ref().map(|d| d.path().to_path_buf())
+    }
+
     fn lock_memo(&self) -> std::sync::MutexGuard<'_, Memo> {
         self.memo.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -203,6 +225,12 @@ impl<'a> Toolbox<'a> {
         let identity = self
             .fold_identity(name, &real, (dirs, cwd), 0, &mut h, &mut f)
             .map(|target| (target, h.finish()));
+        if let Some(bun) = f.node_is.take() {
+            match self.node_stand_in(&bun) {
+                Some(folder) => f.bypass = Some(folder),
+                None => f.needs = Some("node".into()),
+            }
+        }
         match identity {
             Ok((target, digest)) => Tool {
                 name: name.to_string(),
@@ -271,11 +299,19 @@ impl<'a> Toolbox<'a> {
             return self.fold_identity(name, &target_real, (dirs, cwd), depth + 1, h, f);
         }
         if let Some(interpreter) = interpreter {
-            let resolved = if interpreter.contains('/') {
+            let mut resolved = if interpreter.contains('/') {
                 Some(PathBuf::from(&interpreter)).filter(|p| p.exists())
             } else {
                 find(&interpreter, dirs, cwd)
             };
+            // No node, but Bun: Bun runs the script as node, as `bun run` does.
+            if resolved.is_none() && interpreter == "node" {
+                resolved = find("bun", dirs, cwd);
+                if resolved.is_some() {
+                    h.add(b"node is bun");
+                    f.node_is.clone_from(&resolved);
+                }
+            }
             if resolved.is_none() {
                 f.needs.get_or_insert_with(|| interpreter.clone());
             }
