@@ -145,3 +145,105 @@ fn a_js_file_checked_through_check_js_re_runs_tsc() {
         "util.js",
     );
 }
+
+/// A file a Go test embeds (`//go:embed`): no gate's glob names it, `go test` reads it.
+#[test]
+fn an_embedded_file_re_runs_the_go_tests_that_embed_it() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "go test ./...";
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.go\", \"**/go.mod\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ));
+    repo.write("go.mod", "module example.com/m\n\ngo 1.21\n")
+        .write("calc.go", "package m\n\nfunc Add(a, b int) int { return a + b }\n")
+        .write("testdata/want.txt", "3\n")
+        .write(
+            "calc_test.go",
+            "package m\n\nimport (\n\t_ \"embed\"\n\t\"strings\"\n\t\"testing\"\n)\n\n//go:embed testdata/want.txt\nvar want string\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(1, 2); strings.TrimSpace(want) != \"3\" || got != 3 {\n\t\tt.Fatalf(\"Add(1, 2) = %d, want %s\", got, want)\n\t}\n}\n",
+        );
+    repo.commit_all();
+    heard_everywhere(&repo, ("tests", run), "testdata/want.txt", "4\n", "TestAdd");
+}
+
+/// A data file a Cargo build script turns into code (`cargo:rerun-if-changed`): the edit hook
+/// hears `cargo check` fail, and `check` and the commit fail `cargo test`.
+#[test]
+fn a_build_scripts_data_file_re_runs_cargo() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "target/\n")
+        .write(
+            "Cargo.toml",
+            "[package]\nname = \"gen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .write(
+            "build.rs",
+            "fn main() {\n    println!(\"cargo:rerun-if-changed=data/value.txt\");\n    let v = std::fs::read_to_string(\"data/value.txt\").unwrap();\n    let out = std::path::Path::new(&std::env::var(\"OUT_DIR\").unwrap()).join(\"value.rs\");\n    std::fs::write(out, format!(\"pub const VALUE: u32 = {};\\n\", v.trim())).unwrap();\n}\n",
+        )
+        .write("data/value.txt", "3\n")
+        .write(
+            "src/lib.rs",
+            "include!(concat!(env!(\"OUT_DIR\"), \"/value.rs\"));\n\n#[cfg(test)]\nmod t {\n    #[test]\n    fn value() {\n        assert_eq!(super::VALUE, 3);\n    }\n}\n",
+        );
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        ("cargo-test", "cargo test --quiet"),
+        "data/value.txt",
+        "\"3\"\n",
+        "E0308",
+    );
+}
+
+/// A new clone has observed no run yet, so no reading names the runs an edit of a sourced
+/// library concerns: its first commit must not be chosen by globs alone. Before: `check
+/// --staged` of a library edit that breaks the script sourcing it ran nothing and passed.
+/// Now a gate never observed here whose globs miss a file of the commit runs whole (and
+/// once observed, its readings choose). The twin: an honest edit's commit passes.
+#[test]
+fn a_new_clones_first_commit_runs_the_gates_no_run_has_told_about() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"sh\"\nglobs = [\"*.sh\"]\nrun = \"shellcheck -x {files}\"\n");
+    repo.write("main.sh", "#!/bin/sh\n. ./lib/env\necho \"$name\"\n");
+    repo.write("lib/env", "name=x\n");
+    repo.commit_all();
+    let clone = || {
+        let c = Repo::plain();
+        let from = repo.path().display();
+        let (code, out) = c.shell(&format!("git clone -q '{from}' ."), &[]);
+        assert_eq!(code, 0, "{out}");
+        c
+    };
+    let fresh = clone();
+    fresh.write("lib/env", "other=x\n");
+    fresh.git_cmd(&["add", "lib/env"]);
+    assert_ne!(
+        bare(&fresh, "shellcheck -x main.sh"),
+        0,
+        "the bare tool fails"
+    );
+    let staged = fresh.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(
+        status(&staged, "sh"),
+        "fail",
+        "the first commit: {staged:?}"
+    );
+    let twin = clone();
+    twin.write("lib/env", "name=y\n");
+    twin.git_cmd(&["add", "lib/env"]);
+    assert_eq!(bare(&twin, "shellcheck -x main.sh"), 0);
+    let staged = twin.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(
+        status(&staged, "sh"),
+        "pass",
+        "the twin's commit: {staged:?}"
+    );
+}

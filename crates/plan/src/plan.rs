@@ -109,6 +109,21 @@ pub struct Plan {
     pub gates: Vec<PlannedGate>,
 }
 
+impl Plan {
+    /// This plan with `other`'s gates in place of its own entries for them (a gate planned
+    /// over the whole project beside the runs an edit asks for).
+    #[must_use]
+    pub fn with_gates_of(mut self, other: Plan) -> Plan {
+        for planned in other.gates {
+            match self.gates.iter_mut().find(|g| g.gate == planned.gate) {
+                Some(mine) => *mine = planned,
+                None => self.gates.push(planned),
+            }
+        }
+        self
+    }
+}
+
 /// What a plan is made for.
 pub struct Request<'a> {
     /// The selected files (relative to the root).

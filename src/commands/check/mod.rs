@@ -136,15 +136,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     known_gates(&project.config, &named)?;
     let hidden = set_aside(project, &s.selection)?;
     let universe = project.all_files()?;
-    let (files, unopenable) = match &s.selection {
-        Selection::All => (universe.clone(), project.listing()?.unopenable.clone()),
-        other => {
-            let selected = files::select_listing(project.root(), &project.cwd, other)?;
-            let files = with_their_readers(project, (other, s.phase), selected.files, &universe);
-            (files, selected.unopenable)
-        }
-    };
-    let plan = project.plan_with_unopenable(&files, &universe, &unopenable, s.phase, &s.gates);
+    let (files, plan) = planned(project, s, &universe)?;
     let against = if asks_integrity {
         base_comparison(project, s, &universe, env)?
     } else {
@@ -220,6 +212,52 @@ fn with_their_readers(
     files.sort();
     files.dedup();
     files
+}
+
+/// The selected files (with the files that plan their readers' runs) and the plan for them.
+fn planned(
+    project: &mut Project,
+    s: &Settings,
+    universe: &[PathBuf],
+) -> Result<(Vec<PathBuf>, ralph_plan::plan::Plan), AppError> {
+    let (files, unopenable, unheard) = match &s.selection {
+        Selection::All => (
+            universe.to_vec(),
+            project.listing()?.unopenable.clone(),
+            Vec::new(),
+        ),
+        other => {
+            let selected = files::select_listing(project.root(), &project.cwd, other)?;
+            let unheard = unheard(project, (other, s), &selected.files);
+            let files = with_their_readers(project, (other, s.phase), selected.files, universe);
+            (files, selected.unopenable, unheard)
+        }
+    };
+    let mut plan = project.plan_with_unopenable(&files, universe, &unopenable, s.phase, &s.gates);
+    if !unheard.is_empty() {
+        plan = plan.with_gates_of(project.plan(universe, universe, s.phase, &unheard));
+    }
+    Ok((files, plan))
+}
+
+/// For a commit's or a change's files: the gates (of those asked for) whose runs have never
+/// been observed here and whose globs miss one of the files: what they read is not known,
+/// so they run whole (see `readers::unheard`).
+fn unheard(
+    project: &Project,
+    (selection, s): (&Selection, &Settings),
+    files: &[PathBuf],
+) -> Vec<String> {
+    if !matches!(selection, Selection::Staged | Selection::Changed(_)) {
+        return Vec::new();
+    }
+    let root = project.root();
+    let head = |p: &Path| files::head(&root.join(p));
+    readers::unheard(&project.config, (root, s.phase), files, &head)
+        .into_iter()
+        .filter(|g| s.gates.is_empty() || s.gates.contains(&g.name))
+        .map(|g| g.name.clone())
+        .collect()
 }
 
 /// How the report looks: the settings' choices, the gates in `order`, after `preamble`.

@@ -47,9 +47,10 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
     }
 }
 
-/// Runs the edit gates that match `rels`, and the runs whose last run read one of them
-/// (`readers`); `None` when there is none (the common case, answered without listing the
-/// project).
+/// Runs the edit gates that match `rels`, the runs whose last run read one of them
+/// (`readers`), and the whole of each gate no observed run has told what it reads and whose
+/// globs miss one of them (`readers::unheard`); `None` when there is none (the common case,
+/// answered without listing the project).
 fn edit_gates(
     project: &Project,
     rels: &[PathBuf],
@@ -65,12 +66,17 @@ fn edit_gates(
         .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
     let reading = readers::readings(config, (root, Phase::Edit), rels);
-    if matching.is_empty() && reading.is_empty() {
+    let unheard: Vec<String> = readers::unheard(config, (root, Phase::Edit), rels, &head)
+        .into_iter()
+        .map(|g| g.name.clone())
+        .collect();
+    if matching.is_empty() && reading.is_empty() && unheard.is_empty() {
         return None;
     }
     // Project gates, drivers and declared inputs see more than the edited files. An edited
     // file is one of them even when git ignores it (a generated file the code imports).
-    let universe = if !reading.is_empty() || matching.iter().any(|g| g.needs_listing()) {
+    let listed = !reading.is_empty() || !unheard.is_empty();
+    let universe = if listed || matching.iter().any(|g| g.needs_listing()) {
         let mut all = files::all(root).unwrap_or_default();
         all.extend(rels.iter().cloned());
         all.sort();
@@ -88,7 +94,10 @@ fn edit_gates(
     ));
     asked.sort();
     asked.dedup();
-    let plan = project.plan(&asked, &universe, Phase::Edit, &[]);
+    let mut plan = project.plan(&asked, &universe, Phase::Edit, &[]);
+    if !unheard.is_empty() {
+        plan = plan.with_gates_of(project.plan(&universe, &universe, Phase::Edit, &unheard));
+    }
     let limits = Limits {
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),

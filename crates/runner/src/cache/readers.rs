@@ -12,6 +12,10 @@ use crate::observe::Input;
 use ralph_base::state::Layout;
 use std::path::{Path, PathBuf};
 
+/// The empty file a gate's folder holds once a run of it has been observed here (never
+/// taken for a run's record: it has no folder line).
+const HEARD: &str = "heard";
+
 /// A run whose last observation read a file asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reading {
@@ -34,6 +38,10 @@ pub fn record(
     plans: &dyn Fn(&Path) -> bool,
     inputs: &[Input],
 ) {
+    let heard = Layout::at(root).readers(gate).join(HEARD);
+    if !heard.exists() {
+        let _ = ralph_base::atomic::write(&heard, b"");
+    }
     let read: Vec<&str> = inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
@@ -107,6 +115,25 @@ pub fn readings<'c>(
                 .into_iter()
                 .map(move |r| (g, r))
         })
+        .collect()
+}
+
+/// The gates of `phase` that no observed run here has told what they read (a new clone, a
+/// new gate) and that one of `rels` may concern: a file their globs do not match. Runs
+/// chosen by globs and readings alone could miss that edit, so the caller plans the whole
+/// gate; its runs are cached like any other, and observed from then on.
+pub fn unheard<'c>(
+    config: &'c ralph_config::Config,
+    (root, phase): (&Path, ralph_config::Phase),
+    rels: &[PathBuf],
+    head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+) -> Vec<&'c ralph_config::Gate> {
+    config
+        .gates
+        .iter()
+        .filter(|g| g.runs_in(phase))
+        .filter(|g| rels.iter().any(|r| !g.matches_file(r, head)))
+        .filter(|g| !Layout::at(root).readers(&g.name).join(HEARD).exists())
         .collect()
 }
 

@@ -420,6 +420,10 @@ fn attempt(
     let places = places(cx, job, limits);
     let stored = |k: &str| fresh_hit(cx, &places, k);
     let served = |hit: cache::Entry| {
+        // A hit from another checkout (the remote cache) tells this one what the run reads.
+        if let Some(inputs) = &hit.observed {
+            remember_readers(cx, gate, job, inputs);
+        }
         let read = untracked_read(hit.observed.as_deref(), limits);
         outside_commit(shape.cached(hit, &places), read)
     };
