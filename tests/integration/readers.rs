@@ -146,6 +146,52 @@ fn a_js_file_checked_through_check_js_re_runs_tsc() {
     );
 }
 
+/// A shared tsconfig package (Turborepo's layout) consumed through `extends` by package
+/// name: `@repo/tsconfig/base.json`, a workspace package linked into `node_modules`. No
+/// glob names `base.json`; the run read it through the link.
+#[test]
+fn a_shared_tsconfig_extended_by_package_name_re_runs_tsc() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "package.json",
+        "{\"private\": true, \"workspaces\": [\"packages/*\"]}\n",
+    )
+    .write(
+        "packages/tsconfig/package.json",
+        "{\"name\": \"@repo/tsconfig\", \"version\": \"0.0.0\"}\n",
+    )
+    .write(
+        "packages/tsconfig/base.json",
+        "{\"compilerOptions\": {\"strict\": false, \"noEmit\": true}}\n",
+    )
+    .write(
+        "packages/app/package.json",
+        "{\"name\": \"app\", \"dependencies\": {\"@repo/tsconfig\": \"*\"}}\n",
+    )
+    .write(
+        "packages/app/tsconfig.json",
+        "{\"extends\": \"@repo/tsconfig/base.json\", \"include\": [\"src\"]}\n",
+    )
+    .write(
+        "packages/app/src/index.ts",
+        "export function f(x) {\n  return x;\n}\n",
+    );
+    repo.link("node_modules/@repo/tsconfig", "../../packages/tsconfig");
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        (
+            "tsc",
+            "cd packages/app && ../../node_modules/.bin/tsc -p tsconfig.json",
+        ),
+        "packages/tsconfig/base.json",
+        "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n",
+        "TS7006",
+    );
+}
+
 /// A file a Go test embeds (`//go:embed`): no gate's glob names it, `go test` reads it.
 #[test]
 fn an_embedded_file_re_runs_the_go_tests_that_embed_it() {
