@@ -175,6 +175,40 @@ fn the_installed_pre_commit_hook_blocks_a_broken_commit() {
     );
 }
 
+/// Issue 39, item 1: the first commit after `init` (its ralph.toml, which writes out the
+/// presets the project had) went through the hook `init` installed only to be refused as
+/// "presets -> ralph.toml", a weakening. Judged by effect, against the presets the tree picks
+/// now, it weakens nothing. The twin: a ralph.toml that leaves a preset out is refused,
+/// naming the gate it drops.
+#[test]
+fn the_config_init_writes_commits_through_its_own_hook() {
+    if !require_tool("python3") || !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("a.py", "x = 1\n")
+        .write("run.sh", "#!/bin/sh\necho hi\n");
+    repo.commit_all();
+    assert_eq!(repo.run(["init"]).code, 0);
+    let path = path_with_binary();
+    let commit = |message: &str| {
+        assert!(repo.git_with_path(path.as_ref(), &["add", "-A"]).0);
+        repo.git_with_path(path.as_ref(), &["commit", "-q", "-m", message])
+    };
+    let (ok, said) = commit("ralph-gate init");
+    assert!(ok, "init's own config is refused: {said}");
+    let text = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    let narrower = text.replace(
+        "presets = [\"python\", \"shell\"]",
+        "presets = [\"python\"]",
+    );
+    assert_ne!(text, narrower, "init named both presets: {text}");
+    repo.write("ralph.toml", &narrower);
+    let (ok, said) = commit("drop shellcheck");
+    assert!(!ok, "a config that drops a preset's gate passes: {said}");
+    assert!(said.contains("shellcheck"), "{said}");
+}
+
 #[test]
 fn presets_follow_real_evidence_and_init_says_what_will_run() {
     let repo = Repo::git();

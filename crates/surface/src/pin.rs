@@ -231,6 +231,26 @@ pub fn compare(pinned: &Pin, now: &Pin) -> Vec<Change> {
     out
 }
 
+/// `changes` with a move from the embedded presets to a config file judged by effect: the
+/// file's gates against the gates the presets would give the tree now (`presets_now`), not
+/// against where they came from. Writing the presets out (what `init` does) weakens nothing;
+/// each preset gate the file leaves out or changes (a language the presets would check now
+/// and the file does not) is named. Other changes are kept as they are.
+pub fn judge_written_out(changes: Vec<Change>, now: &Pin, presets_now: &Pin) -> Vec<Change> {
+    let moved =
+        |c: &Change| matches!(c, Change::Source { from, .. } if from.starts_with("presets:"));
+    if !changes.iter().any(moved) {
+        return changes;
+    }
+    let mut out: Vec<Change> = changes.into_iter().filter(|c| !moved(c)).collect();
+    for c in compare(presets_now, now) {
+        if matches!(c, Change::Removed(_) | Change::Changed { .. }) && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// True when every change can only make completion harder: stop gates were added and nothing
 /// else moved. Those are accepted without a person, because a loop that must now also pass
 /// a new gate is held to more, never less; anything else waits for `loop approve`.

@@ -28,7 +28,7 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) ->
         .as_deref()
         .map(|p| surface::text(p.strip_prefix(&now.root).unwrap_or(p)))
         .unwrap_or_default();
-    for c in pin::compare(&was, &is) {
+    for c in written_out(pin::compare(&was, &is), (now, &is), phase, files) {
         let finding = Finding {
             file: file.clone(),
             line: 0,
@@ -44,6 +44,26 @@ pub fn compare(mut a: Against, now: &Config, phase: Phase, files: &[PathBuf]) ->
         }
     }
     a
+}
+
+/// `changes` with a move from the presets to a config file judged against the presets this
+/// tree would pick ([`pin::judge_written_out`]): `init`'s ralph.toml commits cleanly.
+fn written_out(
+    changes: Vec<pin::Change>,
+    (now, is): (&Config, &pin::Pin),
+    phase: Phase,
+    files: &[PathBuf],
+) -> Vec<pin::Change> {
+    if !changes
+        .iter()
+        .any(|c| matches!(c, pin::Change::Source { .. }))
+    {
+        return changes;
+    }
+    match ralph_config::resolve(now.root.clone(), None, &mut || files.to_vec()) {
+        Ok(presets) => pin::judge_written_out(changes, is, &pin::of_phase(&presets, phase)),
+        Err(_) => changes,
+    }
 }
 
 /// Judges by effect what changed in the checks since the base: the gates run once more on

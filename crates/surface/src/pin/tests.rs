@@ -194,3 +194,35 @@ fn the_same_gates_in_another_root_are_held() {
         "a pin made before roots were recorded names no root"
     );
 }
+
+#[test]
+fn presets_written_out_weaken_nothing_and_a_language_left_out_is_named() {
+    let presets = |files: &[&str]| {
+        let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+        of(&resolve(PathBuf::from("/p"), None, &mut || files.clone()).unwrap())
+    };
+    let was = presets(&["a.py"]);
+    let file = pin_of("presets = [\"python\"]\n");
+    let changes = compare(&was, &file);
+    assert!(
+        matches!(changes[..], [Change::Source { .. }]),
+        "{changes:?}"
+    );
+    // `init`'s ralph.toml: the same presets, named in a file.
+    assert_eq!(
+        judge_written_out(changes.clone(), &file, &presets(&["a.py"])),
+        []
+    );
+    // A shell script came too: the presets would check it now, the file does not.
+    let left_out = judge_written_out(changes, &file, &presets(&["a.py", "run.sh"]));
+    assert!(
+        left_out.contains(&Change::Removed("shellcheck".into())),
+        "{left_out:?}"
+    );
+    // A config file's other changes are kept as they are.
+    let other = vec![Change::Removed("py".into())];
+    assert_eq!(
+        judge_written_out(other.clone(), &file, &presets(&["a.py"])),
+        other
+    );
+}

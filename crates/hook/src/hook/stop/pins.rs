@@ -97,7 +97,9 @@ impl Pinning {
     }
 
     /// Takes out of a weaker verdict the stop gates of a preset that went with the last file
-    /// it checked (see [`pin::preset_gone_with_its_files`]): told in `notes`, never a hold.
+    /// it checked (see [`pin::preset_gone_with_its_files`]): told in `notes`, never a hold;
+    /// and the presets written out into a config file, judged against the presets the tree
+    /// would pick now ([`pin::judge_written_out`]).
     pub fn excuse_presets_gone(
         &mut self,
         project: &mut Project,
@@ -107,14 +109,17 @@ impl Pinning {
             return Ok(());
         };
         let files = project.listing()?.files.clone();
+        let presets =
+            ralph_config::resolve(project.root().to_path_buf(), None, &mut || files.clone());
+        let changes = match presets {
+            Ok(p) => pin::judge_written_out(changes.clone(), &self.now, &pin::of(&p)),
+            Err(_) => changes.clone(),
+        };
         let (gone, kept): (Vec<pin::Change>, Vec<pin::Change>) =
             changes.iter().cloned().partition(|c| {
                 matches!(c, pin::Change::Removed(g)
                     if pin::preset_gone_with_its_files(&copy.pin, g, &project.config, &files))
             });
-        if gone.is_empty() {
-            return Ok(());
-        }
         for c in &gone {
             notes.push(format!(
                 "{c}: its preset went with the last file it checked"
