@@ -529,6 +529,9 @@ fn a_tool_whose_interpreter_is_missing_is_a_missing_tool_not_a_failure() {
     assert_eq!(gate["status"], "skipped", "{run:?}");
     let reason = gate["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("`node`"), "{reason}");
+    // The hint installs what is missing (node), not the gate's own tool (typescript).
+    let install = gate["install"].as_str().unwrap_or_default();
+    assert!(install.contains("nodejs"), "{install}");
     let strict = repo.run_env(["check", "--strict", "--format", "json"], &[("PATH", path)]);
     assert_ne!(
         strict.code, 0,

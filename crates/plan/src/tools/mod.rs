@@ -496,6 +496,22 @@ pub fn search_path(
     dirs
 }
 
+/// How to install a language runtime that a tool's `#!` line or a driver starts (a gate's own
+/// `install` says how to install the gate's tool, not what runs it: tsc's hint is no help
+/// when node is missing).
+pub fn runtime_install(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "node" | "nodejs" => "https://nodejs.org, or apt-get install nodejs (or Bun, https://bun.sh, which runs node scripts)",
+        "python3" | "python" => "https://www.python.org, or apt-get install python3",
+        "bun" => "https://bun.sh, or npm install -g bun",
+        "deno" => "https://deno.com, or npm install -g deno",
+        "ruby" => "apt-get install ruby",
+        "perl" => "apt-get install perl",
+        "bash" => "apt-get install bash",
+        _ => return None,
+    })
+}
+
 /// The first executable file called `name` in `dirs` (or at `cwd/name` for a path).
 pub fn find(name: &str, dirs: &[PathBuf], cwd: &Path) -> Option<PathBuf> {
     let ok = |p: &Path| {

@@ -62,7 +62,7 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
             _ => None,
         }),
         install: (status == GateStatus::Skipped)
-            .then(|| gate.install.clone())
+            .then(|| install_hint(gate, &done))
             .flatten(),
         missing: (status == GateStatus::Skipped)
             .then(|| done.iter().find_map(|o| o.missing.clone()))
@@ -71,6 +71,20 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
         run_details: done.iter().map(detail).collect(),
         tools: tools(&done),
         ..base
+    }
+}
+
+/// How to install what a skipped gate misses: the gate's own `install` for a tool it
+/// requires, the runtime's for an interpreter or a driver's program (node for tsc).
+fn install_hint(gate: &Gate, done: &[Outcome]) -> Option<String> {
+    let missing = done.iter().find_map(|o| o.missing.as_deref());
+    match missing {
+        Some(tool) if !gate.requires.iter().any(|r| r == tool) => {
+            ralph_plan::tools::runtime_install(tool)
+                .map(str::to_string)
+                .or_else(|| gate.install.clone())
+        }
+        _ => gate.install.clone(),
     }
 }
 
