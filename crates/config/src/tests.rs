@@ -204,6 +204,24 @@ fn example_config_in_the_repo_is_valid() {
     }
 }
 
+/// Issue 39, item 8: copied as it is, the example must not stall every run on a remote
+/// cache nobody runs, nor fail on findings stricter than a project's own CI.
+#[test]
+fn the_example_config_is_safe_to_copy() {
+    let text = include_str!("../../../ralph.toml.example");
+    let file = parse(Path::new("ralph.toml.example"), text.to_string()).unwrap();
+    let c = resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap();
+    assert_eq!(c.settings.remote_cache, None);
+    for g in &c.gates {
+        let fail_on = g.pinned_fields().get("fail_on").cloned().unwrap_or_default();
+        assert!(
+            !fail_on.contains("info") && !fail_on.contains("style"),
+            "{}: fail_on {fail_on}",
+            g.name
+        );
+    }
+}
+
 #[test]
 fn drivers_fix_the_scope_and_own_their_command() {
     let c = resolved(
