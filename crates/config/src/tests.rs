@@ -213,10 +213,14 @@ fn the_example_config_is_safe_to_copy() {
     let c = resolve(PathBuf::from("/p"), Some(file), &mut Vec::new).unwrap();
     assert_eq!(c.settings.remote_cache, None);
     for g in &c.gates {
-        let fail_on = g.pinned_fields().get("fail_on").cloned().unwrap_or_default();
+        let severity = g
+            .pinned_fields()
+            .get("severity")
+            .cloned()
+            .unwrap_or_default();
         assert!(
-            !fail_on.contains("info") && !fail_on.contains("style"),
-            "{}: fail_on {fail_on}",
+            !severity.contains("Info") && !severity.contains("Style"),
+            "{}: fails at {severity}",
             g.name
         );
     }
