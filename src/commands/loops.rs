@@ -124,6 +124,11 @@ fn start(
         Some((pin, surface?))
     });
     let pin = held.as_ref().map(|h| h.0.clone());
+    if pin.as_ref().is_some_and(|p| p.gates.is_empty()) {
+        return Err(AppError::Usage(
+            "no stop gate: a loop with nothing to check at its stop would end on the agent's first promise. Add a gate that runs at the stop to ralph.toml (phases include \"stop\"), or let the presets pick them (no ralph.toml); `ralph-gate gates` shows what runs.".into(),
+        ));
+    }
     let path = loops::start(
         layout,
         &loops::Spec {

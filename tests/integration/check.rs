@@ -295,3 +295,38 @@ fn require_files_fails_a_gate_that_matched_nothing() {
         "checked 0 files, and the gate has require_files = true"
     );
 }
+
+/// Issue 39, item 7: nothing checked is said aloud, and under `--strict` (CI) it fails: a
+/// config with no gate, and a gate of the config whose globs match no file of the project
+/// (a typo checks nothing forever). A commit that touches none of a gate's files is not
+/// "nothing": `--staged` is judged by what it brings.
+#[test]
+fn checking_nothing_is_said_and_fails_under_strict() {
+    let repo = Repo::git();
+    repo.write("README.md", "hi\n");
+    repo.config("# no gates yet\n");
+    repo.commit_all();
+    let none = repo.run(["check", "--strict"]);
+    assert_ne!(none.code, 0, "{none:?}");
+    assert!(none.stderr.contains("nothing was checked"), "{none:?}");
+    repo.config("[[gate]]\nname = \"lint\"\nglobs = [\"*.rb\"]\nrun = \"true\"\n");
+    let typo = repo.run(["check", "--strict"]);
+    assert_ne!(typo.code, 0, "{typo:?}");
+    assert!(
+        typo.stderr.contains("`lint`") && typo.stderr.contains("matches no file"),
+        "{typo:?}"
+    );
+    let relaxed = repo.run(["check"]);
+    assert_eq!(
+        relaxed.code, 0,
+        "said, not failed, outside strict mode: {relaxed:?}"
+    );
+    assert!(relaxed.stderr.contains("matches no file"), "{relaxed:?}");
+    repo.write("a.rb", "puts 1\n");
+    assert_eq!(repo.run(["check", "--strict"]).code, 0);
+    repo.commit_all();
+    repo.write("README.md", "hello\n");
+    repo.git_cmd(&["add", "README.md"]);
+    let commit = repo.run(["check", "--staged", "--strict"]);
+    assert_eq!(commit.code, 0, "a commit of no gate's files: {commit:?}");
+}

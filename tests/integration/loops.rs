@@ -300,3 +300,21 @@ fn a_goal_turn_ended_on_the_cap_is_journaled_and_told_to_the_next_prompt() {
         "said once: {again:?}"
     );
 }
+
+/// Issue 39, item 7: a loop with no stop gate would end on the agent's first promise, having
+/// checked nothing: `loop start` refuses it, says why, and writes no loop.
+#[test]
+fn a_loop_with_no_stop_gate_is_refused() {
+    let repo = Repo::git();
+    repo.write("README.md", "hi\n");
+    repo.config(
+        "[[gate]]\nname = \"edits\"\nglobs = [\"*.md\"]\nrun = \"true\"\nphases = [\"edit\"]\n",
+    );
+    let run = repo.run(["loop", "start", "--promise", "DONE", "Do it"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no stop gate"), "{run:?}");
+    assert!(!repo.path().join(".claude").exists(), "no loop was written");
+    repo.config("[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nrun = \"true\"\n");
+    let run = repo.run(["loop", "start", "--promise", "DONE", "Do it"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}

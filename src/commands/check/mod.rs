@@ -184,7 +184,12 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     if let Some(path) = &env.github_step_summary {
         job_summary(path, &results, &info);
     }
-    Ok(if Summary::of(&results, s.strict).ok() {
+    let said = checked_nothing(config, s, &results);
+    for line in &said {
+        note(line);
+    }
+    let nothing_fails = s.strict && !said.is_empty();
+    Ok(if Summary::of(&results, s.strict).ok() && !nothing_fails {
         exit::SUCCESS
     } else {
         exit::GATE_FAILED
@@ -396,6 +401,47 @@ fn job_summary(path: &std::path::Path, results: &[runner::GateResult], info: &Ru
 
 /// A line for the person at the terminal, outside the report (stdout may be JSON).
 #[allow(clippy::print_stderr)]
+/// What checked nothing, said aloud (a failure under `--strict`/CI, where a green run must
+/// mean something was checked): no gate at all for the phase, or, in a run of the whole
+/// project, a gate of the config file whose globs match none of its files (a typo in a
+/// glob checks nothing forever). Presets' gates are picked by the files there are.
+fn checked_nothing(config: &Config, s: &Settings, results: &[runner::GateResult]) -> Vec<String> {
+    if results.is_empty() {
+        return vec![format!(
+            "no gate runs in phase {}: nothing was checked (add gates to ralph.toml, or remove it for the presets){}",
+            s.phase.as_str(),
+            if s.strict { "; a failure in strict mode" } else { "" }
+        )];
+    }
+    if s.selection != Selection::All || !s.gates.is_empty() {
+        return Vec::new();
+    }
+    results
+        .iter()
+        .filter(|r| r.status == runner::GateStatus::NoFiles && r.gate < config.gates.len())
+        .filter(|r| {
+            matches!(
+                config.gates[r.gate].origin,
+                ralph_config::Origin::File { .. }
+            )
+        })
+        .map(|r| {
+            let g = &config.gates[r.gate];
+            format!(
+                "gate `{}` ({}) matches no file of the project (globs {}): it checks nothing{}",
+                g.name,
+                g.origin,
+                g.globs.join(" "),
+                if s.strict {
+                    "; a failure in strict mode"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
 fn note(message: &str) {
     eprintln!("ralph-gate: {message}");
 }
