@@ -399,8 +399,6 @@ fn job_summary(path: &std::path::Path, results: &[runner::GateResult], info: &Ru
     }
 }
 
-/// A line for the person at the terminal, outside the report (stdout may be JSON).
-#[allow(clippy::print_stderr)]
 /// What checked nothing, said aloud (a failure under `--strict`/CI, where a green run must
 /// mean something was checked): no gate at all for the phase, or, in a run of the whole
 /// project, a gate of the config file whose globs match none of its files (a typo in a
@@ -442,6 +440,8 @@ fn checked_nothing(config: &Config, s: &Settings, results: &[runner::GateResult]
         .collect()
 }
 
+/// A line for the person at the terminal, outside the report (stdout may be JSON).
+#[allow(clippy::print_stderr)]
 fn note(message: &str) {
     eprintln!("ralph-gate: {message}");
 }
