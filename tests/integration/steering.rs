@@ -239,6 +239,7 @@ fn loop_start_inside_an_agent_session_is_refused_while_a_loop_runs() {
 
     // Without a loop, the plugin's `/loop` command starts one from inside the session.
     let fresh = Repo::git();
+    fresh.config(GATE);
     let run = fresh.run_env(["loop", "start", "Go."], &[("CLAUDECODE", "1")]);
     assert_eq!(run.code, 0, "{run:?}");
 }

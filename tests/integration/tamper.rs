@@ -411,6 +411,8 @@ fn a_corrupt_state_file_is_named_and_journaled() {
 #[test]
 fn loop_start_takes_options_after_the_prompt_in_the_plugins_spelling() {
     let repo = Repo::git();
+    // A loop needs a stop gate to start.
+    repo.config("[[gate]]\nname = \"ok\"\nglobs = [\"*\"]\nrun = \"true\"\n");
     let run = repo.run([
         "loop",
         "start",
