@@ -292,3 +292,30 @@ fn eight_simultaneous_edits_run_a_project_gate_once() {
     }
     assert_eq!(runs(counter.path()), 2);
 }
+
+/// A file's `x` bit is part of it as an input: a test that runs `tools/ping` fails once the
+/// bit is gone, though no byte and no mtime changed (found by a red team: a cached pass was
+/// served). Each verdict equals the bare run's. (The other way, a failure stored while the
+/// bit was off, is served after `chmod +x` until the command's files change: an exec that
+/// fails is not seen by the observation, which records a program once it runs.)
+#[test]
+fn losing_the_executable_bit_is_a_change() {
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"t\"\nglobs = [\"check.sh\"]\nscope = \"project\"\nrun = \"sh check.sh\"\n");
+    repo.write("check.sh", "./tools/ping\n");
+    crate::common::write_exe(&repo.path().join("tools/ping"), "#!/bin/sh\nexit 0\n");
+    repo.commit_all();
+    let chmod = |mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        let p = repo.path().join("tools/ping");
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let verdict = || repo.run(["check", "--format", "json"]).gate("t")["status"].clone();
+    for (mode, want) in [(0o755, "pass"), (0o644, "fail")] {
+        chmod(mode);
+        let bare = repo.shell("sh check.sh", &[]).0;
+        assert_eq!(bare == 0, want == "pass", "the bare run at {mode:o}");
+        assert_eq!(verdict(), want, "at {mode:o}");
+        assert_eq!(verdict(), want, "at {mode:o}, cached");
+    }
+}

@@ -89,11 +89,12 @@ impl Digests {
             hash,
         };
         let id = path.as_os_str().as_bytes().to_vec();
+        let content = |hash: &str| with_mode(hash, meta.mode());
         {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(k) = known.0.get(&id) {
                 if *k == stamp(k.hash.clone()) {
-                    return Ok(Content::Digest(k.hash.clone()));
+                    return Ok(content(&k.hash));
                 }
             }
         }
@@ -108,7 +109,7 @@ impl Digests {
             known.0.insert(id, stamp(hash.clone()));
             known.1 = true;
         }
-        Ok(Content::Digest(hash))
+        Ok(content(&hash))
     }
 
     /// Saves the remembered stamps if anything was learned. Concurrent runs may overwrite each
@@ -118,6 +119,16 @@ impl Digests {
         if let (Some(path), true) = (&self.index, known.1) {
             let _ = crate::atomic::write(path, render_index(&known.0).as_bytes());
         }
+    }
+}
+
+/// A file's content as an input: its bytes, and whether it may be executed (a test that runs
+/// `tools/ping` fails once it loses its `x` bit; chmod changes no byte and no mtime).
+fn with_mode(hash: &str, mode: u32) -> Content {
+    if mode & 0o111 == 0 {
+        Content::Digest(hash.to_string())
+    } else {
+        Content::Digest(format!("{hash}+x"))
     }
 }
 
