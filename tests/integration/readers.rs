@@ -293,3 +293,57 @@ fn a_new_clones_first_commit_runs_the_gates_no_run_has_told_about() {
         "the twin's commit: {staged:?}"
     );
 }
+
+/// A commit that removes a file its tests read (a `conftest.py` with their fixture, a data
+/// file, or one renamed away) must run those tests without it: before, `check --staged`
+/// planned nothing for a removed path and passed (found by a red team). The twin: removing
+/// a file nothing reads passes.
+#[test]
+fn a_commit_removing_a_file_runs_what_read_it() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    repo.config(&crate::common::tests_gate(run));
+    repo.write("pkg/__init__.py", "")
+        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/conftest.py",
+            "import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n",
+        )
+        .write("tests/data.txt", "3\n")
+        .write("notes/old.txt", "unused\n")
+        .write(
+            "tests/test_calc.py",
+            "import pathlib\nfrom pkg.calc import add\n\n\ndef test_add(three):\n    assert add(1, 2) == three\n\n\ndef test_data():\n    assert pathlib.Path(__file__).with_name('data.txt').read_text() == '3\\n'\n",
+        );
+    repo.commit_all();
+    assert_eq!(
+        status(&repo.run(["check", "--format", "json"]), "tests"),
+        "pass"
+    );
+    let staged = |repo: &Repo| {
+        let run = repo.run(["check", "--staged", "--format", "json"]);
+        status(&run, "tests")
+    };
+    for (what, args) in [
+        (
+            "a removed conftest.py",
+            vec!["rm", "-q", "tests/conftest.py"],
+        ),
+        ("a removed data file", vec!["rm", "-q", "tests/data.txt"]),
+        (
+            "a renamed data file",
+            vec!["mv", "tests/data.txt", "tests/data-v2.txt"],
+        ),
+    ] {
+        repo.git_cmd(&args);
+        assert_ne!(bare(&repo, run), 0, "{what}: the bare tests fail");
+        assert_eq!(staged(&repo), "fail", "{what}");
+        repo.git_cmd(&["reset", "-q", "--hard"]);
+    }
+    repo.git_cmd(&["rm", "-q", "notes/old.txt"]);
+    assert_eq!(bare(&repo, run), 0);
+    assert_ne!(staged(&repo), "fail", "the twin: nothing read it");
+}

@@ -115,6 +115,32 @@ pub fn select_listing(
     Ok(Listing::of(root, files))
 }
 
+/// The paths a commit (`Staged`) or a change (`Changed`) removes, renamed files' old names
+/// included: no checker can open them, but the runs that read them must be made again.
+/// Empty for other selections.
+pub fn removed(root: &Path, selection: &Selection) -> Result<Vec<PathBuf>, FilesError> {
+    let mut args = vec![
+        "diff",
+        "--name-only",
+        "-z",
+        "--diff-filter=D",
+        "--no-renames",
+        "--relative",
+    ];
+    match selection {
+        Selection::Staged => args.insert(1, "--cached"),
+        Selection::Changed(rev) => {
+            args.extend([rev.as_str(), "--"]);
+        }
+        _ => return Ok(Vec::new()),
+    }
+    match git::paths(root, &args) {
+        Ok(paths) => Ok(paths),
+        // No commit yet, or not a repository: nothing can have been removed.
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
 /// Every project file, sorted.
 pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
     Ok(list(root)?.files)

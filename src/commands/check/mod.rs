@@ -196,36 +196,18 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     })
 }
 
-/// For a commit's or a change's files (`--staged`, `--changed`): those files, and the files
-/// that plan the runs whose last observation read one of them (a script that sources an
-/// edited library, a project that type-checks an edited `.js` through `checkJs`), which no
-/// gate's glob names.
-fn with_their_readers(
-    project: &Project,
-    (selection, phase): (&Selection, Phase),
-    mut files: Vec<PathBuf>,
-    universe: &[PathBuf],
-) -> Vec<PathBuf> {
-    if !matches!(selection, Selection::Staged | Selection::Changed(_)) {
-        return files;
-    }
-    let root = project.root();
-    let head = |p: &Path| files::head(&root.join(p));
-    let cfg = &project.config;
-    let reading = readers::readings(cfg, (root, phase), &files);
-    files.extend(readers::asked(cfg, (reading, phase), universe, &head));
-    files.sort();
-    files.dedup();
-    files
-}
-
-/// The selected files (with the files that plan their readers' runs) and the plan for them.
+/// The selected files and the plan for them. For a commit's or a change's files
+/// (`--staged`, `--changed`) also: the files that plan the runs whose last observation read
+/// one of the files changed or removed (a script that sources an edited library, a project
+/// that type-checks an edited `.js` through `checkJs`, tests whose deleted conftest.py they
+/// read), which no gate's glob names; and, run whole, the gates no observed run has told
+/// about and the project gates a removed file was checked by.
 fn planned(
     project: &mut Project,
     s: &Settings,
     universe: &[PathBuf],
 ) -> Result<(Vec<PathBuf>, ralph_plan::plan::Plan), AppError> {
-    let (files, unopenable, unheard) = match &s.selection {
+    let (files, unopenable, whole) = match &s.selection {
         Selection::All => (
             universe.to_vec(),
             project.listing()?.unopenable.clone(),
@@ -233,36 +215,56 @@ fn planned(
         ),
         other => {
             let selected = files::select_listing(project.root(), &project.cwd, other)?;
-            let unheard = unheard(project, (other, s), &selected.files);
-            let files = with_their_readers(project, (other, s.phase), selected.files, universe);
-            (files, selected.unopenable, unheard)
+            let (asked, whole) = beyond_globs(project, (other, s), &selected.files, universe)?;
+            let mut files = selected.files;
+            files.extend(asked);
+            files.sort();
+            files.dedup();
+            (files, selected.unopenable, whole)
         }
     };
     let mut plan = project.plan_with_unopenable(&files, universe, &unopenable, s.phase, &s.gates);
-    if !unheard.is_empty() {
-        plan = plan.with_gates_of(project.plan(universe, universe, s.phase, &unheard));
+    if !whole.is_empty() {
+        plan = plan.with_gates_of(project.plan(universe, universe, s.phase, &whole));
     }
     Ok((files, plan))
 }
 
-/// For a commit's or a change's files: the gates (of those asked for) whose runs have never
-/// been observed here and whose globs miss one of the files: what they read is not known,
-/// so they run whole (see `readers::unheard`).
-fn unheard(
+/// For a commit or a change: the files that plan the runs that read one of its files (those
+/// `changed` and those it removes), and the gates (of those asked for) to run whole.
+fn beyond_globs(
     project: &Project,
     (selection, s): (&Selection, &Settings),
-    files: &[PathBuf],
-) -> Vec<String> {
+    changed: &[PathBuf],
+    universe: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<String>), AppError> {
     if !matches!(selection, Selection::Staged | Selection::Changed(_)) {
-        return Vec::new();
+        return Ok((Vec::new(), Vec::new()));
     }
     let root = project.root();
+    let gone = files::removed(root, selection)?;
+    let touched: Vec<PathBuf> = changed.iter().chain(&gone).cloned().collect();
     let head = |p: &Path| files::head(&root.join(p));
-    readers::unheard(&project.config, (root, s.phase), files, &head)
+    let cfg = &project.config;
+    let reading = readers::readings(cfg, (root, s.phase), &touched);
+    let asked = readers::asked(cfg, (reading, s.phase), universe, &head);
+    let mut whole: Vec<&ralph_config::Gate> =
+        readers::unheard(cfg, (root, s.phase), &touched, &head);
+    // A project gate's run read the removed file (a module, a conftest.py): its folder's
+    // run must be made again without it.
+    whole.extend(cfg.gates.iter().filter(|g| {
+        g.runs_in(s.phase)
+            && g.scope == ralph_config::Scope::Project
+            && gone.iter().any(|p| g.matches_file(p, &|_| None))
+    }));
+    let mut names: Vec<String> = whole
         .into_iter()
         .filter(|g| s.gates.is_empty() || s.gates.contains(&g.name))
         .map(|g| g.name.clone())
-        .collect()
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok((asked, names))
 }
 
 /// How the report looks: the settings' choices, the gates in `order`, after `preamble`.
