@@ -347,3 +347,34 @@ fn a_commit_removing_a_file_runs_what_read_it() {
     assert_eq!(bare(&repo, run), 0);
     assert_ne!(staged(&repo), "fail", "the twin: nothing read it");
 }
+
+/// A test reads its data through a tracked symbolic link (`tests/expected.txt` ->
+/// `../fixtures/expected.txt`): an edit of the link's target is an edit of what the run
+/// read (found by a red team: the hook and `--staged` heard nothing).
+#[test]
+fn the_target_of_a_linked_data_file_re_runs_the_tests() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    let run = "python3 -m pytest -q -p no:cacheprovider";
+    repo.config(&crate::common::tests_gate(run));
+    repo.write("pkg/__init__.py", "")
+        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+        .write("fixtures/expected.txt", "3\n")
+        // Collection stays in tests/: pytest never looks at fixtures/ itself.
+        .write("pytest.ini", "[pytest]\ntestpaths = tests\n");
+    repo.link("tests/expected.txt", "../fixtures/expected.txt");
+    repo.write(
+        "tests/test_calc.py",
+        "import pathlib\nfrom pkg.calc import add\n\n\ndef test_add():\n    want = pathlib.Path(__file__).with_name('expected.txt').read_text()\n    assert add(1, 2) == int(want)\n",
+    );
+    repo.commit_all();
+    heard_everywhere(
+        &repo,
+        ("tests", run),
+        "fixtures/expected.txt",
+        "4\n",
+        "test_add",
+    );
+}

@@ -42,12 +42,16 @@ pub fn record(
     if !heard.exists() {
         let _ = ralph_base::atomic::write(&heard, b"");
     }
-    let read: Vec<&str> = inputs
+    let mut read: Vec<String> = inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
         .filter_map(|i| i.path.strip_prefix("./"))
+        .flat_map(|p| [Some(p.to_string()), link_target(root, p)])
+        .flatten()
         .filter(|p| !p.contains('\n') && !plans(Path::new(p)))
         .collect();
+    read.sort();
+    read.dedup();
     let path = file(root, gate, dir, files);
     if read.is_empty() {
         let _ = std::fs::remove_file(path);
@@ -66,13 +70,29 @@ pub fn record(
         text.push('\n');
     }
     for p in read {
-        text.push_str(p);
+        text.push_str(&p);
         text.push('\n');
     }
     // Most runs read what the last one did: no write then.
     if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
         let _ = ralph_base::atomic::write(&path, text.as_bytes());
     }
+}
+
+/// Where the project path `rel` leads when it is a symbolic link to another project file:
+/// an edit of `fixtures/good.json` reaches the runs that read it as `tests/data/cases.json`.
+fn link_target(root: &Path, rel: &str) -> Option<String> {
+    let full = root.join(rel);
+    if !std::fs::symlink_metadata(&full)
+        .ok()?
+        .file_type()
+        .is_symlink()
+    {
+        return None;
+    }
+    let real = full.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    Some(real.strip_prefix(root).ok()?.to_str()?.to_string())
 }
 
 /// The runs of `gate` whose last observation read one of `rels`.
