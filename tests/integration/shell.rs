@@ -270,3 +270,43 @@ fn bats_files_are_checked_and_libraries_are_told_by_path() {
         "the twin: {run:?}"
     );
 }
+
+/// A script that uses a variable its sourced library sets: ShellCheck run as projects run it
+/// (`shellcheck -x`) passes it, and so must the preset (found by a red team: it ran without
+/// following sources, and failed the clean tree on SC2154). When the library stops setting
+/// the variable, both fail; the edit hook hears the library's edit.
+#[test]
+fn a_variable_set_by_a_sourced_library_is_set() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "deploy.sh",
+        "#!/bin/bash\n. ./lib/common\necho \"deploying to $deploy_target\"\n",
+    );
+    repo.write(
+        "lib/common",
+        "# shellcheck shell=bash\ndeploy_target=prod\nexport deploy_target\n",
+    );
+    repo.commit_all();
+    let bare = |repo: &Repo| repo.shell("shellcheck -x deploy.sh", &[]).0;
+    assert_eq!(bare(&repo), 0);
+    let run = check(&repo);
+    assert_eq!(run.gate("shellcheck")["status"], "pass", "{run:?}");
+    repo.write(
+        "lib/common",
+        "# shellcheck shell=bash\nother=prod\nexport other\n",
+    );
+    assert_ne!(bare(&repo), 0);
+    for round in ["after the edit", "cached"] {
+        let run = check(&repo);
+        assert_eq!(run.gate("shellcheck")["status"], "fail", "{round}: {run:?}");
+    }
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Edit",
+        json!({"file_path": repo.path().join("lib/common"), "old_string": "a", "new_string": "b"}),
+    );
+    assert!(hook.stdout.contains("SC2154"), "{hook:?}");
+}

@@ -9,9 +9,9 @@
 //!   that script ("appears unused", SC2034); the library is the file the `source` path
 //!   names (from the script's folder, or the root), by name only where no file is there;
 //! - scripts in a dialect ShellCheck cannot read (zsh, fish) are left alone;
-//! - when sources are followed (`external-sources=true` in a `.shellcheckrc`, or the
-//!   directive), each script's inputs include what it sources, so the per-file cache stays
-//!   right.
+//! - sources are followed, as `shellcheck -x` does (from the folder the run starts in, or
+//!   the script's own): a variable a sourced library sets is known, and each script's inputs
+//!   include what it sources, so the per-file cache stays right.
 //!
 //! ShellCheck starts in milliseconds, so one run per file costs little and lets one edited
 //! script re-check one script, and `check` spread over every core.
@@ -61,6 +61,11 @@ pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
             "--format=gcc".into(),
             format!("--severity={}", severity.as_str()).into(),
             "--exclude=SC1091".into(),
+            // Sources are followed, from the folder it runs in or the script's own, as
+            // `shellcheck -x` does: a variable a sourced library sets is set (SC2154 is no
+            // failure), and what the script sources is among its inputs.
+            "--external-sources".into(),
+            "--source-path=SCRIPTDIR".into(),
         ];
         let index = sourcing.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
         let name = f
@@ -80,9 +85,7 @@ pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context
             argv.push("--exclude=SC2034".into());
         }
         let mut inputs = vec![f.clone()];
-        if follows_sources(f, &text, cx.fs) {
-            inputs.extend(source_closure(f, cx.fs));
-        }
+        inputs.extend(source_closure(f, cx.fs));
         jobs.push(Job {
             argv: Some(argv),
             args: vec![as_argument(f)],
@@ -215,21 +218,6 @@ fn sourcing_dialects(
         }
     }
     out
-}
-
-/// True when ShellCheck will read the files this script sources: a `.shellcheckrc` from the
-/// script's folder up, or the script itself, sets `external-sources=true`.
-fn follows_sources(f: &Path, text: &str, fs: &dyn ProjectFs) -> bool {
-    has_directive(text, "external-sources=true")
-        || f.ancestors().skip(1).any(|d| {
-            [".shellcheckrc", "shellcheckrc"].iter().any(|n| {
-                fs.read(&d.join(n)).is_some_and(|rc| {
-                    String::from_utf8_lossy(&rc)
-                        .lines()
-                        .any(|l| l.trim().replace(' ', "") == "external-sources=true")
-                })
-            })
-        })
 }
 
 /// What a script sources, transitively, wherever ShellCheck may look for it (the folder it

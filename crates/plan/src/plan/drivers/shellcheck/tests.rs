@@ -33,7 +33,7 @@ fn libraries_get_the_dialect_of_their_sourcing_scripts() {
     let j = jobs(&fs, &c);
     let shown: Vec<String> = j.iter().map(argv_of).collect();
     assert_eq!(shown.len(), 5, "{shown:#?}");
-    let sev = "shellcheck --format=gcc --severity=warning --exclude=SC1091";
+    let sev = "shellcheck --format=gcc --severity=warning --exclude=SC1091 --external-sources --source-path=SCRIPTDIR";
     assert!(shown.contains(&format!("{sev} bin/run")), "{shown:#?}");
     assert!(
         shown.contains(&format!("{sev} --shell=bash --exclude=SC2034 lib/util.sh")),
@@ -107,7 +107,7 @@ fn severity_comes_from_fail_on() {
 }
 
 #[test]
-fn followed_sources_are_inputs_only_when_shellcheck_follows_them() {
+fn followed_sources_are_inputs() {
     let files = [
         (
             "main.sh",
@@ -120,15 +120,7 @@ fn followed_sources_are_inputs_only_when_shellcheck_follows_them() {
         ("lib/b.sh", "y=2\n"),
     ];
     let c = preset();
-    let plain = jobs(&MemFs::new(&files), &c);
-    let main = plain
-        .iter()
-        .find(|j| argv_of(j).ends_with("main.sh"))
-        .unwrap();
-    assert_eq!(main.inputs, vec![PathBuf::from("main.sh")]);
-    let mut with_rc = files.to_vec();
-    with_rc.push((".shellcheckrc", "external-sources=true\n"));
-    let follow = jobs(&MemFs::new(&with_rc), &c);
+    let follow = jobs(&MemFs::new(&files), &c);
     let main = follow
         .iter()
         .find(|j| argv_of(j).ends_with("main.sh"))
