@@ -310,3 +310,25 @@ fn a_variable_set_by_a_sourced_library_is_set() {
     );
     assert!(hook.stdout.contains("SC2154"), "{hook:?}");
 }
+
+/// A library with no extension and no `#!` line, which a script sources, is the project's
+/// code: it is checked on its own (found by a red team: no gate matched it, so `cd /tmp`
+/// added to it passed `check`, the edit hook and the commit, while ShellCheck fails it).
+#[test]
+fn a_sourced_library_no_glob_names_is_checked() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("bin/deploy", "#!/bin/bash\n. ./lib/common\nsay hi\n");
+    let lib = "# shellcheck shell=bash\nsay() {\n  echo \"$1\"\n}\n";
+    repo.write("lib/common", lib);
+    repo.commit_all();
+    crate::readers::heard_everywhere(
+        &repo,
+        ("shellcheck", "shellcheck lib/common"),
+        "lib/common",
+        &format!("{lib}cd /tmp\n"),
+        "SC2164",
+    );
+}

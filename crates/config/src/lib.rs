@@ -84,6 +84,11 @@ impl Gate {
         self.matcher.is_match(rel) && !self.excluder.is_match(rel)
     }
 
+    /// True when the gate's `exclude` names `rel`.
+    pub fn excludes(&self, rel: &Path) -> bool {
+        self.excluder.is_match(rel)
+    }
+
     /// Globs, or for an extensionless file a `#!` line naming one of `shebangs`; `head`
     /// gives a file's first bytes.
     pub fn matches_file(&self, rel: &Path, head: &dyn Fn(&Path) -> Option<Vec<u8>>) -> bool {

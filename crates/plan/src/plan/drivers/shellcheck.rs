@@ -39,62 +39,87 @@ fn dialect_of(interpreter: &str) -> Option<&'static str> {
 }
 
 pub fn plan(gate: &Gate, matched: &[PathBuf], universe: &[PathBuf], cx: &Context<'_>) -> Vec<Job> {
-    let severity = gate.severity.unwrap_or(Severity::Warning);
-    let mut sourcing: Option<BTreeMap<Library, &'static str>> = None;
-    let mut jobs = Vec::new();
-    for f in matched {
-        let text = cx.fs.read(f).unwrap_or_default();
-        let interpreter = parse_shebang(&text);
-        if let Some(i) = &interpreter {
-            if dialect_of(i).is_none() {
-                continue; // zsh, fish, python...: not a script ShellCheck can read
-            }
-        }
-        let text = String::from_utf8_lossy(&text);
-        let declared = interpreter.is_some()
-            || has_directive(&text, "shell=")
-            || f.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e, "bash" | "ksh" | "dash" | "bats"));
-        let mut argv: Vec<OsString> = vec![
-            "shellcheck".into(),
-            "--format=gcc".into(),
-            format!("--severity={}", severity.as_str()).into(),
-            "--exclude=SC1091".into(),
-            // Sources are followed, from the folder it runs in or the script's own, as
-            // `shellcheck -x` does: a variable a sourced library sets is set (SC2154 is no
-            // failure), and what the script sources is among its inputs.
-            "--external-sources".into(),
-            "--source-path=SCRIPTDIR".into(),
-        ];
-        let index = sourcing.get_or_insert_with(|| sourcing_dialects(gate, universe, cx.fs));
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let sourced_as = index
-            .get(&Library::Path(f.clone()))
-            .or_else(|| index.get(&Library::Name(name)))
-            .copied();
-        if !declared {
-            argv.push(format!("--shell={}", sourced_as.unwrap_or("bash")).into());
-        }
-        if sourced_as.is_some() {
-            // A library's variables are set for the scripts that source it: "appears unused"
-            // (SC2034) is true of the library alone and false of the program.
-            argv.push("--exclude=SC2034".into());
-        }
-        let mut inputs = vec![f.clone()];
-        inputs.extend(source_closure(f, cx.fs));
-        jobs.push(Job {
-            argv: Some(argv),
-            args: vec![as_argument(f)],
-            inputs,
-            label: Some(f.display().to_string()),
-            ..Job::default()
-        });
+    let mut index: Option<BTreeMap<Library, &'static str>> = None;
+    let mut jobs: Vec<Job> = matched
+        .iter()
+        .filter_map(|f| job(gate, f, &mut index, (universe, cx.fs)))
+        .collect();
+    // The libraries those scripts source are checked too, though no glob names them (an
+    // extensionless `lib/common`): what a script runs is the project's code.
+    let present: std::collections::HashSet<&PathBuf> = universe.iter().collect();
+    let mut libraries: Vec<PathBuf> = jobs
+        .iter()
+        .flat_map(|j| j.inputs.iter().skip(1))
+        .filter(|p| present.contains(p) && !matched.contains(p) && !gate.excludes(p))
+        .cloned()
+        .collect();
+    libraries.sort();
+    libraries.dedup();
+    for lib in &libraries {
+        jobs.extend(job(gate, lib, &mut index, (universe, cx.fs)));
     }
     jobs
+}
+
+/// The run for script `f`: `None` for a dialect ShellCheck cannot read (zsh, fish).
+fn job(
+    gate: &Gate,
+    f: &Path,
+    index: &mut Option<BTreeMap<Library, &'static str>>,
+    (universe, fs): (&[PathBuf], &dyn ProjectFs),
+) -> Option<Job> {
+    let severity = gate.severity.unwrap_or(Severity::Warning);
+    let text = fs.read(f).unwrap_or_default();
+    let interpreter = parse_shebang(&text);
+    if interpreter
+        .as_deref()
+        .is_some_and(|i| dialect_of(i).is_none())
+    {
+        return None; // zsh, fish, python...: not a script ShellCheck can read
+    }
+    let text = String::from_utf8_lossy(&text);
+    let declared = interpreter.is_some()
+        || has_directive(&text, "shell=")
+        || f.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "bash" | "ksh" | "dash" | "bats"));
+    let mut argv: Vec<OsString> = vec![
+        "shellcheck".into(),
+        "--format=gcc".into(),
+        format!("--severity={}", severity.as_str()).into(),
+        "--exclude=SC1091".into(),
+        // Sources are followed, from the folder it runs in or the script's own, as
+        // `shellcheck -x` does: a variable a sourced library sets is set (SC2154 is no
+        // failure), and what the script sources is among its inputs.
+        "--external-sources".into(),
+        "--source-path=SCRIPTDIR".into(),
+    ];
+    let index = index.get_or_insert_with(|| sourcing_dialects(gate, universe, fs));
+    let name = f
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let sourced_as = index
+        .get(&Library::Path(f.to_path_buf()))
+        .or_else(|| index.get(&Library::Name(name)))
+        .copied();
+    if !declared {
+        argv.push(format!("--shell={}", sourced_as.unwrap_or("bash")).into());
+    }
+    if sourced_as.is_some() {
+        // A library's variables are set for the scripts that source it: "appears unused"
+        // (SC2034) is true of the library alone and false of the program.
+        argv.push("--exclude=SC2034".into());
+    }
+    let mut inputs = vec![f.to_path_buf()];
+    inputs.extend(source_closure(f, fs));
+    Some(Job {
+        argv: Some(argv),
+        args: vec![as_argument(f)],
+        inputs,
+        label: Some(f.display().to_string()),
+        ..Job::default()
+    })
 }
 
 fn has_directive(text: &str, what: &str) -> bool {
