@@ -7,15 +7,38 @@ pub fn strip_ansi(s: &str) -> String {
     anstream::adapter::strip_str(s).to_string()
 }
 
-/// `text` on one line, cut to `limit` characters with `…` where it was cut.
+/// `text` on one line, cut to `limit` characters with `…` where it was cut: between words
+/// where one ends in the last third, so no word is shown cut in two.
 pub fn shorten(text: &str, limit: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= limit {
         return flat;
     }
-    let mut out: String = flat.chars().take(limit.saturating_sub(1)).collect();
+    let mut out = at_word(&flat, limit.saturating_sub(1))
+        .trim_end()
+        .to_string();
     out.push('…');
     out
+}
+
+/// The first `limit` characters of `text`, ending at the last word boundary among them when
+/// that keeps at least two thirds of them.
+pub fn at_word(text: &str, limit: usize) -> &str {
+    let end = text
+        .char_indices()
+        .nth(limit)
+        .map_or(text.len(), |(i, _)| i);
+    if end == text.len() {
+        return text;
+    }
+    let cut = &text[..end];
+    if text[end..].starts_with(char::is_whitespace) {
+        return cut;
+    }
+    match cut.rfind(char::is_whitespace) {
+        Some(i) if cut[..i].chars().count() * 3 >= limit * 2 => &cut[..i],
+        _ => cut,
+    }
 }
 
 /// Keeps the start and the end of `text` within `limit` characters, cutting at line
@@ -117,6 +140,19 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_falls_between_words() {
+        let text = "python3 -I -S -c import sys, py_compile for f in sys.argv";
+        let short = shorten(text, 50);
+        assert!(short.ends_with("for f in…"), "{short}");
+        assert_eq!(
+            at_word("abcdefghij", 4),
+            "abcd",
+            "one long word is cut where it must"
+        );
+        assert_eq!(shorten("short", 10), "short");
+    }
 
     #[test]
     fn strips_colour_and_hyperlinks() {

@@ -187,7 +187,7 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
                 "{}: {} on this project, e.g. `{}`{tool}",
                 r.gate,
                 ralph_base::text::plural(r.runs, "run", "runs"),
-                r.command.chars().take(120).collect::<String>()
+                ralph_base::text::shorten(&r.command, 120)
             )
         })
         .collect()

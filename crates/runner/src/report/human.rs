@@ -303,10 +303,10 @@ fn shorten(command: &str, width: usize) -> String {
     if command.chars().count() <= width {
         return command.to_string();
     }
-    let kept: String = command.chars().take(width).collect();
+    let kept = ralph_base::text::at_word(command, width).trim_end();
     format!(
         "{kept} ... [{} more characters]",
-        command.chars().count() - width
+        command.chars().count() - kept.chars().count()
     )
 }
 

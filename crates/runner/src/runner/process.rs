@@ -212,7 +212,9 @@ fn command(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Command
     command
         .arg("-c")
         .arg(&spec.script)
-        .arg("ralph-gate")
+        // $0: the shell's own messages ("sh: 1: nosuchlinter: not found") read as the
+        // shell's, not as ralph-gate's.
+        .arg("sh")
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
