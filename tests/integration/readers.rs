@@ -74,6 +74,18 @@ pub fn heard_everywhere(
     assert_eq!(status(&whole, gate), "pass", "the twin's tree: {whole:?}");
 }
 
+/// The pytest command the Python tests here run, bare and as the gate.
+const PYTEST: &str = "python3 -m pytest -q -p no:cacheprovider";
+
+/// A package whose tests run with [`PYTEST`] as the project gate `tests`.
+fn calc_project() -> Repo {
+    let repo = Repo::git();
+    repo.config(&crate::common::tests_gate(PYTEST));
+    repo.write("pkg/__init__.py", "")
+        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n");
+    repo
+}
+
 #[test]
 fn a_sourced_library_with_no_extension_re_runs_the_scripts_that_source_it() {
     if !require_tool("shellcheck") {
@@ -99,11 +111,8 @@ fn a_data_file_a_test_reads_re_runs_the_tests() {
     if !require_tool("pytest") {
         return;
     }
-    let repo = Repo::git();
-    let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&crate::common::tests_gate(run));
-    repo.write("pkg/__init__.py", "")
-        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+    let repo = calc_project();
+    repo
         .write("tests/expected.txt", "3\n")
         .write(
             "tests/test_calc.py",
@@ -112,7 +121,7 @@ fn a_data_file_a_test_reads_re_runs_the_tests() {
     repo.commit_all();
     heard_everywhere(
         &repo,
-        ("tests", run),
+        ("tests", PYTEST),
         "tests/expected.txt",
         "4\n",
         "test_add",
@@ -303,11 +312,8 @@ fn a_commit_removing_a_file_runs_what_read_it() {
     if !require_tool("pytest") {
         return;
     }
-    let repo = Repo::git();
-    let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&crate::common::tests_gate(run));
-    repo.write("pkg/__init__.py", "")
-        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+    let repo = calc_project();
+    repo
         .write(
             "tests/conftest.py",
             "import pytest\n\n\n@pytest.fixture\ndef three():\n    return 3\n",
@@ -339,12 +345,12 @@ fn a_commit_removing_a_file_runs_what_read_it() {
         ),
     ] {
         repo.git_cmd(&args);
-        assert_ne!(bare(&repo, run), 0, "{what}: the bare tests fail");
+        assert_ne!(bare(&repo, PYTEST), 0, "{what}: the bare tests fail");
         assert_eq!(staged(&repo), "fail", "{what}");
         repo.git_cmd(&["reset", "-q", "--hard"]);
     }
     repo.git_cmd(&["rm", "-q", "notes/old.txt"]);
-    assert_eq!(bare(&repo, run), 0);
+    assert_eq!(bare(&repo, PYTEST), 0);
     assert_ne!(staged(&repo), "fail", "the twin: nothing read it");
 }
 
@@ -356,12 +362,8 @@ fn the_target_of_a_linked_data_file_re_runs_the_tests() {
     if !require_tool("pytest") {
         return;
     }
-    let repo = Repo::git();
-    let run = "python3 -m pytest -q -p no:cacheprovider";
-    repo.config(&crate::common::tests_gate(run));
-    repo.write("pkg/__init__.py", "")
-        .write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
-        .write("fixtures/expected.txt", "3\n")
+    let repo = calc_project();
+    repo.write("fixtures/expected.txt", "3\n")
         // Collection stays in tests/: pytest never looks at fixtures/ itself.
         .write("pytest.ini", "[pytest]\ntestpaths = tests\n");
     repo.link("tests/expected.txt", "../fixtures/expected.txt");
@@ -372,7 +374,7 @@ fn the_target_of_a_linked_data_file_re_runs_the_tests() {
     repo.commit_all();
     heard_everywhere(
         &repo,
-        ("tests", run),
+        ("tests", PYTEST),
         "fixtures/expected.txt",
         "4\n",
         "test_add",
