@@ -151,8 +151,9 @@ impl Reader {
         };
         let file = c["f"].trim();
         // `path:line: text` needs a path that looks like one, or prose with colons
-        // ("Note: 3 files") would be taken for a location.
-        if !file.contains('.') && !file.contains('/') {
+        // ("Note: 3 files") would be taken for a location; a severity word after the place
+        // makes it one (ShellCheck on an extensionless script: `deploy:3:1: warning: ...`).
+        if !file.contains('.') && !file.contains('/') && c.name("s").is_none() {
             return;
         }
         self.push(Diagnostic {
@@ -223,6 +224,13 @@ pub fn within(output: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_extensionless_script_s_finding_is_a_place_and_prose_is_not() {
+        let d = one("deploy:3:1: warning: Quote this to prevent word splitting. [SC2086]");
+        assert_eq!((d.file.as_str(), d.line, d.col), ("deploy", 3, Some(1)));
+        assert!(parse("Summary:2: all good").is_empty());
+    }
 
     #[test]
     fn go_vet_s_own_prefix_is_not_a_file() {

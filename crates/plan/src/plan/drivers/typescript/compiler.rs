@@ -47,10 +47,11 @@ pub(super) fn compiler(fs: &dyn ProjectFs, dir: &Path) -> Compiler {
         }
     }
     match declared {
-        Some((version, _)) => Compiler {
+        Some((version, at)) => Compiler {
             argv: vec![as_argument(&dir.join("node_modules/typescript/bin/tsc"))],
             missing_note: Some(format!(
-                "the project's TypeScript (typescript {version} in package.json) is not installed: run the package manager's install (npm install, pnpm install, yarn)"
+                "the project's TypeScript (typescript {version} in {}) is not installed: run the package manager's install (npm install, pnpm install, yarn)",
+                at.join("package.json").display()
             )),
         },
         None => Compiler {

@@ -295,6 +295,18 @@ fn the_compiler_is_the_typescript_package_installed_for_the_project() {
     assert!(missing_note
         .unwrap()
         .contains("typescript 5.9.3 in package.json) is not installed"));
+    // The note names the package.json that declares it, not the root's.
+    let nested = MemFs::new(&[(
+        "examples/app/package.json",
+        "{\"devDependencies\": {\"typescript\": \"^4.9.5\"}}",
+    )]);
+    let note = compiler(&nested, Path::new("examples/app/src"))
+        .missing_note
+        .unwrap();
+    assert!(
+        note.contains("typescript ^4.9.5 in examples/app/package.json"),
+        "{note}"
+    );
 }
 
 #[test]
