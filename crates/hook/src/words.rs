@@ -43,7 +43,10 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
         .clone()
         .or_else(|| r.exit_code.map(|c| format!("exit {c}")))
         .unwrap_or_else(|| r.status.label().to_string());
-    let command: String = r.command.chars().take(300).collect();
+    let command = match ralph_base::text::at_word(&r.command, 300) {
+        whole if whole.len() == r.command.len() => whole.to_string(),
+        cut => format!("{} …", cut.trim_end()),
+    };
     let mut s = format!("\n[{}] {why}\n$ {command}\n", r.name);
     let output = strip_ansi(&r.output);
     let output = output.trim_end();
