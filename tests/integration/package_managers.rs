@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 fn yarn_tools() -> Option<(PathBuf, PathBuf)> {
     let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools");
     let (global, template) = (tools.join("yarn-global"), tools.join("yarn-pnp"));
-    if template.join("yarn.lock").is_file() {
+    // `.pnp.cjs` is written last, by an install that succeeded.
+    if template.join(".pnp.cjs").is_file() {
         return Some((global, template));
     }
     crate::common::missing(
