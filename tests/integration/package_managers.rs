@@ -131,3 +131,79 @@ fn on_a_bun_only_machine_tsc_runs_on_bun() {
     assert_eq!(bare(&repo), 0);
     assert_eq!(verdict(&repo), "pass", "after the fix");
 }
+
+/// A library whose example app is a package of its own (its own package.json and tsconfig,
+/// no workspace of the root, its dependencies not installed), as upstream keeps it: only
+/// the library is built and checked. Before, the app was compiled with the library's
+/// TypeScript against modules it lacks: the clean tree failed, every edit told the agent
+/// to fix the example, every commit was refused. Now the app is said to be not installed
+/// (a skip, which `--strict` still fails) and the verdict is the library's own tsc's; once
+/// the app's dependencies are installed it is checked, and its verdict is its own tsc's.
+#[test]
+fn an_example_app_of_its_own_is_not_compiled_against_modules_it_lacks() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    let strict = r#"{"compilerOptions": {"strict": true, "noEmit": true, "module": "nodenext"}}"#;
+    repo.write(
+        "package.json",
+        r#"{"name": "lib", "devDependencies": {"typescript": "5.9.3"}}"#,
+    )
+    .write(
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "noEmit": true}, "include": ["src"]}"#,
+    )
+    .write("src/index.ts", "export const n: number = 1;\n")
+    .write(
+        "examples/app/package.json",
+        r#"{"name": "app", "dependencies": {"pad-types": "1.0.0"}}"#,
+    )
+    .write("examples/app/tsconfig.json", strict)
+    .write(
+        "examples/app/main.ts",
+        "import { pad } from \"pad-types\";\nexport const s: string = pad(\"a\");\n",
+    );
+    repo.commit_all();
+    let tsc = |dir: &str| {
+        let cmd = format!("cd '{dir}' && \"$OLDPWD\"/node_modules/.bin/tsc -p tsconfig.json");
+        repo.shell(&cmd, &[]).0
+    };
+    assert_eq!(tsc("."), 0, "the library's own check passes");
+    assert_ne!(
+        tsc("examples/app"),
+        0,
+        "the app cannot be checked uninstalled"
+    );
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "the clean tree passes: {run:?}");
+    let said = run.gate("tsc").to_string();
+    assert!(
+        said.contains("dependencies of examples/app/package.json"),
+        "the app is said to be not installed: {said}"
+    );
+    let strict_run = repo.run(["check", "--strict", "--format", "json"]);
+    assert_ne!(strict_run.code, 0, "--strict: the app is unverified");
+
+    repo.write(
+        "examples/app/node_modules/pad-types/package.json",
+        r#"{"name": "pad-types", "version": "1.0.0", "types": "index.d.ts"}"#,
+    )
+    .write(
+        "examples/app/node_modules/pad-types/index.d.ts",
+        "export declare function pad(s: string): string;\n",
+    );
+    assert_eq!(
+        tsc("examples/app"),
+        0,
+        "installed, the app's own check passes"
+    );
+    let run = repo.run(["check", "--strict", "--format", "json"]);
+    assert_eq!(run.code, 0, "installed: {run:?}");
+    repo.write(
+        "examples/app/main.ts",
+        "import { pad } from \"pad-types\";\nexport const s: number = pad(\"a\");\n",
+    );
+    assert_ne!(tsc("examples/app"), 0);
+    let run = repo.run(["check", "--format", "json"]);
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+}

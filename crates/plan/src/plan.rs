@@ -168,6 +168,10 @@ pub trait ProjectFs: Sync {
     fn real_path(&self, _rel: &Path) -> Option<PathBuf> {
         None
     }
+    /// A folder is there (`node_modules`).
+    fn is_dir(&self, rel: &Path) -> bool {
+        self.real_path(rel).is_some_and(|p| p.is_dir())
+    }
     /// The first bytes (a `#!` line).
     fn head(&self, rel: &Path) -> Option<Vec<u8>> {
         self.read(rel).map(|mut b| {
@@ -613,6 +617,10 @@ impl ProjectFs for MemFs {
 
     fn size(&self, rel: &Path) -> u64 {
         self.0.get(rel).map_or(0, |b| b.len() as u64)
+    }
+
+    fn is_dir(&self, rel: &Path) -> bool {
+        self.0.keys().any(|k| k != rel && k.starts_with(rel))
     }
 }
 

@@ -30,10 +30,21 @@ process.argv.splice(1,1,r.resolve(\"typescript/bin/tsc\"));require(process.argv[
 /// declares `typescript` resolves it through the PnP runtime. A project whose package.json
 /// declares `typescript` without it installed gets a note saying so instead of the `tsc` on
 /// PATH, which may be another major version. With neither, the `tsc` on PATH.
+///
+/// A package of its own below the one whose install is found (an example app with its own
+/// package.json, no workspace of the root's) whose dependencies are not installed is not
+/// compiled with another package's TypeScript against modules it lacks: it gets a note too.
 pub(super) fn compiler(fs: &dyn ProjectFs, dir: &Path) -> Compiler {
     let mut declared: Option<(String, &Path)> = None;
+    let mut own: Option<&Path> = None;
     for d in dir.ancestors() {
+        if own.is_none() && has_dependencies(fs, d) {
+            own = Some(d);
+        }
         if let Some(tsc) = installed(fs, d) {
+            if let Some(package) = own.filter(|o| !installed_for(fs, o, d)) {
+                return not_installed(package, declared.filter(|(_, at)| *at == package));
+            }
             return Compiler {
                 argv: vec![tsc],
                 missing_note: None,
@@ -47,18 +58,78 @@ pub(super) fn compiler(fs: &dyn ProjectFs, dir: &Path) -> Compiler {
         }
     }
     match declared {
-        Some((version, at)) => Compiler {
-            argv: vec![as_argument(&dir.join("node_modules/typescript/bin/tsc"))],
-            missing_note: Some(format!(
-                "the project's TypeScript (typescript {version} in {}) is not installed: run the package manager's install (npm install, pnpm install, yarn)",
-                at.join("package.json").display()
-            )),
-        },
+        Some((version, at)) => not_installed(at, Some((version, at))),
         None => Compiler {
             argv: vec!["tsc".into()],
             missing_note: None,
         },
     }
+}
+
+/// The note for `package`, whose install is missing (`declared`: the TypeScript it names).
+fn not_installed(package: &Path, declared: Option<(String, &Path)>) -> Compiler {
+    let manifest = package.join("package.json");
+    let what = match declared {
+        Some((version, _)) => format!(
+            "the project's TypeScript (typescript {version} in {}) is",
+            manifest.display()
+        ),
+        None => format!(
+            "the dependencies of {} (a package of its own, no workspace of a package above it) are",
+            manifest.display()
+        ),
+    };
+    Compiler {
+        argv: vec![as_argument(&package.join("node_modules/typescript/bin/tsc"))],
+        missing_note: Some(format!(
+            "{what} not installed: run the package manager's install (npm install, pnpm install, yarn){}",
+            match package.as_os_str().is_empty() {
+                true => String::new(),
+                false => format!(" in {}", package.display()),
+            }
+        )),
+    }
+}
+
+/// `d/package.json` depends on some package (not a folder marker like `{"type": "module"}`).
+fn has_dependencies(fs: &dyn ProjectFs, d: &Path) -> bool {
+    read_json(fs, &d.join("package.json")).is_some_and(|m| {
+        ["dependencies", "devDependencies"].iter().any(|k| {
+            m.get(*k)
+                .and_then(Value::as_object)
+                .is_some_and(|o| !o.is_empty())
+        })
+    })
+}
+
+/// Whether the install found at `at` serves the package at `package`: it is that package,
+/// the package has installed dependencies of its own (node resolves the rest upwards), or
+/// it is one of `at`'s workspaces (npm, Yarn and Bun hoist their dependencies to `at`).
+fn installed_for(fs: &dyn ProjectFs, package: &Path, at: &Path) -> bool {
+    if package == at || fs.is_dir(&package.join("node_modules")) {
+        return true;
+    }
+    let Ok(member) = package.strip_prefix(at) else {
+        return true;
+    };
+    let Some(manifest) = read_json(fs, &at.join("package.json")) else {
+        return false;
+    };
+    let globs = match manifest.get("workspaces") {
+        Some(Value::Object(o)) => o.get("packages").cloned(),
+        other => other.cloned(),
+    };
+    let patterns = globs
+        .as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    patterns.filter_map(Value::as_str).any(|p| {
+        globset::GlobBuilder::new(p.trim_start_matches("./").trim_end_matches('/'))
+            .literal_separator(true)
+            .build()
+            .is_ok_and(|g| g.compile_matcher().is_match(member))
+    })
 }
 
 /// The `tsc` of a `typescript` package installed in `d/node_modules`.

@@ -270,10 +270,16 @@ fn the_compiler_is_the_typescript_package_installed_for_the_project() {
             "node_modules/@tsd/typescript/package.json",
             "{\"name\": \"@tsd/typescript\"}",
         ),
+        ("package.json", "{\"workspaces\": [\"packages/*\"]}"),
         (
             "packages/a/package.json",
             "{\"devDependencies\": {\"typescript\": \"5.9.3\"}}",
         ),
+        (
+            "examples/app/package.json",
+            "{\"dependencies\": {\"react\": \"19\"}}",
+        ),
+        ("examples/app/src/package.json", "{\"type\": \"module\"}"),
     ]);
     let program = |argv: &[&str]| Compiler {
         argv: argv.iter().map(OsString::from).collect(),
@@ -283,6 +289,25 @@ fn the_compiler_is_the_typescript_package_installed_for_the_project() {
         compiler(&fs, Path::new("packages/a")),
         program(&["node_modules/typescript/bin/tsc"]),
         "hoisted to the workspace root"
+    );
+    // A package of its own, no workspace, its dependencies not installed: not compiled
+    // with the root's TypeScript against modules it lacks (an example app).
+    let app = compiler(&fs, Path::new("examples/app/src"));
+    let note = app.missing_note.unwrap_or_default();
+    assert!(
+        note.contains("dependencies of examples/app/package.json")
+            && note.ends_with("in examples/app"),
+        "{note}"
+    );
+    let mut installed = fs;
+    installed.0.insert(
+        "examples/app/node_modules/react/package.json".into(),
+        b"{}".to_vec(),
+    );
+    assert_eq!(
+        compiler(&installed, Path::new("examples/app/src")),
+        program(&["node_modules/typescript/bin/tsc"]),
+        "its own dependencies installed, node finds the rest above"
     );
     let none = MemFs::new(&[("package.json", "{\"devDependencies\": {\"tsd\": \"*\"}}")]);
     assert_eq!(compiler(&none, Path::new("")), program(&["tsc"]));
