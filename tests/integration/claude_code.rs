@@ -1239,3 +1239,98 @@ fn parallel_run(files: [&'static str; 2]) -> Option<String> {
     );
     Some(out)
 }
+
+/// `loop run --prd` on a test-first project: each story's check fails from the start until
+/// its story is built. Before, a story passed only when EVERY stop gate passed, so none
+/// passed until all did. Now a stop gate that failed when the run began holds only the
+/// story that names it (and the last story: the run is done only when every stop gate
+/// passes); one that passed at the start and breaks holds any story.
+#[test]
+fn loop_run_prd_on_a_test_first_project_passes_story_by_story() {
+    let Some(claude_bin) = claude() else {
+        missing("claude", "no `claude` on PATH or in npm's global folder");
+        return;
+    };
+    let repo = Repo::git();
+    let gate = |name: &str, run: &str| {
+        format!("[[gate]]\nname = \"{name}\"\nglobs = [\"*.json\"]\nscope = \"project\"\nrun = '{run}'\n\n")
+    };
+    repo.config(&format!(
+        "{}{}{}",
+        gate("one", "test -f one.txt"),
+        gate("two", "test -f two.txt"),
+        gate("base", "! grep -q BAD base.txt")
+    ));
+    repo.write("base.txt", "ok\n");
+    repo.write(
+        "prd.json",
+        &json!({"project": "demo", "userStories": [
+            {"id": "US-1", "title": "one", "priority": 1, "passes": false, "gates": ["one"]},
+            {"id": "US-2", "title": "two", "priority": 2, "passes": false, "gates": ["two"]}
+        ]})
+        .to_string(),
+    );
+    repo.commit_all();
+    let dir = repo.path().to_path_buf();
+    let write = move |id: &str, file: &str, text: &str| Block::Tool {
+        id: id.into(),
+        name: "Write".into(),
+        input: json!({"file_path": dir.join(file), "content": text}),
+    };
+    let server = goal_server(move |_, all| {
+        let done = |id: &str| all.contains(id);
+        if done("toolu_t2") {
+            Reply::text("US-2 done.")
+        } else if all.contains("Your story this iteration: US-2") {
+            Reply {
+                blocks: vec![write("toolu_t2", "two.txt", "2\n")],
+            }
+        } else if done("toolu_f1") {
+            Reply::text("base.txt mended.")
+        } else if all.contains("ralph-gate, after iteration 1") {
+            Reply {
+                blocks: vec![write("toolu_f1", "base.txt", "ok\n")],
+            }
+        } else if done("toolu_o1") {
+            Reply::text("US-1 done.")
+        } else {
+            Reply {
+                blocks: vec![
+                    write("toolu_o1", "one.txt", "1\n"),
+                    write("toolu_b1", "base.txt", "BAD\n"),
+                ],
+            }
+        }
+    });
+    let s = Session::new(&server, claude_bin);
+    let (code, out, err) = s.run(&ralph_gate(), &["init"], repo.path());
+    assert_eq!(code, 0, "{out}{err}");
+    let args = [
+        "loop",
+        "run",
+        "--prd",
+        "prd.json",
+        "--max-iterations",
+        "5",
+        "Build it.",
+    ];
+    let (code, out, err) = s.run(&ralph_gate(), &args, repo.path());
+    assert_eq!(code, 0, "loop run --prd: {out}\n{err}");
+    assert!(
+        out.contains("done after 3 iterations: every story passes"),
+        "{out}"
+    );
+    let asked: Vec<String> = server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    let second = asked
+        .iter()
+        .find(|m| m.contains("ralph-gate, after iteration 1"))
+        .expect("a second iteration");
+    assert!(
+        second.contains("stop gate `base` fails") && !second.contains("stop gate `two` fails"),
+        "what passed at the start and broke holds the story; what failed from the start and is another story's does not: {second}"
+    );
+}

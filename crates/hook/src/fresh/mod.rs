@@ -154,24 +154,43 @@ struct Carried {
     /// file, which the agent can write).
     stories: Vec<prd::Story>,
     flags: prd::Flags,
+    /// `--prd`: every story of the prd (a `--story` run's others too), by id.
+    all: Vec<String>,
+    /// `--prd`: the stop gates that failed when the run began.
+    before: story::Before,
 }
 
 impl Driver<'_> {
+    fn place(&self) -> story::Place<'_> {
+        story::Place {
+            root: self.layout.root(),
+            config: self.config,
+            env: self.env,
+        }
+    }
+
     fn drive(&self) -> Result<u8, RunError> {
         let work = tempfile::tempdir()?;
         let (mut stories, flags) = match &self.o.prd {
             Some(p) => prd::read(p)?,
             None => Default::default(),
         };
+        let all = stories.iter().map(|s| s.id.clone()).collect();
         if let Some(id) = &self.o.story {
             stories.retain(|s| &s.id == id);
         }
+        let before = match &self.o.prd {
+            Some(_) => story::Before::of(&self.place())?,
+            None => story::Before::default(),
+        };
         let mut c = Carried {
             started: Instant::now(),
             cost: 0.0,
             left: None,
             stories,
             flags,
+            all,
+            before,
         };
         for n in 1.. {
             if let Some(code) = self.step(n, &mut c, work.path())? {
@@ -316,12 +335,12 @@ impl Driver<'_> {
         judged: &mut stop::Judged,
         flipped: &[String],
     ) -> Result<(), RunError> {
-        let place = story::Place {
-            root: self.layout.root(),
-            config: self.config,
-            env: self.env,
-        };
-        let mut failing = story::check(&place, s, judged.hold.as_deref())?;
+        let last = c
+            .all
+            .iter()
+            .all(|id| *id == s.id || c.flags.get(id).copied().unwrap_or(false));
+        let mut failing =
+            story::check(&self.place(), s, judged.hold.as_deref(), (&c.before, last))?;
         if !flipped.is_empty() {
             failing.push(format!(
                 "you set `passes` of {} yourself; ralph-gate put it back (only ralph-gate sets it)",

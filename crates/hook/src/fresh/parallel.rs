@@ -64,6 +64,10 @@ struct Run<'a> {
     start: String,
     prd: PathBuf,
     flags: prd::Flags,
+    /// Every story of the prd, by id.
+    all: Vec<String>,
+    /// The stop gates that failed on the starting branch.
+    before: story::Before,
 }
 
 pub fn run(
@@ -93,14 +97,14 @@ pub fn run(
         usage("--parallel merges into the branch it starts on: check out a branch first".into())
     })?;
     let (stories, flags) = prd::read(&prd_path).map_err(|e| usage(e.to_string()))?;
-    let mut queue: VecDeque<(prd::Story, u32)> = {
-        let mut open: Vec<prd::Story> = stories
-            .into_iter()
-            .filter(|s| !flags.get(&s.id).copied().unwrap_or(false))
-            .collect();
-        open.sort_by_key(|s| s.priority);
-        open.into_iter().map(|s| (s, 0)).collect()
+    let all: Vec<String> = stories.iter().map(|s| s.id.clone()).collect();
+    let place = story::Place {
+        root: &root,
+        config,
+        env,
     };
+    let before = story::Before::of(&place)?;
+    let mut queue = open(stories, &flags);
     let mut r = Run {
         o,
         env,
@@ -109,6 +113,8 @@ pub fn run(
         start,
         prd: prd_path,
         flags,
+        all,
+        before,
     };
     let mut running: Vec<Worker> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
@@ -142,6 +148,16 @@ pub fn run(
         }
     }
     Ok(r.summary(&failed))
+}
+
+/// The stories that do not pass yet, by priority, none tried.
+fn open(stories: Vec<prd::Story>, flags: &prd::Flags) -> VecDeque<(prd::Story, u32)> {
+    let mut open: Vec<prd::Story> = stories
+        .into_iter()
+        .filter(|s| !flags.get(&s.id).copied().unwrap_or(false))
+        .collect();
+    open.sort_by_key(|s| s.priority);
+    open.into_iter().map(|s| (s, 0)).collect()
 }
 
 impl Run<'_> {
@@ -306,7 +322,11 @@ impl Run<'_> {
                 config: self.config,
                 env: self.env,
             };
-            let failing = story::check(&place, &w.story, None)?;
+            let last = self
+                .all
+                .iter()
+                .all(|id| *id == w.story.id || self.flags.get(id).copied().unwrap_or(false));
+            let failing = story::check(&place, &w.story, None, (&self.before, last))?;
             if !failing.is_empty() {
                 return Err(WorkerError::Fails(failing));
             }

@@ -1,7 +1,8 @@
 //! `--prd`: whether an iteration's story passes: nothing holds the run (its gates or
-//! surface weakened), every stop gate passes on a run that trusts nothing stored, the
-//! story's own gates pass, and its `verify` command exits 0. Only then does ralph-gate set
-//! its `passes`.
+//! surface weakened), every stop gate passes on a run that trusts nothing stored (but for
+//! those that already failed when the run began, until the last story), the story's own
+//! gates pass, and its `verify` command exits 0. Only then does ralph-gate set its
+//! `passes`.
 
 use super::error::RunError;
 use super::{child, cli::Invocation, prd::Story};
@@ -22,8 +23,47 @@ pub struct Place<'a> {
     pub env: &'a Environment,
 }
 
-/// Why the story does not pass (empty: it passes).
-pub fn check(d: &Place<'_>, s: &Story, hold: Option<&str>) -> Result<Vec<String>, RunError> {
+/// The stop gates that failed when the run began. In the usual test-first shape the later
+/// stories' tests fail from the start: such a gate does not hold a story that does not name
+/// it, but it holds the last one, so the run is done only when every stop gate passes.
+#[derive(Debug, Clone, Default)]
+pub struct Before {
+    failing: std::collections::BTreeSet<String>,
+}
+
+impl Before {
+    /// Runs the stop gates on the tree as the run begins (stored results are as good as
+    /// fresh ones here: they only excuse, and the last story runs everything afresh).
+    pub fn of(d: &Place<'_>) -> Result<Before, RunError> {
+        let mut project = Project::open(d.root, d.config)?;
+        let deadline = Instant::now() + project.config.settings.hooks.stop_budget;
+        let only = (Phase::Stop, &[][..]);
+        let stop = crate::hook::stop::verify::gates(
+            &mut project,
+            d.env,
+            deadline,
+            only,
+            Reuse::Everything,
+        )?;
+        let strict = d.env.strict();
+        Ok(Before {
+            failing: stop
+                .iter()
+                .filter(|r| r.counts_as_failure(strict))
+                .map(|r| r.name.clone())
+                .collect(),
+        })
+    }
+}
+
+/// Why the story does not pass (empty: it passes). `last`: no other story is open, so every
+/// stop gate must pass, those that failed when the run began (`before`) too.
+pub fn check(
+    d: &Place<'_>,
+    s: &Story,
+    hold: Option<&str>,
+    (before, last): (&Before, bool),
+) -> Result<Vec<String>, RunError> {
     let mut failing: Vec<String> = hold.map(str::to_string).into_iter().collect();
     let mut project = Project::open(d.root, d.config)?;
     let deadline = Instant::now() + project.config.settings.hooks.stop_budget;
@@ -47,7 +87,10 @@ pub fn check(d: &Place<'_>, s: &Story, hold: Option<&str>) -> Result<Vec<String>
         crate::hook::stop::verify::gates(project, d.env, deadline, (phase, only), Reuse::Nothing)
     };
     let stop = run(&mut project, Phase::Stop, &[])?;
-    failing.extend(failed("stop gate", &stop, strict));
+    let excused =
+        |r: &GateResult| !last && before.failing.contains(&r.name) && !s.gates.contains(&r.name);
+    let held: Vec<GateResult> = stop.into_iter().filter(|r| !excused(r)).collect();
+    failing.extend(failed("stop gate", &held, strict));
     if !s.gates.is_empty() {
         let own = run(&mut project, Phase::Check, &s.gates)?;
         failing.extend(failed("story gate", &own, strict));
