@@ -295,9 +295,9 @@ fn eight_simultaneous_edits_run_a_project_gate_once() {
 
 /// A file's `x` bit is part of it as an input: a test that runs `tools/ping` fails once the
 /// bit is gone, though no byte and no mtime changed (found by a red team: a cached pass was
-/// served). Each verdict equals the bare run's. (The other way, a failure stored while the
-/// bit was off, is served after `chmod +x` until the command's files change: an exec that
-/// fails is not seen by the observation, which records a program once it runs.)
+/// served). And back: a failure while the bit was off (the shell's 126) was served after
+/// `chmod +x`, because an exec that fails is not observed; such a run is not stored. So is
+/// a command that was not there (127) and is made later. Each verdict equals the bare run's.
 #[test]
 fn losing_the_executable_bit_is_a_change() {
     let repo = Repo::git();
@@ -311,11 +311,16 @@ fn losing_the_executable_bit_is_a_change() {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
     };
     let verdict = || repo.run(["check", "--format", "json"]).gate("t")["status"].clone();
-    for (mode, want) in [(0o755, "pass"), (0o644, "fail")] {
+    for (mode, want) in [(0o755, "pass"), (0o644, "fail"), (0o755, "pass")] {
         chmod(mode);
         let bare = repo.shell("sh check.sh", &[]).0;
         assert_eq!(bare == 0, want == "pass", "the bare run at {mode:o}");
         assert_eq!(verdict(), want, "at {mode:o}");
         assert_eq!(verdict(), want, "at {mode:o}, cached");
     }
+    std::fs::remove_file(repo.path().join("tools/ping")).unwrap();
+    assert_ne!(repo.shell("sh check.sh", &[]).0, 0);
+    assert_eq!(verdict(), "fail", "the command gone");
+    crate::common::write_exe(&repo.path().join("tools/ping"), "#!/bin/sh\nexit 0\n");
+    assert_eq!(verdict(), "pass", "the command made again");
 }

@@ -380,3 +380,28 @@ fn the_target_of_a_linked_data_file_re_runs_the_tests() {
         "test_add",
     );
 }
+
+/// Where no run can be observed (`[cache] observe = false`, a kernel that refuses tracing),
+/// runs are chosen by the gates' globs, as the static model does. Before, such a gate stayed
+/// one "no run has told about" for ever: every edit no glob names ran it whole and told the
+/// agent its failure again.
+#[test]
+fn a_gate_no_run_can_teach_is_chosen_by_its_globs_after_its_first_run() {
+    let repo = Repo::git();
+    repo.config(
+        "[cache]\nobserve = false\n\n[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files}'\n",
+    );
+    repo.write("a.txt", "BAD\n").write("notes.md", "x\n");
+    repo.commit_all();
+    let first = repo.run(["check", "--format", "json"]);
+    assert_eq!(status(&first, "g"), "fail", "{first:?}");
+    repo.write("notes.md", "y\n");
+    assert_eq!(
+        told_after_edit(&repo, "notes.md"),
+        "",
+        "an edit no gate checks: nothing to tell"
+    );
+    repo.write("a.txt", "BAD!\n");
+    let told = told_after_edit(&repo, "a.txt");
+    assert!(told.contains("a.txt"), "an edit the gate checks: {told}");
+}

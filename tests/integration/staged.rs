@@ -397,3 +397,66 @@ fn a_staged_link_over_a_working_file_is_put_back_and_reported() {
         "nothing left behind blocks the next run: {again:?}"
     );
 }
+
+/// `check --staged` in a project below the top of its repository (`svc/ralph.toml`). git
+/// names changed paths from the top; before, they were taken from the project's root, so a
+/// file with unstaged changes kept its working copy (or git refused the run) and the
+/// verdict was the working tree's, not the commit's. And a commit of a file beside the
+/// project that a run read (`shared/limits.txt`) re-runs it: before, nothing was checked.
+#[test]
+fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
+    let repo = Repo::git();
+    repo.write(
+        "svc/ralph.toml",
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {files} ../shared/limits.txt'\n",
+    );
+    repo.write("svc/a.txt", "ok\n")
+        .write("shared/limits.txt", "ok\n");
+    repo.commit_all();
+    let in_svc = |args: &[&str]| {
+        let mut cmd = repo.cmd();
+        cmd.current_dir(repo.path().join("svc")).args(args);
+        crate::common::finish(cmd.output().unwrap())
+    };
+    let status = |run: &Run| run.gate("g")["status"].as_str().unwrap_or("?").to_string();
+    let first = in_svc(&["check", "--format", "json"]);
+    assert_eq!(status(&first), "pass", "{first:?}");
+
+    // Staged broken, fixed in the work tree: the commit fails, the tree is left as it was.
+    repo.write("svc/a.txt", "BAD\n");
+    repo.git_cmd(&["add", "svc/a.txt"]);
+    repo.write("svc/a.txt", "fixed\n");
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(status(&run), "fail", "the commit's a.txt: {run:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("svc/a.txt")).unwrap(),
+        "fixed\n",
+        "the work tree kept"
+    );
+    // The twin: staged fixed, broken in the work tree.
+    repo.git_cmd(&["add", "svc/a.txt"]);
+    repo.write("svc/a.txt", "BAD\n");
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(status(&run), "pass", "the twin's commit: {run:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("svc/a.txt")).unwrap(),
+        "BAD\n",
+        "the work tree kept"
+    );
+    repo.write("svc/a.txt", "fixed\n");
+    repo.commit_all();
+
+    // A file beside the project, read by the run, staged broken.
+    repo.write("shared/limits.txt", "BAD\n");
+    repo.git_cmd(&["add", "shared/limits.txt"]);
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(
+        status(&run),
+        "fail",
+        "the commit of a file it reads: {run:?}"
+    );
+    repo.write("shared/limits.txt", "fine\n");
+    repo.git_cmd(&["add", "shared/limits.txt"]);
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(status(&run), "pass", "the twin: {run:?}");
+}

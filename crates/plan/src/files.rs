@@ -2,6 +2,7 @@
 //! named on the command line. Every path returned is relative to the project root.
 
 use ralph_base::git::{self, GitError};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +140,36 @@ pub fn removed(root: &Path, selection: &Selection) -> Result<Vec<PathBuf>, Files
         // No commit yet, or not a repository: nothing can have been removed.
         Err(_) => Ok(Vec::new()),
     }
+}
+
+/// The paths a commit (`Staged`) or a change (`Changed`) adds, changes or removes beside the
+/// project, when it is below the top of its repository, as paths from the root
+/// (`../shared/schema.json`): no gate checks them, but the runs that read them must be made
+/// again. Empty for other selections, at the top, and outside git.
+pub fn beside(root: &Path, selection: &Selection) -> Vec<PathBuf> {
+    let Ok(prefix) = git::run(root, &["rev-parse", "--show-prefix"]) else {
+        return Vec::new();
+    };
+    let prefix = PathBuf::from(std::ffi::OsStr::from_bytes(prefix.trim_ascii_end()));
+    if prefix.as_os_str().is_empty() {
+        return Vec::new();
+    }
+    let mut args = vec!["diff", "--name-only", "-z", "--no-renames", "--"];
+    match selection {
+        Selection::Staged => args.insert(1, "--cached"),
+        Selection::Changed(rev) => args.insert(1, rev.as_str()),
+        _ => return Vec::new(),
+    }
+    let Some(top) = git::toplevel(root) else {
+        return Vec::new();
+    };
+    let up: PathBuf = prefix.components().map(|_| "..").collect();
+    git::paths(&top, &args)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| !p.starts_with(&prefix))
+        .map(|p| up.join(p))
+        .collect()
 }
 
 /// Every project file, sorted.

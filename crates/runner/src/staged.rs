@@ -63,7 +63,7 @@ enum Kept {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
-    /// Relative to the root, as bytes (any file name).
+    /// Relative to the top of the work tree, as bytes (any file name).
     path: Vec<u8>,
     kept: Kept,
     /// What ralph-gate wrote (the staged content), as [`fingerprint`] tells it; `None` until
@@ -77,6 +77,7 @@ struct Manifest {
 }
 
 struct State {
+    /// The top of the work tree: the manifest's paths are from there.
     root: PathBuf,
     dir: PathBuf,
     manifest: Manifest,
@@ -124,10 +125,16 @@ fn report(messages: &[String]) {
 }
 
 /// Gives every tracked file with unstaged changes its staged content, after backing the
-/// working copies up. `None` when the working tree already matches the index.
+/// working copies up. `None` when the working tree already matches the index. Files of the
+/// whole work tree, not only the project's: a project below the top of its repository reads
+/// files beside it (a shared schema, a sourced library), and git names every path from the
+/// top.
 pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
+    let top = git::toplevel(root).unwrap_or_else(|| root.to_path_buf());
+    // git names the top as the system resolves it.
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let changed = git::paths(
-        root,
+        &top,
         &[
             "diff",
             "--name-only",
@@ -138,7 +145,7 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     )?;
     let changed: Vec<PathBuf> = changed
         .into_iter()
-        .filter(|p| !ralph_plan::files::is_own_state(p))
+        .filter(|p| !own_state(&top, &real_root, p))
         .collect();
     if changed.is_empty() {
         return Ok(None);
@@ -154,14 +161,14 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     for (n, rel) in changed.iter().enumerate() {
         manifest.entries.push(Entry {
             path: rel.as_os_str().as_bytes().to_vec(),
-            kept: back_up(&root.join(rel), &dir, n)?,
+            kept: back_up(&top.join(rel), &dir, n)?,
             written: None,
         });
     }
     write_manifest(&dir, &manifest).map_err(backup_err(&dir))?;
     // From here on the working tree changes: whatever happens, it is put back.
     let state = Arc::new(Mutex::new(State {
-        root: root.to_path_buf(),
+        root: top.clone(),
         dir: dir.clone(),
         manifest,
         done: false,
@@ -171,16 +178,24 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
         report(&restore_state(&mut lock(&for_signal)));
     });
     let hidden = Hidden { state, cleanup };
-    checkout_index(root, &changed)?;
+    checkout_index(&top, &changed)?;
     {
         let mut st = lock(&hidden.state);
         for e in &mut st.manifest.entries {
-            let full = root.join(OsStr::from_bytes(&e.path));
+            let full = top.join(OsStr::from_bytes(&e.path));
             e.written = fingerprint(&full);
         }
         write_manifest(&dir, &st.manifest).map_err(backup_err(&dir))?;
     }
     Ok(Some(hidden))
+}
+
+/// Whether `rel` (from the top of the work tree) is ralph-gate's own state in the project at
+/// `root`.
+fn own_state(top: &Path, root: &Path, rel: &Path) -> bool {
+    top.join(rel)
+        .strip_prefix(root)
+        .is_ok_and(ralph_plan::files::is_own_state)
 }
 
 fn backup_err(path: &Path) -> impl FnOnce(std::io::Error) -> StagedError {
@@ -240,8 +255,9 @@ pub fn recover(root: &Path) -> Result<Vec<String>, StagedError> {
                 continue;
             }
         };
+        // Paths in a manifest are from the top of the work tree.
         let mut state = State {
-            root: root.to_path_buf(),
+            root: git::toplevel(root).unwrap_or_else(|| root.to_path_buf()),
             dir: dir.clone(),
             manifest,
             done: false,

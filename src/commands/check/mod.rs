@@ -243,27 +243,25 @@ fn beyond_globs(
     }
     let root = project.root();
     let gone = files::removed(root, selection)?;
-    let touched: Vec<PathBuf> = changed.iter().chain(&gone).cloned().collect();
+    let beside = files::beside(root, selection);
+    let touched: Vec<PathBuf> = changed
+        .iter()
+        .chain(&gone)
+        .chain(&beside)
+        .cloned()
+        .collect();
     let head = |p: &Path| files::head(&root.join(p));
     let cfg = &project.config;
-    let reading = readers::readings(cfg, (root, s.phase), &touched);
-    let asked = readers::asked(cfg, (reading, s.phase), universe, &head);
-    let mut whole: Vec<&ralph_config::Gate> =
-        readers::unheard(cfg, (root, s.phase), &touched, &head);
+    let mut reach = readers::Reach::of(cfg, (root, s.phase), &touched, &head);
     // A project gate's run read the removed file (a module, a conftest.py): its folder's
     // run must be made again without it.
-    whole.extend(cfg.gates.iter().filter(|g| {
+    reach.whole.extend(cfg.gates.iter().filter(|g| {
         g.runs_in(s.phase)
             && g.scope == ralph_config::Scope::Project
             && gone.iter().any(|p| g.matches_file(p, &|_| None))
     }));
-    let mut names: Vec<String> = whole
-        .into_iter()
-        .filter(|g| s.gates.is_empty() || s.gates.contains(&g.name))
-        .map(|g| g.name.clone())
-        .collect();
-    names.sort();
-    names.dedup();
+    let asked = reach.files(cfg, universe, &head);
+    let names = reach.whole_names(&s.gates);
     Ok((asked, names))
 }
 

@@ -49,7 +49,7 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
 
 /// Runs the edit gates that match `rels`, the runs whose last run read one of them
 /// (`readers`), and the whole of each gate no observed run has told what it reads and whose
-/// globs miss one of them (`readers::unheard`); `None` when there is none (the common case,
+/// globs miss one of them (`readers::Reach`); `None` when there is none (the common case,
 /// answered without listing the project).
 fn edit_gates(
     project: &Project,
@@ -65,18 +65,13 @@ fn edit_gates(
         .iter()
         .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
-    let reading = readers::readings(config, (root, Phase::Edit), rels);
-    let unheard: Vec<String> = readers::unheard(config, (root, Phase::Edit), rels, &head)
-        .into_iter()
-        .map(|g| g.name.clone())
-        .collect();
-    if matching.is_empty() && reading.is_empty() && unheard.is_empty() {
+    let reach = readers::Reach::of(config, (root, Phase::Edit), rels, &head);
+    if matching.is_empty() && reach.is_empty() {
         return None;
     }
     // Project gates, drivers and declared inputs see more than the edited files. An edited
     // file is one of them even when git ignores it (a generated file the code imports).
-    let listed = !reading.is_empty() || !unheard.is_empty();
-    let universe = if listed || matching.iter().any(|g| g.needs_listing()) {
+    let universe = if !reach.is_empty() || matching.iter().any(|g| g.needs_listing()) {
         let mut all = files::all(root).unwrap_or_default();
         all.extend(rels.iter().cloned());
         all.sort();
@@ -86,14 +81,10 @@ fn edit_gates(
         rels.to_vec()
     };
     let mut asked = rels.to_vec();
-    asked.extend(readers::asked(
-        config,
-        (reading, Phase::Edit),
-        &universe,
-        &head,
-    ));
+    asked.extend(reach.files(config, &universe, &head));
     asked.sort();
     asked.dedup();
+    let unheard = reach.whole_names(&[]);
     let mut plan = project.plan(&asked, &universe, Phase::Edit, &[]);
     if !unheard.is_empty() {
         plan = plan.with_gates_of(project.plan(&universe, &universe, Phase::Edit, &unheard));

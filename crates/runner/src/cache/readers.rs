@@ -38,15 +38,16 @@ pub fn record(
     plans: &dyn Fn(&Path) -> bool,
     inputs: &[Input],
 ) {
-    let heard = Layout::at(root).readers(gate).join(HEARD);
-    if !heard.exists() {
-        let _ = ralph_base::atomic::write(&heard, b"");
-    }
+    told(root, gate);
+    let beside = Beside::of(root);
     let mut read: Vec<String> = inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
-        .filter_map(|i| i.path.strip_prefix("./"))
-        .flat_map(|p| [Some(p.to_string()), link_target(root, p)])
+        .filter_map(|i| match i.path.strip_prefix("./") {
+            Some(p) => Some([Some(p.to_string()), link_target(root, p)]),
+            None => Some([beside.as_ref()?.rel(&i.path), None]),
+        })
+        .flatten()
         .flatten()
         .filter(|p| !p.contains('\n') && !plans(Path::new(p)))
         .collect();
@@ -76,6 +77,52 @@ pub fn record(
     // Most runs read what the last one did: no write then.
     if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
         let _ = ralph_base::atomic::write(&path, text.as_bytes());
+    }
+}
+
+/// Marks `gate` as told here: its runs are chosen by its globs and by what its observed
+/// runs recorded, no longer run whole for a file its globs miss. Said after an observed run,
+/// and after a run no observation can ever teach (observation off, a run that is not
+/// cached, a kernel that refuses tracing): such a gate is chosen by its globs alone, as the
+/// static model does, or every edit no glob names would run it whole and tell its failures
+/// again.
+pub fn told(root: &Path, gate: &str) {
+    let heard = Layout::at(root).readers(gate).join(HEARD);
+    if !heard.exists() {
+        let _ = ralph_base::atomic::write(&heard, b"");
+    }
+}
+
+/// The work tree around a project below the top of its repository: a run there may read a
+/// file beside the project (`../shared/schema.json`), which a commit can change.
+struct Beside {
+    top: PathBuf,
+    /// `..` as many times as the root is below the top.
+    up: PathBuf,
+}
+
+impl Beside {
+    /// `None` at the top of a repository, or outside one.
+    fn of(root: &Path) -> Option<Beside> {
+        let root = root.canonicalize().ok()?;
+        let top = root.ancestors().find(|a| a.join(".git").exists())?;
+        let below = root.strip_prefix(top).ok()?;
+        if below.as_os_str().is_empty() {
+            return None;
+        }
+        Some(Beside {
+            up: below.components().map(|_| "..").collect(),
+            top: top.to_path_buf(),
+        })
+    }
+
+    /// `abs` as a path from the root, when it is in the work tree (and not in git's folder).
+    fn rel(&self, abs: &str) -> Option<String> {
+        let inside = Path::new(abs).strip_prefix(&self.top).ok()?;
+        if inside.starts_with(".git") {
+            return None;
+        }
+        Some(self.up.join(inside).to_str()?.to_string())
     }
 }
 
@@ -121,7 +168,7 @@ pub fn runs_reading(root: &Path, gate: &str, rels: &[PathBuf]) -> Vec<Reading> {
 }
 
 /// The runs of `phase`'s gates whose last observation read one of `rels`, by gate.
-pub fn readings<'c>(
+fn readings<'c>(
     config: &'c ralph_config::Config,
     (root, phase): (&Path, ralph_config::Phase),
     rels: &[PathBuf],
@@ -138,11 +185,65 @@ pub fn readings<'c>(
         .collect()
 }
 
+/// What a change reaches beyond the gates' globs: the runs whose last observation read one
+/// of its files, and the gates to run whole (no run here has told what they read, and their
+/// globs miss one of the files). The edit hook and `check --staged` / `--changed` both ask
+/// this, then plan [`Reach::files`] and the `whole` gates.
+pub struct Reach<'c> {
+    readings: Vec<(&'c ralph_config::Gate, Reading)>,
+    pub whole: Vec<&'c ralph_config::Gate>,
+    phase: ralph_config::Phase,
+}
+
+impl<'c> Reach<'c> {
+    /// Reads the records of `phase`'s gates for `touched` (paths relative to the root).
+    pub fn of(
+        config: &'c ralph_config::Config,
+        (root, phase): (&Path, ralph_config::Phase),
+        touched: &[PathBuf],
+        head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+    ) -> Reach<'c> {
+        Reach {
+            readings: readings(config, (root, phase), touched),
+            whole: unheard(config, (root, phase), touched, head),
+            phase,
+        }
+    }
+
+    /// Nothing beyond the globs: the caller need not list the project.
+    pub fn is_empty(&self) -> bool {
+        self.readings.is_empty() && self.whole.is_empty()
+    }
+
+    /// The names of the gates to run whole, among `asked` (all when empty), sorted.
+    pub fn whole_names(&self, asked: &[String]) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .whole
+            .iter()
+            .filter(|g| asked.is_empty() || asked.contains(&g.name))
+            .map(|g| g.name.clone())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The files of `universe` that plan the runs that read a touched file again.
+    pub fn files(
+        &self,
+        config: &ralph_config::Config,
+        universe: &[PathBuf],
+        head: &dyn Fn(&Path) -> Option<Vec<u8>>,
+    ) -> Vec<PathBuf> {
+        asked(config, (&self.readings, self.phase), universe, head)
+    }
+}
+
 /// The gates of `phase` that no observed run here has told what they read (a new clone, a
 /// new gate) and that one of `rels` may concern: a file their globs do not match. Runs
 /// chosen by globs and readings alone could miss that edit, so the caller plans the whole
 /// gate; its runs are cached like any other, and observed from then on.
-pub fn unheard<'c>(
+fn unheard<'c>(
     config: &'c ralph_config::Config,
     (root, phase): (&Path, ralph_config::Phase),
     rels: &[PathBuf],
@@ -161,9 +262,9 @@ pub fn unheard<'c>(
 /// own files (those still in `universe`), or for a whole folder's run one file of the
 /// folder the gate matches, preferring one no other gate of the phase checks on its own (so
 /// a dependent's project run does not bring its files' own checks along).
-pub fn asked(
+fn asked(
     config: &ralph_config::Config,
-    (readings, phase): (Vec<(&ralph_config::Gate, Reading)>, ralph_config::Phase),
+    (readings, phase): (&[(&ralph_config::Gate, Reading)], ralph_config::Phase),
     universe: &[PathBuf],
     head: &dyn Fn(&Path) -> Option<Vec<u8>>,
 ) -> Vec<PathBuf> {
@@ -173,7 +274,7 @@ pub fn asked(
         if run.files.is_empty() {
             asked.extend(one_file_of(config, (gate, phase), &run.dir, universe, head));
         } else {
-            asked.extend(run.files.into_iter().filter(|f| present.contains(f)));
+            asked.extend(run.files.iter().filter(|f| present.contains(f)).cloned());
         }
     }
     asked.sort();

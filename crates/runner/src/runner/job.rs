@@ -542,24 +542,14 @@ fn execute(
         return shape.stopped_by_budget();
     }
     let started = observe::coarse_now();
-    let spec = Spec {
-        script: inv.script.clone(),
-        args: inv.args.clone(),
-        cwd: inv.cwd.clone(),
-        env: variables(gate, inv, limits.cargo_target.as_deref()),
-        timeout,
-        // Observed only when there is a result to store, or a verdict that rests on what the
-        // run read (a commit's untracked files).
-        observe: key.is_some()
-            && cx.config.settings.observe_inputs
-            && (cx.cache.store || limits.untracked.is_some()),
-    };
+    let spec = spec(cx, (gate, inv), limits, timeout, key.is_some());
     let Heard {
         finished,
         told,
         loaded,
         tests,
     } = heard_untraced_if_it_traces(spec, gate, cx);
+    told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
@@ -568,6 +558,9 @@ fn execute(
     let mut read_untracked = None;
     let mut outside = Vec::new();
     let not_stored = key.and_then(|(k, places)| {
+        if let Some(why) = exec_failed(&finished.exit) {
+            return Some(why.to_string());
+        }
         let observed = match &finished.observed {
             Some(Ok(record)) => {
                 if let Some(why) = observe::foreign_server(&record.sockets, started) {
@@ -602,6 +595,28 @@ fn execute(
     outside_commit(outcome, read_untracked)
 }
 
+/// What starts the job's process.
+fn spec(
+    cx: &RunContext<'_>,
+    (gate, inv): (&Gate, &Invocation),
+    limits: &Limits,
+    timeout: Duration,
+    keyed: bool,
+) -> Spec {
+    Spec {
+        script: inv.script.clone(),
+        args: inv.args.clone(),
+        cwd: inv.cwd.clone(),
+        env: variables(gate, inv, limits.cargo_target.as_deref()),
+        timeout,
+        // Observed only when there is a result to store, or a verdict that rests on what the
+        // run read (a commit's untracked files).
+        observe: keyed
+            && cx.config.settings.observe_inputs
+            && (cx.cache.store || limits.untracked.is_some()),
+    }
+}
+
 /// [`heard`], made again unobserved when a process of the observed run called ptrace (a
 /// debugger's tests, a leak checker at exit): under ralph-gate's tracer that call fails, so
 /// the run is not the bare tool's. The second run's result is stored under the key alone.
@@ -627,6 +642,36 @@ fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> 
         "the run traces processes itself (ptrace), which it cannot do under observation".into(),
     )));
     again
+}
+
+/// Why a run that ended as a shell does when it could not start a command (126: found but
+/// not executable; 127: not found) is not stored: an exec that fails is not observed, so
+/// `chmod +x` or the command's file made later would still be served this failure.
+fn exec_failed(exit: &Exit) -> Option<&'static str> {
+    matches!(exit, Exit::Code(126 | 127)).then_some(
+        "the run ended with 126 or 127, a command that could not be started; \
+         a failed exec is not observed, so the result is not stored",
+    )
+}
+
+/// Marks `gate` told (its runs chosen by its globs, see [`cache::readers::told`]) when no
+/// observation here can ever tell what its runs read: observation off, a run with no key
+/// (never stored), or a kernel that refuses tracing. Only a run that ended by itself counts.
+fn told_if_nothing_to_learn(
+    cx: &RunContext<'_>,
+    gate: &Gate,
+    keyed: bool,
+    finished: &process::Finished,
+) {
+    use observe::trace::Unavailable as U;
+    let refused = matches!(
+        &finished.observed,
+        Some(Err(U::Architecture | U::Refused { .. } | U::Probe { .. }))
+    );
+    let nothing = !cx.config.settings.observe_inputs || !keyed || refused;
+    if matches!(finished.exit, Exit::Code(_)) && nothing {
+        cache::readers::told(&cx.config.root, &gate.name);
+    }
 }
 
 /// Records what the observed run of `gate` for `job` read besides the files that plan it
