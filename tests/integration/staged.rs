@@ -2,6 +2,7 @@
 //! on success, not on failure, not when stopped with Ctrl-C or SIGTERM, not when SIGKILLed.
 
 use crate::common::{require_tool, signal, Repo, Run};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -446,8 +447,30 @@ fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
     repo.write("svc/a.txt", "fixed\n");
     repo.commit_all();
 
-    // A file beside the project, read by the run, staged broken.
+    // A file beside the project, read by the run, edited broken by an agent working in
+    // the project: the edit hook tells it.
     repo.write("shared/limits.txt", "BAD\n");
+    let hook = json!({
+        "session_id": "s", "transcript_path": "/nonexistent", "cwd": repo.path().join("svc"),
+        "hook_event_name": "PostToolUse", "tool_name": "Edit",
+        "tool_input": {"file_path": "../shared/limits.txt", "old_string": "ok", "new_string": "BAD"},
+        "tool_response": {"success": true}
+    });
+    let mut cmd = repo.cmd();
+    cmd.current_dir(repo.path().join("svc"))
+        .args(["hook", "post-tool-use"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, hook.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    let told = crate::common::finish(child.wait_with_output().unwrap());
+    assert!(
+        told.stdout.contains("limits.txt") && told.stdout.contains("[g]"),
+        "the edit hook tells the agent: {told:?}"
+    );
     repo.git_cmd(&["add", "shared/limits.txt"]);
     let run = in_svc(&["check", "--staged", "--format", "json"]);
     assert_eq!(

@@ -172,6 +172,40 @@ pub fn beside(root: &Path, selection: &Selection) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The work tree around a project below the top of its repository: a run there may read a
+/// file beside the project (`../shared/schema.json`), which an edit or a commit can change.
+pub struct Beside {
+    top: PathBuf,
+    /// `..` as many times as the root is below the top.
+    up: PathBuf,
+}
+
+impl Beside {
+    /// `None` at the top of a repository, or outside one.
+    pub fn of(root: &Path) -> Option<Beside> {
+        let root = root.canonicalize().ok()?;
+        let top = root.ancestors().find(|a| a.join(".git").exists())?;
+        let below = root.strip_prefix(top).ok()?;
+        if below.as_os_str().is_empty() {
+            return None;
+        }
+        Some(Beside {
+            up: below.components().map(|_| "..").collect(),
+            top: top.to_path_buf(),
+        })
+    }
+
+    /// `abs` as a path from the root (`../shared/x`), when it is in the work tree (and not in
+    /// git's folder). Paths a run names are as the system resolved them, as the top is.
+    pub fn rel(&self, abs: &Path) -> Option<PathBuf> {
+        let inside = abs.strip_prefix(&self.top).ok()?;
+        if inside.starts_with(".git") {
+            return None;
+        }
+        Some(self.up.join(inside))
+    }
+}
+
 /// Every project file, sorted.
 pub fn all(root: &Path) -> Result<Vec<PathBuf>, FilesError> {
     Ok(list(root)?.files)

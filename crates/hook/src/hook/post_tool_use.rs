@@ -41,8 +41,15 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
         .filter_map(|p| files::relative_to_root(project.root(), &base, p).ok())
         .filter(|rel| !files::is_own_state(rel))
         .collect();
-    match edit_gates(&project, &rels, env, started) {
-        Some(results) => tell(&project, &ask.session, &rels, &results, env.strict()),
+    let beside = beside(project.root(), &base, &edited);
+    if rels.is_empty() && beside.is_empty() {
+        return Verdict::Silent;
+    }
+    match edit_gates(&project, (&rels, &beside), env, started) {
+        Some(results) => {
+            let named: Vec<PathBuf> = rels.into_iter().chain(beside).collect();
+            tell(&project, &ask.session, &named, &results, env.strict())
+        }
         None => Verdict::Silent,
     }
 }
@@ -53,7 +60,7 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
 /// answered without listing the project).
 fn edit_gates(
     project: &Project,
-    rels: &[PathBuf],
+    (rels, beside): (&[PathBuf], &[PathBuf]),
     env: &Environment,
     started: Instant,
 ) -> Option<Vec<GateResult>> {
@@ -65,7 +72,8 @@ fn edit_gates(
         .iter()
         .filter(|g| g.runs_in(Phase::Edit) && rels.iter().any(|r| g.matches_file(r, &head)))
         .collect();
-    let reach = readers::Reach::of(config, (root, Phase::Edit), rels, &head);
+    let touched: Vec<PathBuf> = rels.iter().chain(beside).cloned().collect();
+    let reach = readers::Reach::of(config, (root, Phase::Edit), &touched, &head);
     if matching.is_empty() && reach.is_empty() {
         return None;
     }
@@ -105,6 +113,20 @@ fn edit_gates(
         &|_| {},
     );
     Some(results.into_iter().filter(|r| r.runs > 0).collect())
+}
+
+/// The edited files beside a project below the top of its repository, as paths from its
+/// root (`../shared/schema.json`): no gate checks them, but the runs that read them must
+/// be made again.
+fn beside(root: &Path, base: &Path, edited: &[&PathBuf]) -> Vec<PathBuf> {
+    let Some(around) = files::Beside::of(root) else {
+        return Vec::new();
+    };
+    edited
+        .iter()
+        .filter(|p| files::relative_to_root(root, base, p).is_err())
+        .filter_map(|p| around.rel(&base.join(p).canonicalize().ok()?))
+        .collect()
 }
 
 /// What the agent is told after its edit: the failing gates, and once per session the tools

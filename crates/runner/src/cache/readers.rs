@@ -39,13 +39,16 @@ pub fn record(
     inputs: &[Input],
 ) {
     told(root, gate);
-    let beside = Beside::of(root);
+    let beside = ralph_plan::files::Beside::of(root);
     let mut read: Vec<String> = inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
         .filter_map(|i| match i.path.strip_prefix("./") {
             Some(p) => Some([Some(p.to_string()), link_target(root, p)]),
-            None => Some([beside.as_ref()?.rel(&i.path), None]),
+            None => {
+                let rel = beside.as_ref()?.rel(Path::new(&i.path))?;
+                Some([Some(rel.to_str()?.to_string()), None])
+            }
         })
         .flatten()
         .flatten()
@@ -90,39 +93,6 @@ pub fn told(root: &Path, gate: &str) {
     let heard = Layout::at(root).readers(gate).join(HEARD);
     if !heard.exists() {
         let _ = ralph_base::atomic::write(&heard, b"");
-    }
-}
-
-/// The work tree around a project below the top of its repository: a run there may read a
-/// file beside the project (`../shared/schema.json`), which a commit can change.
-struct Beside {
-    top: PathBuf,
-    /// `..` as many times as the root is below the top.
-    up: PathBuf,
-}
-
-impl Beside {
-    /// `None` at the top of a repository, or outside one.
-    fn of(root: &Path) -> Option<Beside> {
-        let root = root.canonicalize().ok()?;
-        let top = root.ancestors().find(|a| a.join(".git").exists())?;
-        let below = root.strip_prefix(top).ok()?;
-        if below.as_os_str().is_empty() {
-            return None;
-        }
-        Some(Beside {
-            up: below.components().map(|_| "..").collect(),
-            top: top.to_path_buf(),
-        })
-    }
-
-    /// `abs` as a path from the root, when it is in the work tree (and not in git's folder).
-    fn rel(&self, abs: &str) -> Option<String> {
-        let inside = Path::new(abs).strip_prefix(&self.top).ok()?;
-        if inside.starts_with(".git") {
-            return None;
-        }
-        Some(self.up.join(inside).to_str()?.to_string())
     }
 }
 
