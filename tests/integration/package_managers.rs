@@ -181,6 +181,10 @@ fn an_example_app_of_its_own_is_not_compiled_against_modules_it_lacks() {
         said.contains("dependencies of examples/app/package.json"),
         "the app is said to be not installed: {said}"
     );
+    assert!(
+        run.gate("tsc")["install"].is_null(),
+        "no other install hint beside the note's folder: {said}"
+    );
     let strict_run = repo.run(["check", "--strict", "--format", "json"]);
     assert_ne!(strict_run.code, 0, "--strict: the app is unverified");
 

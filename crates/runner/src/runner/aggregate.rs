@@ -77,6 +77,10 @@ pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) 
 /// How to install what a skipped gate misses: the gate's own `install` for a tool it
 /// requires, the runtime's for an interpreter or a driver's program (node for tsc).
 fn install_hint(gate: &Gate, done: &[Outcome]) -> Option<String> {
+    let mut skipped = done.iter().filter(|o| o.missing.is_some()).peekable();
+    if skipped.peek().is_some() && skipped.all(|o| o.install_said) {
+        return None;
+    }
     let missing = done.iter().find_map(|o| o.missing.as_deref());
     match missing {
         Some(tool) if !gate.requires.iter().any(|r| r == tool) => {

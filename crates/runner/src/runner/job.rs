@@ -277,6 +277,9 @@ pub struct Outcome {
     pub skipped_because: Option<String>,
     /// The required tool that is not there.
     pub missing: Option<String>,
+    /// `skipped_because` already says how to install it (a driver's note: "run the package
+    /// manager's install in examples/app"): no other hint beside it.
+    pub install_said: bool,
     pub not_cached: Option<String>,
     pub tools: Vec<ToolInfo>,
     /// The files outside the project the run was seen to read (absolute).
@@ -321,6 +324,7 @@ impl Shape<'_> {
             label: self.job.label.clone(),
             skipped_because: None,
             missing: None,
+            install_said: false,
             not_cached: self.inv.key.as_ref().err().map(ToString::to_string),
             tools: self.inv.shown_tools.clone(),
             outside: Vec::new(),
@@ -411,6 +415,8 @@ fn attempt(
                     .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
             ),
             missing: Some(tool.clone()),
+            // A driver's note says how to install what it found missing, and where.
+            install_said: inv.missing_because.is_none() && job.missing_note.is_some(),
             not_cached: None,
             ..shape.outcome(None, String::new())
         };
