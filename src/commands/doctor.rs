@@ -51,11 +51,11 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
             stop_timeout(&settings, &project, &mut problems, &mut fine);
             edit_budget(&project, &mut problems);
             for r in super::first_runs(&mut project, env, Phase::Stop) {
-                if let Some(tool) = r.missing {
+                if let Some(m) = &r.missing {
                     problems.push(format!(
-                        "stop gate `{}` needs `{tool}`, which is not installed{}: until it is, the gate verifies nothing and a loop cannot complete",
+                        "stop gate `{}`: {}: until it is, what those runs check is verified by nothing and a loop cannot complete",
                         r.gate,
-                        r.install.map(|i| format!(" (install: {i})")).unwrap_or_default()
+                        super::cannot_start(m, r.runs)
                     ));
                 }
             }

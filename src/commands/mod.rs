@@ -35,14 +35,24 @@ fn known_gates(config: &Config, wanted: &[String]) -> Result<(), AppError> {
     Ok(())
 }
 
-/// A gate's first run as planned on a project: the command and its tool.
+/// A gate's runs as planned on a project: one command as an example (one whose tool is
+/// there, when any is) and its tool, and the runs that cannot start.
 pub struct FirstRun {
     pub gate: String,
     pub runs: usize,
     pub command: String,
-    /// The tool as found (path, version), or the one that is not installed.
+    /// The tool as found (path, version).
     pub tool: Option<String>,
-    pub missing: Option<String>,
+    /// How many runs cannot start, and the first one's missing tool and what to do about
+    /// it: a driver's note ("... not installed: run the install in examples/app"), or the
+    /// gate's `install`.
+    pub missing: Option<Missing>,
+}
+
+pub struct Missing {
+    pub runs: usize,
+    pub tool: String,
+    pub why: Option<String>,
     pub install: Option<String>,
 }
 
@@ -63,16 +73,55 @@ pub fn first_runs(
             .filter(|pg| !pg.jobs.is_empty())
             .map(|pg| {
                 let gate = &config.gates[pg.gate];
-                let inv = ralph_runner::runner::Invocation::new(cx, gate, &pg.jobs[0]);
+                let invs: Vec<_> = pg
+                    .jobs
+                    .iter()
+                    .map(|job| (job, ralph_runner::runner::Invocation::new(cx, gate, job)))
+                    .collect();
+                let shown = invs
+                    .iter()
+                    .find(|(_, i)| i.missing.is_none())
+                    .unwrap_or(&invs[0]);
+                let unstartable: Vec<_> =
+                    invs.iter().filter(|(_, i)| i.missing.is_some()).collect();
+                let missing = unstartable.first().map(|(job, inv)| Missing {
+                    runs: unstartable.len(),
+                    tool: inv.missing.clone().unwrap_or_default(),
+                    why: job.missing_note.clone(),
+                    install: job
+                        .missing_note
+                        .is_none()
+                        .then(|| gate.install.clone())
+                        .flatten(),
+                });
                 FirstRun {
                     gate: gate.name.clone(),
                     runs: pg.jobs.len(),
-                    command: inv.display.clone(),
-                    tool: inv.shown_tools.first().map(ToString::to_string),
-                    missing: inv.missing.clone(),
-                    install: gate.install.clone(),
+                    command: shown.1.display.clone(),
+                    tool: shown.1.shown_tools.first().map(ToString::to_string),
+                    missing,
                 }
             })
             .collect()
     })
+}
+
+/// "`tsc` is NOT installed (install: ...)" for a gate whose every run misses it, or "1 of
+/// 2 runs cannot start: <the driver's note>".
+pub fn cannot_start(m: &Missing, runs: usize) -> String {
+    let what = match &m.why {
+        Some(why) => why.clone(),
+        None => format!(
+            "`{}` is NOT installed{}",
+            m.tool,
+            m.install
+                .as_ref()
+                .map(|i| format!(" (install: {i})"))
+                .unwrap_or_default()
+        ),
+    };
+    match m.runs == runs {
+        true => what,
+        false => format!("{} of {runs} runs cannot start: {what}", m.runs),
+    }
 }

@@ -121,7 +121,7 @@ fn a_missing_tool_leftovers_and_a_changed_config_are_problems() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stdout
-            .contains("stop gate `txt` needs `no-such-tool-xyz`, which is not installed"),
+            .contains("stop gate `txt`: `no-such-tool-xyz` is NOT installed"),
         "{run:?}"
     );
     assert!(
@@ -224,7 +224,7 @@ fn doctor_checks_the_config_it_is_given() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stdout
-            .contains("stop gate `lint` needs `no-such-linter-xyz`, which is not installed"),
+            .contains("stop gate `lint`: `no-such-linter-xyz` is NOT installed"),
         "{run:?}"
     );
 }

@@ -185,6 +185,13 @@ fn an_example_app_of_its_own_is_not_compiled_against_modules_it_lacks() {
         run.gate("tsc")["install"].is_null(),
         "no other install hint beside the note's folder: {said}"
     );
+    // doctor names the run that cannot start, not the library's, which can.
+    let doctor = repo.run(["doctor"]);
+    assert!(
+        doctor.stdout.contains("1 of 2 runs cannot start")
+            && doctor.stdout.contains("in examples/app"),
+        "{doctor:?}"
+    );
     let strict_run = repo.run(["check", "--strict", "--format", "json"]);
     assert_ne!(strict_run.code, 0, "--strict: the app is unverified");
 

@@ -172,17 +172,18 @@ fn what_runs(ws: &Path, env: &Environment) -> Vec<String> {
     super::first_runs(&mut project, env, ralph_config::Phase::Check)
         .into_iter()
         .map(|r| {
-            let tool = match (&r.missing, &r.tool) {
-                (Some(t), _) => format!(
-                    "; `{t}` is NOT installed{}",
-                    r.install
-                        .as_ref()
-                        .map(|i| format!(" (install: {i})"))
-                        .unwrap_or_default()
-                ),
-                (None, Some(t)) => format!("; {t}"),
-                (None, None) => String::new(),
-            };
+            let mut tool = r
+                .tool
+                .as_ref()
+                .map(|t| format!("; {t}"))
+                .unwrap_or_default();
+            if let Some(m) = &r.missing {
+                tool = match m.runs == r.runs {
+                    true => String::new(),
+                    false => tool,
+                };
+                tool.push_str(&format!("; {}", super::cannot_start(m, r.runs)));
+            }
             format!(
                 "{}: {} on this project, e.g. `{}`{tool}",
                 r.gate,
