@@ -310,6 +310,24 @@ struct Shape<'a> {
 }
 
 impl Shape<'_> {
+    /// The job cannot start: `tool` is not there.
+    fn missing(&self, tool: &str) -> Outcome {
+        let (inv, job) = (self.inv, self.job);
+        Outcome {
+            skipped_because: Some(
+                inv.missing_because
+                    .clone()
+                    .or_else(|| job.missing_note.clone())
+                    .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
+            ),
+            missing: Some(tool.to_string()),
+            // A driver's note says how to install what it found missing, and where.
+            install_said: inv.missing_because.is_none() && job.missing_note.is_some(),
+            not_cached: None,
+            ..self.outcome(None, String::new())
+        }
+    }
+
     fn outcome(&self, exit: Option<Exit>, output: String) -> Outcome {
         Outcome {
             started: self.started,
@@ -407,19 +425,7 @@ fn attempt(
         job,
     };
     if let Some(tool) = &inv.missing {
-        return Outcome {
-            skipped_because: Some(
-                inv.missing_because
-                    .clone()
-                    .or_else(|| job.missing_note.clone())
-                    .unwrap_or_else(|| format!("requires `{tool}`, which is not on PATH")),
-            ),
-            missing: Some(tool.clone()),
-            // A driver's note says how to install what it found missing, and where.
-            install_said: inv.missing_because.is_none() && job.missing_note.is_some(),
-            not_cached: None,
-            ..shape.outcome(None, String::new())
-        };
+        return shape.missing(tool);
     }
     let key = inv.key.as_ref().ok();
     let cache = cx.cache;
