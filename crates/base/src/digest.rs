@@ -1,7 +1,8 @@
-//! Content digests of files, remembered by size, mtime and inode so an unchanged file is not
-//! read again. The stamp only spares work: a digest is always of the content, so a `touch`
-//! keeps a digest and a one-byte change, even one that keeps the size and the mtime (a
-//! "racy" write within the same tick), changes it.
+//! Content digests of files, remembered by size, mtime, inode and ctime so an unchanged file
+//! is not read again. The stamp only spares work: a digest is always of the content, so a
+//! `touch` keeps a digest and a one-byte change, even one that keeps the size and the mtime
+//! (a "racy" write within the same tick, or `touch -r` putting the old mtime back), changes
+//! it: the kernel moves ctime on every write, and no one can set it back.
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -38,6 +39,7 @@ struct Stamp {
     size: u64,
     mtime_ns: i128,
     inode: u64,
+    ctime_ns: i128,
     hash: String,
 }
 
@@ -86,6 +88,7 @@ impl Digests {
             size: meta.len(),
             mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
             inode: meta.ino(),
+            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
             hash,
         };
         let id = path.as_os_str().as_bytes().to_vec();
@@ -99,10 +102,12 @@ impl Digests {
             }
         }
         let hash = hash_file(&full)?;
-        let racy = meta
-            .modified()
+        // By ctime: it moves with every change, mtime can be set back.
+        let changed = SystemTime::UNIX_EPOCH
+            + Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec().max(0) as u32);
+        let racy = SystemTime::now()
+            .duration_since(changed)
             .ok()
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
             .is_none_or(|age| age < RACY);
         if !racy {
             let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,14 +143,15 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-/// `size mtime_ns inode hash hex(path)`, one file a line; hex keeps any file name on one line.
+/// `size mtime_ns inode ctime_ns hash hex(path)`, one file a line; hex keeps any file name
+/// on one line. A line of an older form does not parse and is dropped: the file is hashed.
 fn render_index(known: &HashMap<Vec<u8>, Stamp>) -> String {
     let mut out = String::new();
     for (path, s) in known {
         let hex: String = path.iter().map(|b| format!("{b:02x}")).collect();
         out.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{hex}\n",
-            s.size, s.mtime_ns, s.inode, s.hash
+            "{}\t{}\t{}\t{}\t{}\t{hex}\n",
+            s.size, s.mtime_ns, s.inode, s.ctime_ns, s.hash
         ));
     }
     out
@@ -159,6 +165,7 @@ fn parse_index(text: &str) -> HashMap<Vec<u8>, Stamp> {
                 size: f.next()?.parse().ok()?,
                 mtime_ns: f.next()?.parse().ok()?,
                 inode: f.next()?.parse().ok()?,
+                ctime_ns: f.next()?.parse().ok()?,
                 hash: f.next()?.to_string(),
             };
             let hex = f.next()?;
@@ -209,6 +216,7 @@ mod tests {
                 size: 3,
                 mtime_ns: -5,
                 inode: 9,
+                ctime_ns: 7,
                 hash: "ab".into(),
             },
         );
@@ -229,6 +237,20 @@ mod tests {
         let one = d.of(Path::new("x")).unwrap();
         std::fs::write(dir.path().join("x"), "two").unwrap();
         assert_ne!(d.of(Path::new("x")).unwrap(), one);
+        // Same size, same inode, the old mtime put back, on a file old enough for its
+        // stamp to be remembered: ctime tells.
+        let x = dir.path().join("x");
+        let old = std::fs::metadata(&x).unwrap().modified().unwrap() - Duration::from_secs(60);
+        let set_old = || {
+            let f = std::fs::File::options().write(true).open(&x).unwrap();
+            f.set_modified(old).unwrap();
+        };
+        set_old();
+        std::thread::sleep(RACY + Duration::from_millis(100));
+        let two = d.of(Path::new("x")).unwrap();
+        std::fs::write(&x, "six").unwrap();
+        set_old();
+        assert_ne!(d.of(Path::new("x")).unwrap(), two, "the old mtime put back");
         std::fs::create_dir(dir.path().join("d")).unwrap();
         assert!(d.of(Path::new("d")).is_err(), "a folder has no digest");
     }
