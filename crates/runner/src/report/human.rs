@@ -223,6 +223,10 @@ impl<W: Write + Send> Human<W> {
                 shorten(&what, COMMAND_WIDTH),
                 if d.cached { " (cached)" } else { "" }
             ));
+            // Under a gate whose headline is another run's failure, a skip says why itself.
+            if let Some(why) = d.skipped.as_ref().filter(|w| Some(*w) != r.reason.as_ref()) {
+                out.push_str(&format!("    {} {why}\n", paint(self.color, "2", "│")));
+            }
         }
         let rest = r.run_details.len() - listed.len();
         if rest > 0 {

@@ -75,6 +75,7 @@ impl<'a> Gate<'a> {
                     exit_code: d.exit_code,
                     duration_ms: d.duration.as_millis(),
                     cached: d.cached,
+                    skipped: d.skipped.as_deref(),
                     not_cached: d.not_cached.as_deref(),
                     tools: &d.tools,
                     tests: d.tests.as_deref(),
@@ -93,6 +94,9 @@ struct Run<'a> {
     exit_code: Option<i32>,
     duration_ms: u128,
     cached: bool,
+    /// Why it did not run, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<&'a str>,
     not_cached: Option<&'a str>,
     tools: &'a [ToolInfo],
     /// The tests its runners said they ran, when it ran now.

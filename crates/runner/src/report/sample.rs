@@ -14,7 +14,7 @@ fn tool(name: &str) -> ToolInfo {
     }
 }
 
-/// A pass, a failure with tsc's output over two runs, a skip for a missing tool, a gate with
+/// A pass, a failure with tsc's output over three runs (one skipped), a skip for a missing tool, a gate with
 /// no files.
 pub fn results() -> Vec<GateResult> {
     let tsc_error =
@@ -39,33 +39,11 @@ pub fn results() -> Vec<GateResult> {
             duration: Duration::from_millis(2400),
             total: Duration::from_millis(3100),
             files: 12,
-            runs: 2,
+            runs: 3,
             command: "tsc -b .ralph/tsc/b-1/tsconfig.json".into(),
             output: tsc_error.into(),
             exit_code: Some(2),
-            run_details: vec![
-                RunDetail {
-                    dir: ".".into(),
-                    label: Some("tsconfig.json".into()),
-                    command: "tsc -b .ralph/tsc/b-1/tsconfig.json".into(),
-                    status: GateStatus::Fail,
-                    exit_code: Some(2),
-                    duration: Duration::from_millis(2400),
-                    tools: vec![tool("tsc")],
-                    ..Default::default()
-                },
-                RunDetail {
-                    dir: "web".into(),
-                    label: Some("web/tsconfig.json".into()),
-                    command: "tsc -b .ralph/tsc/b-2/tsconfig.json".into(),
-                    status: GateStatus::Pass,
-                    exit_code: Some(0),
-                    duration: Duration::from_millis(700),
-                    cached: true,
-                    tools: vec![tool("tsc")],
-                    ..Default::default()
-                },
-            ],
+            run_details: tsc_runs(),
             tools: vec![tool("tsc")],
             ..Default::default()
         },
@@ -86,6 +64,41 @@ pub fn results() -> Vec<GateResult> {
             name: "go".into(),
             status: GateStatus::NoFiles,
             command: "go vet ./...".into(),
+            ..Default::default()
+        },
+    ]
+}
+
+/// The sample's tsc runs: one fails, one passes from the cache, one cannot start.
+fn tsc_runs() -> Vec<RunDetail> {
+    vec![
+        RunDetail {
+            dir: ".".into(),
+            label: Some("tsconfig.json".into()),
+            command: "tsc -b .ralph/tsc/b-1/tsconfig.json".into(),
+            status: GateStatus::Fail,
+            exit_code: Some(2),
+            duration: Duration::from_millis(2400),
+            tools: vec![tool("tsc")],
+            ..Default::default()
+        },
+        RunDetail {
+            dir: "web".into(),
+            label: Some("web/tsconfig.json".into()),
+            command: "tsc -b .ralph/tsc/b-2/tsconfig.json".into(),
+            status: GateStatus::Pass,
+            exit_code: Some(0),
+            duration: Duration::from_millis(700),
+            cached: true,
+            tools: vec![tool("tsc")],
+            ..Default::default()
+        },
+        RunDetail {
+            dir: "examples/app".into(),
+            label: Some("examples/app/tsconfig.json".into()),
+            command: "examples/app/node_modules/typescript/bin/tsc -p examples/app/tsconfig.json".into(),
+            status: GateStatus::Skipped,
+            skipped: Some("the dependencies of examples/app/package.json are not installed: run the package manager's install in examples/app".into()),
             ..Default::default()
         },
     ]

@@ -138,7 +138,12 @@ fn reason(gate: &Gate, done: &[Outcome]) -> Option<String> {
             return Some(format!("killed by signal {sig}"));
         }
     }
-    done.iter().find_map(|o| o.skipped_because.clone())
+    // A skip says why only when nothing failed: a failure's headline is its exit, and the
+    // skipped run still shows, as SKIP, under it.
+    match done.iter().any(bad) {
+        true => None,
+        false => done.iter().find_map(|o| o.skipped_because.clone()),
+    }
 }
 
 /// The output shown: one run's as it is, several runs' each under its command.
@@ -215,6 +220,7 @@ fn detail(o: &Outcome) -> RunDetail {
         duration: o.duration,
         cpu: o.cpu,
         cached: o.cached,
+        skipped: o.skipped_because.clone(),
         not_cached: o.not_cached.clone(),
         tools: o.tools.clone(),
         outside: o.outside.clone(),

@@ -108,6 +108,8 @@ pub struct RunDetail {
     /// CPU time of the run's processes, when it ran and the kernel said.
     pub cpu: Option<Duration>,
     pub cached: bool,
+    /// Why it did not run (a tool or the project's install is missing), when it did not.
+    pub skipped: Option<String>,
     /// Why the run could not be cached, when it could not.
     pub not_cached: Option<String>,
     pub tools: Vec<ToolInfo>,
