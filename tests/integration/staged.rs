@@ -483,3 +483,101 @@ fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
     let run = in_svc(&["check", "--staged", "--format", "json"]);
     assert_eq!(status(&run), "pass", "the twin: {run:?}");
 }
+
+/// Found by a red team, each compared with the bare tool on the index (`git checkout-index`
+/// into a folder of its own):
+/// - a commit that stops tracking a file beside the project (`git rm --cached
+///   ../shared/data.cfg`, left on disk) that the run reads: the stored pass was served; the
+///   commit will not hold the file, so the run fails, naming it;
+/// - a project gate's `{files}` under `--staged` named a file `git rm --cached` left on disk
+///   (a false failure: the commit does not hold it);
+/// - a tsconfig beside the project (`../tsconfig.base.json`, which no key can hold, so tsc's
+///   runs are not cached) staged stricter: "no files", a false pass.
+#[test]
+fn a_commit_of_files_beside_or_out_of_the_project_is_judged_as_the_bare_tool_on_the_index() {
+    let repo = Repo::git();
+    repo.write(
+        "svc/ralph.toml",
+        "[[gate]]\nname = \"cfg\"\nglobs = [\"*.txt\"]\nrun = 'grep -q limit ../shared/data.cfg && cat {files} >/dev/null'\n\n[[gate]]\nname = \"proj\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = 'for f in {files}; do grep -q OK \"$f\" || { echo \"bad: $f\"; exit 1; }; done'\n",
+    );
+    repo.write("shared/data.cfg", "limit\n")
+        .write("svc/a.txt", "x\n");
+    repo.write("svc/ok.md", "OK\n").write("svc/gen.md", "BAD\n");
+    repo.commit_all();
+    let in_svc = |args: &[&str]| {
+        let mut cmd = repo.cmd();
+        cmd.current_dir(repo.path().join("svc")).args(args);
+        crate::common::finish(cmd.output().unwrap())
+    };
+    // The bare command on what the index holds.
+    let bare = |cmd: &str| {
+        let out = tempfile::tempdir().unwrap();
+        let prefix = format!("{}/", out.path().display());
+        repo.git_cmd(&["checkout-index", "-a", &format!("--prefix={prefix}")]);
+        let (code, _) = repo.shell(&format!("cd '{prefix}svc' && {cmd}"), &[]);
+        code
+    };
+    let status =
+        |run: &Run, gate: &str| run.gate(gate)["status"].as_str().unwrap_or("?").to_string();
+    let first = in_svc(&["check", "--format", "json"]);
+    assert_eq!(status(&first, "cfg"), "pass", "{first:?}");
+    assert_eq!(status(&first, "proj"), "fail", "gen.md is BAD: {first:?}");
+
+    repo.git_cmd(&["rm", "-q", "--cached", "svc/gen.md"]);
+    assert_eq!(
+        bare("for f in *.md; do grep -q OK \"$f\" || exit 1; done"),
+        0
+    );
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_ne!(
+        status(&run, "proj"),
+        "fail",
+        "gen.md is not in the commit: {run:?}"
+    );
+    repo.git_cmd(&["add", "svc/gen.md"]);
+
+    repo.git_cmd(&["rm", "-q", "--cached", "shared/data.cfg"]);
+    assert_ne!(bare("grep -q limit ../shared/data.cfg"), 0);
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(
+        status(&run, "cfg"),
+        "fail",
+        "the commit drops what it reads: {run:?}"
+    );
+    let said = run.gate("cfg")["output"].to_string();
+    assert!(said.contains("../shared/data.cfg"), "{said}");
+}
+
+#[test]
+fn a_stricter_tsconfig_beside_the_project_staged_is_checked() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.base.json",
+        r#"{"compilerOptions":{"strict":false,"noEmit":true}}"#,
+    )
+    .write(
+        "svc/tsconfig.json",
+        r#"{"extends":"../tsconfig.base.json","include":["src"]}"#,
+    )
+    .write("svc/src/a.ts", "export function f(x) { return x; }\n")
+    .write("svc/ralph.toml", "presets = [\"typescript\"]\n");
+    repo.commit_all();
+    let in_svc = |args: &[&str]| {
+        let mut cmd = repo.cmd();
+        cmd.current_dir(repo.path().join("svc")).args(args);
+        crate::common::finish(cmd.output().unwrap())
+    };
+    let first = in_svc(&["check", "--format", "json"]);
+    assert_eq!(first.gate("tsc")["status"], "pass", "{first:?}");
+    repo.write(
+        "tsconfig.base.json",
+        r#"{"compilerOptions":{"strict":true,"noEmit":true}}"#,
+    );
+    repo.git_cmd(&["add", "tsconfig.base.json"]);
+    let (bare, out) = repo.shell("cd svc && ../node_modules/.bin/tsc -p .", &[]);
+    assert_ne!(bare, 0, "the bare tool fails: {out}");
+    let run = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
+}

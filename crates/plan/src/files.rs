@@ -176,6 +176,8 @@ pub fn beside(root: &Path, selection: &Selection) -> Vec<PathBuf> {
 /// file beside the project (`../shared/schema.json`), which an edit or a commit can change.
 pub struct Beside {
     top: PathBuf,
+    /// The root, resolved.
+    root: PathBuf,
     /// `..` as many times as the root is below the top.
     up: PathBuf,
 }
@@ -192,14 +194,16 @@ impl Beside {
         Some(Beside {
             up: below.components().map(|_| "..").collect(),
             top: top.to_path_buf(),
+            root: root.clone(),
         })
     }
 
-    /// `abs` as a path from the root (`../shared/x`), when it is in the work tree (and not in
-    /// git's folder). Paths a run names are as the system resolved them, as the top is.
+    /// `abs` as a path from the root (`../shared/x`), when it is in the work tree beside the
+    /// project (not in it, not in git's folder). Paths a run names are as the system
+    /// resolved them, as the top is.
     pub fn rel(&self, abs: &Path) -> Option<PathBuf> {
         let inside = abs.strip_prefix(&self.top).ok()?;
-        if inside.starts_with(".git") {
+        if inside.starts_with(".git") || abs.starts_with(&self.root) {
             return None;
         }
         Some(self.up.join(inside))

@@ -135,7 +135,15 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         .collect();
     known_gates(&project.config, &named)?;
     let hidden = set_aside(project, &s.selection)?;
-    let universe = project.all_files()?;
+    // A commit holds no file git does not track: such a file is in no `{files}` of it (a
+    // file `git rm --cached` left on disk), and a run that reads one fails, naming it.
+    let untracked = (s.selection == Selection::Staged)
+        .then(|| untracked(project.root()))
+        .flatten();
+    let mut universe = project.all_files()?;
+    if let Some(out) = &untracked {
+        universe.retain(|f| !out.contains(f));
+    }
     let (files, plan) = planned(project, s, &universe)?;
     let against = if asks_integrity {
         base_comparison(project, s, &universe, env)?
@@ -156,9 +164,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         jobs: s.jobs,
         deadline: None,
         cargo_target: None,
-        untracked: (s.selection == Selection::Staged)
-            .then(|| untracked(project.root()))
-            .flatten(),
+        untracked,
     };
     let mut results =
         ralph_runner::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
@@ -321,13 +327,18 @@ fn base_comparison(
 }
 
 /// The files git does not track and does not ignore (`check --staged`: what a commit leaves
-/// out); `None` outside git.
+/// out), the project's by their path from the root and those beside a project below the top
+/// of its repository as `../x`; `None` outside git.
 fn untracked(
     root: &std::path::Path,
 ) -> Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>> {
-    ralph_base::git::untracked(root)
-        .ok()
-        .map(|p| std::sync::Arc::new(p.into_iter().collect()))
+    let mut found: std::collections::BTreeSet<PathBuf> =
+        ralph_base::git::untracked(root).ok()?.into_iter().collect();
+    if let (Some(beside), Some(top)) = (files::Beside::of(root), ralph_base::git::toplevel(root)) {
+        let all = ralph_base::git::untracked(&top).unwrap_or_default();
+        found.extend(all.iter().filter_map(|p| beside.rel(&top.join(p))));
+    }
+    Some(std::sync::Arc::new(found))
 }
 
 mod integrity;
@@ -361,7 +372,7 @@ fn preamble(
         phase.as_str(),
         match hidden {
             Some(h) => format!(
-                " (staged content: {} with unstaged changes are set aside until the run ends)",
+                " (staged content: the unstaged changes of {} are set aside until the run ends)",
                 plural(h.count(), "file", "files")
             ),
             None => String::new(),

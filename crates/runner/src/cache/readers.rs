@@ -85,10 +85,10 @@ pub fn record(
 
 /// Marks `gate` as told here: its runs are chosen by its globs and by what its observed
 /// runs recorded, no longer run whole for a file its globs miss. Said after an observed run,
-/// and after a run no observation can ever teach (observation off, a run that is not
-/// cached, a kernel that refuses tracing): such a gate is chosen by its globs alone, as the
-/// static model does, or every edit no glob names would run it whole and tell its failures
-/// again.
+/// and after a cached run no observation can ever teach (observation off, a kernel that
+/// refuses tracing): such a gate is chosen by its globs alone, as the static model does, or
+/// every edit no glob names would run it whole, be served the same stored result, and tell
+/// its failures again.
 pub fn told(root: &Path, gate: &str) {
     let heard = Layout::at(root).readers(gate).join(HEARD);
     if !heard.exists() {
@@ -223,7 +223,11 @@ fn unheard<'c>(
         .gates
         .iter()
         .filter(|g| g.runs_in(phase))
-        .filter(|g| rels.iter().any(|r| !g.matches_file(r, head)))
+        // A file beside the project (`../x`) is never one its globs plan.
+        .filter(|g| {
+            rels.iter()
+                .any(|r| r.starts_with("..") || !g.matches_file(r, head))
+        })
         .filter(|g| !Layout::at(root).readers(&g.name).join(HEARD).exists())
         .collect()
 }

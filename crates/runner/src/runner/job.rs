@@ -436,7 +436,7 @@ fn attempt(
         if let Some(inputs) = &hit.observed {
             remember_readers(cx, gate, job, inputs);
         }
-        let read = untracked_read(hit.observed.as_deref(), limits);
+        let read = untracked_read(&cx.config.root, hit.observed.as_deref(), limits);
         outside_commit(shape.cached(hit, &places), read)
     };
     let _claim = match key {
@@ -581,7 +581,7 @@ fn execute(
                 match observe::inputs(&record.paths, places, cx.observed, started) {
                     Ok(inputs) => {
                         remember_readers(cx, gate, job, &inputs);
-                        read_untracked = untracked_read(Some(&inputs), limits);
+                        read_untracked = untracked_read(&cx.config.root, Some(&inputs), limits);
                         outside = observe::outside(&inputs, places);
                         Some(inputs)
                     }
@@ -667,8 +667,11 @@ fn exec_failed(exit: &Exit) -> Option<&'static str> {
 }
 
 /// Marks `gate` told (its runs chosen by its globs, see [`cache::readers::told`]) when no
-/// observation here can ever tell what its runs read: observation off, a run with no key
-/// (never stored), or a kernel that refuses tracing. Only a run that ended by itself counts.
+/// observation here can ever tell what its runs read and a run of it for a file no glob
+/// names would only be served from the cache under the same key: observation off, or a
+/// kernel that refuses tracing. Not a run with no key: it is never stored, so running it
+/// whole is a fresh verdict (a tsconfig extending one beside the project). Only a run that
+/// ended by itself counts.
 fn told_if_nothing_to_learn(
     cx: &RunContext<'_>,
     gate: &Gate,
@@ -680,7 +683,7 @@ fn told_if_nothing_to_learn(
         &finished.observed,
         Some(Err(U::Architecture | U::Refused { .. } | U::Probe { .. }))
     );
-    let nothing = !cx.config.settings.observe_inputs || !keyed || refused;
+    let nothing = keyed && (!cx.config.settings.observe_inputs || refused);
     if matches!(finished.exit, Exit::Code(_)) && nothing {
         cache::readers::told(&cx.config.root, &gate.name);
     }
@@ -817,14 +820,26 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
 /// The first file git does not track that a run was seen to open, when the caller checks a
 /// commit (`check --staged`). One it only asked about (a stat in a walk of the folder) is
 /// not: its content decided nothing.
-fn untracked_read(inputs: Option<&[observe::Input]>, limits: &Limits) -> Option<String> {
+fn untracked_read(
+    root: &Path,
+    inputs: Option<&[observe::Input]>,
+    limits: &Limits,
+) -> Option<String> {
     let untracked = limits.untracked.as_ref()?;
+    let beside = std::cell::OnceCell::new();
     inputs?
         .iter()
         .filter(|i| !i.probed)
-        .filter_map(|i| i.path.strip_prefix("./"))
-        .find(|p| untracked.contains(Path::new(p)))
-        .map(str::to_string)
+        .filter_map(|i| match i.path.strip_prefix("./") {
+            Some(p) => Some(PathBuf::from(p)),
+            // A file beside a project below the top of its repository (`../shared/x`).
+            None => beside
+                .get_or_init(|| ralph_plan::files::Beside::of(root))
+                .as_ref()?
+                .rel(Path::new(&i.path)),
+        })
+        .find(|p| untracked.contains(p))
+        .map(|p| p.display().to_string())
 }
 
 /// A run that read a file the commit will not contain fails, saying which: its verdict is
