@@ -405,3 +405,121 @@ fn a_gate_no_run_can_teach_is_chosen_by_its_globs_after_its_first_run() {
     let told = told_after_edit(&repo, "a.txt");
     assert!(told.contains("a.txt"), "an edit the gate checks: {told}");
 }
+
+/// A project below the top of its repository (`svc/ralph.toml`) whose runs read files
+/// beside it (found by a red team): a file there whose name the gate's glob matches
+/// (`../shared/flag.txt` under `*.txt`) was taken for one the glob plans and recorded
+/// nowhere; one read through a link (`svc/lib -> ../shared`) was recorded under the link's
+/// name only. A commit, a change and the agent's edit of either now re-run what read it.
+#[test]
+fn files_beside_a_project_below_the_top_re_run_what_read_them() {
+    let repo = Repo::git();
+    repo.write(
+        "svc/ralph.toml",
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nscope = \"project\"\nrun = 'grep -q ok ../shared/flag.txt && grep -q ok lib/data.txt'\n",
+    );
+    repo.write("svc/a.txt", "x\n")
+        .write("shared/flag.txt", "ok\n")
+        .write("shared/data.txt", "ok\n");
+    repo.link("svc/lib", "../shared");
+    repo.commit_all();
+    let svc = repo.path().join("svc");
+    let in_svc = |args: &[&str]| {
+        let mut cmd = repo.cmd();
+        cmd.current_dir(&svc).args(args);
+        crate::common::finish(cmd.output().unwrap())
+    };
+    let hook = |file: &str| {
+        let ask = json!({"session_id": "s", "transcript_path": "/x", "cwd": svc,
+            "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": {"file_path": file, "old_string": "ok", "new_string": "no"},
+            "tool_response": {"success": true}});
+        let mut cmd = repo.cmd();
+        cmd.current_dir(&svc)
+            .args(["hook", "post-tool-use"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, ask.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        crate::common::finish(child.wait_with_output().unwrap()).stdout
+    };
+    assert_eq!(status(&in_svc(&["check", "--format", "json"]), "g"), "pass");
+    for (rel, edited) in [
+        ("shared/flag.txt", "../shared/flag.txt"),
+        ("shared/data.txt", "lib/data.txt"),
+    ] {
+        repo.write(rel, "no\n");
+        assert!(hook(edited).contains("[g]"), "the edit hook after {edited}");
+        repo.git_cmd(&["add", rel]);
+        let staged = in_svc(&["check", "--staged", "--format", "json"]);
+        assert_eq!(
+            status(&staged, "g"),
+            "fail",
+            "the commit of {rel}: {staged:?}"
+        );
+        repo.git_cmd(&["commit", "-qm", "break"]);
+        let changed = in_svc(&["check", "--changed", "HEAD~1", "--format", "json"]);
+        assert_eq!(
+            status(&changed, "g"),
+            "fail",
+            "the change of {rel}: {changed:?}"
+        );
+        repo.write(rel, "ok\n");
+        repo.git_cmd(&["add", rel]);
+        let twin = in_svc(&["check", "--staged", "--format", "json"]);
+        assert_eq!(status(&twin, "g"), "pass", "the twin of {rel}: {twin:?}");
+        repo.git_cmd(&["commit", "-qm", "mend"]);
+    }
+}
+
+/// Under `observe = false` the key is the drivers' model and the declared inputs: a declared
+/// input beside the project (`../shared/limits.cfg`) was in no listing of it and silently
+/// left out, and a library a script sources from beside it was not in ShellCheck's key: the
+/// stored pass was served after either broke (found by a red team).
+#[test]
+fn under_the_static_model_files_beside_the_project_are_in_the_key() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "svc/ralph.toml",
+        "presets = [\"shell\"]\n\n[cache]\nobserve = false\n\n[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\ninputs = [\"../shared/limits.cfg\"]\nrun = 'grep -q ok ../shared/limits.cfg'\n",
+    );
+    repo.write("svc/a.txt", "x\n")
+        .write("shared/limits.cfg", "ok\n");
+    repo.write(
+        "svc/run.sh",
+        "#!/bin/sh\n. ../shared/lib.sh\necho \"$name\"\n",
+    );
+    repo.write("shared/lib.sh", "name=x\n");
+    repo.commit_all();
+    let in_svc = |args: &[&str]| {
+        let mut cmd = repo.cmd();
+        cmd.current_dir(repo.path().join("svc")).args(args);
+        crate::common::finish(cmd.output().unwrap())
+    };
+    let first = in_svc(&["check", "--format", "json"]);
+    assert_eq!(status(&first, "g"), "pass", "{first:?}");
+    assert_eq!(status(&first, "shellcheck"), "pass", "{first:?}");
+    repo.write("shared/limits.cfg", "no\n")
+        .write("shared/lib.sh", "other=x\n");
+    assert_ne!(repo.shell("cd svc && shellcheck -x run.sh", &[]).0, 0);
+    let after = in_svc(&["check", "--format", "json"]);
+    assert_eq!(status(&after, "g"), "fail", "{after:?}");
+    assert_eq!(status(&after, "shellcheck"), "fail", "{after:?}");
+    // A commit of the declared input runs its gate.
+    repo.git_cmd(&["add", "shared/limits.cfg"]);
+    let staged = in_svc(&["check", "--staged", "--format", "json"]);
+    assert_eq!(status(&staged, "g"), "fail", "{staged:?}");
+    repo.write("svc/ralph.toml", "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\ninputs = [\"../shared/*.cfg\"]\nrun = 'true'\n");
+    let refused = in_svc(&["check"]);
+    assert_eq!(
+        refused.code, 2,
+        "a pattern beside the project is refused: {refused:?}"
+    );
+    assert!(refused.stderr.contains("../shared/*.cfg"), "{refused:?}");
+}

@@ -694,6 +694,19 @@ fn check_fields(
     source: &Source<'_>,
 ) -> Result<(), ConfigError> {
     let name_at = raw.name.span().start;
+    // A file beside the project is in no listing of it: only a path named whole can be read
+    // into the key (`../shared/limits.cfg`), never a pattern.
+    if let Some(p) = raw
+        .inputs
+        .iter()
+        .map(|g| g.written.trim())
+        .find(|w| w.starts_with("../") && w.contains(['*', '?', '[', '{']))
+    {
+        return Err(source.error(
+            name_at,
+            format!("gate `{name}`: input `{p}` is a pattern outside the project; name each file beside it whole (`../shared/limits.cfg`)"),
+        ));
+    }
     if raw.roots_only && raw.root_markers.is_empty() {
         return Err(source.error(
             name_at,

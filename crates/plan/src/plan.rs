@@ -313,12 +313,25 @@ fn splittable(gate: &Gate) -> bool {
     gate.driver.is_none() && gate.scope == Scope::Batch && !gate.serial
 }
 
-/// Declared inputs joined to every job, inputs sorted.
+/// Declared inputs joined to every job, inputs sorted. A file beside the project
+/// (`../shared/limits.cfg`, named whole: the config refuses a pattern there) is in no
+/// listing of it, so it joins as named; its content, or its absence, is in the key.
 fn finish_jobs(gate: &Gate, planned: &mut PlannedGate, universe: &[PathBuf]) {
     if !gate.inputs.is_empty() {
-        let declared: Vec<&PathBuf> = universe.iter().filter(|f| gate.is_input(f)).collect();
+        let mut declared: Vec<PathBuf> = universe
+            .iter()
+            .filter(|f| gate.is_input(f))
+            .cloned()
+            .collect();
+        declared.extend(
+            gate.inputs
+                .iter()
+                .map(|w| w.trim())
+                .filter(|w| w.starts_with("../"))
+                .map(PathBuf::from),
+        );
         for job in &mut planned.jobs {
-            job.inputs.extend(declared.iter().map(|p| (*p).clone()));
+            job.inputs.extend(declared.iter().cloned());
         }
     }
     for job in &mut planned.jobs {

@@ -40,11 +40,12 @@ pub fn record(
 ) {
     told(root, gate);
     let beside = ralph_plan::files::Beside::of(root);
+    let mut links = Links::new(root, beside.as_ref());
     let mut read: Vec<String> = inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
         .filter_map(|i| match i.path.strip_prefix("./") {
-            Some(p) => Some([Some(p.to_string()), link_target(root, p)]),
+            Some(p) => Some([Some(p.to_string()), links.target(p)]),
             None => {
                 let rel = beside.as_ref()?.rel(Path::new(&i.path))?;
                 Some([Some(rel.to_str()?.to_string()), None])
@@ -52,7 +53,9 @@ pub fn record(
         })
         .flatten()
         .flatten()
-        .filter(|p| !p.contains('\n') && !plans(Path::new(p)))
+        // A file beside the project (`../shared/x.py`) never plans a run by its globs,
+        // whatever its name: `*.py` matches it, but no selection of the project holds it.
+        .filter(|p| !p.contains('\n') && (p.starts_with("../") || !plans(Path::new(p))))
         .collect();
     read.sort();
     read.dedup();
@@ -96,20 +99,60 @@ pub fn told(root: &Path, gate: &str) {
     }
 }
 
-/// Where the project path `rel` leads when it is a symbolic link to another project file:
-/// an edit of `fixtures/good.json` reaches the runs that read it as `tests/data/cases.json`.
-fn link_target(root: &Path, rel: &str) -> Option<String> {
-    let full = root.join(rel);
-    if !std::fs::symlink_metadata(&full)
-        .ok()?
-        .file_type()
-        .is_symlink()
-    {
-        return None;
+/// Where project paths lead through symbolic links: an edit of `fixtures/good.json` reaches
+/// the runs that read it as `tests/data/cases.json` (a link), and one of `../shared/data.txt`
+/// the runs that read `lib/data.txt` through `lib -> ../shared`. Each folder is asked once
+/// whether it is a link, so a run that read thousands of files costs one call per folder.
+struct Links<'a> {
+    root: &'a Path,
+    real_root: Option<PathBuf>,
+    beside: Option<&'a ralph_plan::files::Beside>,
+    folders: std::collections::HashMap<PathBuf, bool>,
+}
+
+impl<'a> Links<'a> {
+    fn new(root: &'a Path, beside: Option<&'a ralph_plan::files::Beside>) -> Self {
+        Links {
+            root,
+            real_root: root.canonicalize().ok(),
+            beside,
+            folders: Default::default(),
+        }
     }
-    let real = full.canonicalize().ok()?;
-    let root = root.canonicalize().ok()?;
-    Some(real.strip_prefix(root).ok()?.to_str()?.to_string())
+
+    fn is_link(&self, rel: &Path) -> bool {
+        std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| m.file_type().is_symlink())
+    }
+
+    /// Where `rel` really is, when a link on its way leads elsewhere: a path from the root,
+    /// or `../` beside it.
+    fn target(&mut self, rel: &str) -> Option<String> {
+        let rel = Path::new(rel);
+        let mut linked = self.is_link(rel);
+        for folder in rel
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+        {
+            if linked {
+                break;
+            }
+            let known = self.folders.get(folder).copied();
+            linked = known.unwrap_or_else(|| {
+                let is = self.is_link(folder);
+                self.folders.insert(folder.to_path_buf(), is);
+                is
+            });
+        }
+        if !linked {
+            return None;
+        }
+        let real = self.root.join(rel).canonicalize().ok()?;
+        match real.strip_prefix(self.real_root.as_ref()?) {
+            Ok(inside) => Some(inside.to_str()?.to_string()),
+            Err(_) => Some(self.beside?.rel(&real)?.to_str()?.to_string()),
+        }
+    }
 }
 
 /// The runs of `gate` whose last observation read one of `rels`.
@@ -173,9 +216,17 @@ impl<'c> Reach<'c> {
         touched: &[PathBuf],
         head: &dyn Fn(&Path) -> Option<Vec<u8>>,
     ) -> Reach<'c> {
+        let mut whole = unheard(config, (root, phase), touched, head);
+        // A declared input is one of every run of its gate (`../shared/limits.cfg` too).
+        whole.extend(
+            config
+                .gates
+                .iter()
+                .filter(|g| g.runs_in(phase) && touched.iter().any(|r| declares(g, r))),
+        );
         Reach {
             readings: readings(config, (root, phase), touched),
-            whole: unheard(config, (root, phase), touched, head),
+            whole,
             phase,
         }
     }
@@ -206,6 +257,15 @@ impl<'c> Reach<'c> {
         head: &dyn Fn(&Path) -> Option<Vec<u8>>,
     ) -> Vec<PathBuf> {
         asked(config, (&self.readings, self.phase), universe, head)
+    }
+}
+
+/// Whether `gate` declares `rel` one of its inputs: by its `inputs` globs, or for a file
+/// beside the project by the path written whole.
+fn declares(gate: &ralph_config::Gate, rel: &Path) -> bool {
+    match rel.starts_with("..") {
+        true => gate.inputs.iter().any(|w| Path::new(w.trim()) == rel),
+        false => gate.is_input(rel),
     }
 }
 

@@ -34,6 +34,29 @@ pub fn join_inside(dir: &Path, path: &str) -> Option<PathBuf> {
     normalize(&dir.join(path))
 }
 
+/// `dir` joined with a relative `path` that leaves the project, normalised from the root
+/// (`../shared/lib.sh`): a file beside the project that a run reads, whose content the key
+/// can hold. `None` when it stays inside (see [`join_inside`]) or is absolute.
+pub fn join_beside(dir: &Path, path: &str) -> Option<PathBuf> {
+    if Path::new(path).is_absolute() || join_inside(dir, path).is_some() {
+        return None;
+    }
+    let (mut up, mut out) = (0usize, Vec::new());
+    let joined = dir.join(path);
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if out.pop().is_none() => up += 1,
+            Component::ParentDir => {}
+            Component::Normal(n) => out.push(n),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
+    rel.extend(out);
+    Some(rel)
+}
+
 /// Universe files under `dir` (every file when `dir` is the root).
 pub fn under<'a>(universe: &'a [PathBuf], dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> {
     universe.iter().filter(move |f| f.starts_with(dir))
@@ -55,6 +78,11 @@ mod tests {
             Some(PathBuf::from("y"))
         );
         assert_eq!(join_inside(Path::new("x"), "/etc"), None);
+        assert_eq!(
+            join_beside(Path::new("x"), "../../shared/./lib.sh"),
+            Some(PathBuf::from("../shared/lib.sh"))
+        );
+        assert_eq!(join_beside(Path::new("x"), "../y"), None, "inside");
     }
 }
 

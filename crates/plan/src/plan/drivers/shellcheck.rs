@@ -16,7 +16,7 @@
 //! ShellCheck starts in milliseconds, so one run per file costs little and lets one edited
 //! script re-check one script, and `check` spread over every core.
 
-use super::join_inside;
+use super::{join_beside, join_inside};
 use crate::plan::{as_argument, Context, Job, ProjectFs};
 use crate::tools::parse_shebang;
 use ralph_config::{Gate, Severity};
@@ -262,6 +262,11 @@ fn source_closure(f: &Path, fs: &dyn ProjectFs) -> Vec<PathBuf> {
             }
             let target = target.replace("SCRIPTDIR/", "");
             for base in [Path::new(""), dir.as_path()] {
+                // A library beside the project is read, never planned: its content joins
+                // the key (the static model's; observation sees it anyway).
+                if let Some(p) = join_beside(base, &target).filter(|p| !out.contains(p)) {
+                    out.push(p);
+                }
                 if let Some(p) = join_inside(base, &target) {
                     if !out.contains(&p) && p != f {
                         out.push(p.clone());
