@@ -581,3 +581,49 @@ fn a_stricter_tsconfig_beside_the_project_staged_is_checked() {
     let run = in_svc(&["check", "--staged", "--format", "json"]);
     assert_eq!(run.gate("tsc")["status"], "fail", "{run:?}");
 }
+
+/// Found by a third red team:
+/// - a change of mode alone (`git update-index --chmod=-x run.sh`, the working copy still
+///   755) was left at the index's 644 after the run: restoring compared content only;
+/// - a tracked link (`words.cfg -> real/bad.cfg`) whose target the commit stops tracking
+///   (`git rm --cached`): the commit holds a link to nothing, and the run that read through
+///   it passed (cached and `--no-cache`). It now fails, naming the target.
+#[test]
+fn a_mode_alone_is_put_back_and_a_link_to_an_untracked_file_fails_the_commit() {
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = 'test -s words.cfg && ! grep -n -f words.cfg {files}'\n",
+    );
+    repo.write("real/bad.cfg", "XX\n").write("a.txt", "hello\n");
+    repo.link("words.cfg", "real/bad.cfg");
+    crate::common::write_exe(&repo.path().join("run.sh"), "#!/bin/sh\necho hi\n");
+    repo.commit_all();
+    assert_eq!(staged(&repo).code, 0);
+    repo.git_cmd(&["update-index", "--chmod=-x", "run.sh"]);
+    let before = snapshot(repo.path());
+    let _ = staged(&repo);
+    assert_eq!(
+        snapshot(repo.path()),
+        before,
+        "the working copy's mode put back"
+    );
+    repo.git_cmd(&["update-index", "--chmod=+x", "run.sh"]);
+
+    repo.git_cmd(&["rm", "-q", "--cached", "real/bad.cfg"]);
+    let out = tempfile::tempdir().unwrap();
+    let prefix = format!("{}/", out.path().display());
+    repo.git_cmd(&["checkout-index", "-a", &format!("--prefix={prefix}")]);
+    let (bare, _) = repo.shell(&format!("cd '{prefix}' && test -s words.cfg"), &[]);
+    assert_ne!(bare, 0, "the commit holds a link to nothing");
+    for args in [
+        &["check", "--staged", "--format", "json"][..],
+        &["check", "--staged", "--no-cache", "--format", "json"],
+    ] {
+        let run = repo.run(args);
+        assert_eq!(run.gate("g")["status"], "fail", "{args:?}: {run:?}");
+        assert!(
+            run.gate("g")["output"].to_string().contains("real/bad.cfg"),
+            "{run:?}"
+        );
+    }
+}

@@ -312,8 +312,14 @@ fn restore_state(st: &mut State) -> Vec<String> {
         };
         let already = match (&e.kept, &now) {
             (Kept::Absent, None) => true,
-            (Kept::File { copy, .. }, Some(n)) => std::fs::read(st.dir.join("files").join(copy))
-                .is_ok_and(|b| blake3::hash(&b).to_hex().as_str() == n),
+            // The mode too: a change of mode alone (`git update-index --chmod`) is unstaged
+            // work like any other, and the index's mode was written over it.
+            (Kept::File { copy, mode }, Some(n)) => {
+                std::fs::read(st.dir.join("files").join(copy))
+                    .is_ok_and(|b| blake3::hash(&b).to_hex().as_str() == n)
+                    && std::fs::symlink_metadata(&full)
+                        .is_ok_and(|m| m.permissions().mode() & 0o7777 == mode & 0o7777)
+            }
             (Kept::Symlink { target }, Some(n)) => *n == link_fingerprint(target),
             _ => false,
         };

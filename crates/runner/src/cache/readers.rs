@@ -103,7 +103,7 @@ pub fn told(root: &Path, gate: &str) {
 /// the runs that read it as `tests/data/cases.json` (a link), and one of `../shared/data.txt`
 /// the runs that read `lib/data.txt` through `lib -> ../shared`. Each folder is asked once
 /// whether it is a link, so a run that read thousands of files costs one call per folder.
-struct Links<'a> {
+pub(crate) struct Links<'a> {
     root: &'a Path,
     real_root: Option<PathBuf>,
     beside: Option<&'a ralph_plan::files::Beside>,
@@ -111,7 +111,7 @@ struct Links<'a> {
 }
 
 impl<'a> Links<'a> {
-    fn new(root: &'a Path, beside: Option<&'a ralph_plan::files::Beside>) -> Self {
+    pub(crate) fn new(root: &'a Path, beside: Option<&'a ralph_plan::files::Beside>) -> Self {
         Links {
             root,
             real_root: root.canonicalize().ok(),
@@ -126,7 +126,7 @@ impl<'a> Links<'a> {
 
     /// Where `rel` really is, when a link on its way leads elsewhere: a path from the root,
     /// or `../` beside it.
-    fn target(&mut self, rel: &str) -> Option<String> {
+    pub(crate) fn target(&mut self, rel: &str) -> Option<String> {
         let rel = Path::new(rel);
         let mut linked = self.is_link(rel);
         for folder in rel

@@ -826,20 +826,27 @@ fn untracked_read(
     limits: &Limits,
 ) -> Option<String> {
     let untracked = limits.untracked.as_ref()?;
-    let beside = std::cell::OnceCell::new();
-    inputs?
+    let beside = ralph_plan::files::Beside::of(root);
+    // Through a link too: a tracked `words.cfg -> real/bad.cfg` whose target the commit
+    // stops tracking leaves the commit a link to nothing.
+    let mut links = cache::readers::Links::new(root, beside.as_ref());
+    let read: Vec<String> = inputs?
         .iter()
         .filter(|i| !i.probed)
-        .filter_map(|i| match i.path.strip_prefix("./") {
-            Some(p) => Some(PathBuf::from(p)),
+        .flat_map(|i| match i.path.strip_prefix("./") {
+            Some(p) => [Some(p.to_string()), links.target(p)],
             // A file beside a project below the top of its repository (`../shared/x`).
-            None => beside
-                .get_or_init(|| ralph_plan::files::Beside::of(root))
-                .as_ref()?
-                .rel(Path::new(&i.path)),
+            None => [
+                beside
+                    .as_ref()
+                    .and_then(|b| b.rel(Path::new(&i.path)))
+                    .and_then(|p| p.to_str().map(str::to_string)),
+                None,
+            ],
         })
-        .find(|p| untracked.contains(p))
-        .map(|p| p.display().to_string())
+        .flatten()
+        .collect();
+    read.into_iter().find(|p| untracked.contains(Path::new(p)))
 }
 
 /// A run that read a file the commit will not contain fails, saying which: its verdict is
