@@ -523,3 +523,52 @@ fn under_the_static_model_files_beside_the_project_are_in_the_key() {
     );
     assert!(refused.stderr.contains("../shared/*.cfg"), "{refused:?}");
 }
+
+/// Under `observe = false`, a library sourced as `"$(dirname "$0")/lib/common"` was in no
+/// key (the driver skipped any path with a `$`), though ShellCheck with
+/// `--source-path=SCRIPTDIR` follows it: the stored pass was served after the library
+/// broke (found by a red team). A leading folder named by a variable or a command is the
+/// script's, as for the library's own dialect.
+#[test]
+fn under_the_static_model_a_library_sourced_from_the_scripts_folder_is_in_the_key() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("presets = [\"shell\"]\n\n[cache]\nobserve = false\n");
+    repo.write(
+        "run.sh",
+        "#!/bin/bash\nsource \"$(dirname \"$0\")/lib/common\"\necho \"$greeting\"\n",
+    );
+    repo.write("lib/common", "greeting=hi\n");
+    repo.commit_all();
+    let first = repo.run(["check", "--format", "json"]);
+    assert_eq!(status(&first, "shellcheck"), "pass", "{first:?}");
+    repo.write("lib/common", "other=hi\n");
+    assert_ne!(bare(&repo, "shellcheck -x -P SCRIPTDIR run.sh"), 0);
+    let after = repo.run(["check", "--format", "json"]);
+    assert_eq!(status(&after, "shellcheck"), "fail", "{after:?}");
+}
+
+/// Two configs in one repository (`ralph.toml` at the top, `svc/ralph.toml` below), the agent
+/// working at the top: an edit to `svc/b.txt` ran only the top's gates, so a failure of
+/// svc's own gate went untold (found by a red team). A file of a project with its own
+/// config below is that project's too.
+#[test]
+fn an_edit_in_a_nested_project_runs_its_own_gates() {
+    let repo = Repo::git();
+    repo.config(
+        "[[gate]]\nname = \"top\"\nglobs = [\"**/*.txt\"]\nrun = '! grep -n TOPBAD {files}'\n",
+    );
+    repo.write(
+        "svc/ralph.toml",
+        "[[gate]]\nname = \"svc\"\nglobs = [\"*.txt\"]\nrun = '! grep -n SVCBAD {files}'\n",
+    );
+    repo.write("svc/b.txt", "fine\n");
+    repo.commit_all();
+    repo.write("svc/b.txt", "SVCBAD\n");
+    assert_ne!(bare(&repo, "cd svc && ! grep -n SVCBAD b.txt"), 0);
+    let told = told_after_edit(&repo, "svc/b.txt");
+    assert!(told.contains("[svc]"), "svc's gate told: {told}");
+    assert!(!told.contains("[top]"), "the top's gate passes: {told}");
+}

@@ -69,6 +69,25 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Two edits' feedback as one: the texts one after the other, the first line for the
+    /// user. Only `Context` adds; anything else is kept as it is.
+    pub fn and(self, other: Verdict) -> Verdict {
+        match (self, other) {
+            (Verdict::Silent, other) => other,
+            (
+                Verdict::Context { text, system },
+                Verdict::Context {
+                    text: more,
+                    system: more_system,
+                },
+            ) => Verdict::Context {
+                text: format!("{text}\n\n{more}"),
+                system: system.or(more_system),
+            },
+            (mine, _) => mine,
+        }
+    }
+
     pub fn blocks(&self) -> bool {
         matches!(self, Verdict::Block { .. })
     }

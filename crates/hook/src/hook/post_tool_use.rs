@@ -36,22 +36,57 @@ pub fn run(ask: &Ask, env: &Environment, cwd: &Path, config: Option<&Path>) -> V
             }
         }
     };
+    let mut verdict = for_project(&project, (ask, &base, &edited), env, started);
+    // A file of a project with its own config below this one (`svc/ralph.toml` in a
+    // repository whose agent works at the top) is that project's too: its gates run on it.
+    if config.is_none() {
+        for nested in nested_roots(project.root(), &base, &edited) {
+            if let Ok(inner) = Project::open(&nested, None) {
+                let more = for_project(&inner, (ask, &base, &edited), env, started);
+                verdict = verdict.and(more);
+            }
+        }
+    }
+    verdict
+}
+
+/// What `project`'s edit gates say of the edited files that are its own or beside it.
+fn for_project(
+    project: &Project,
+    (ask, base, edited): (&Ask, &Path, &[&PathBuf]),
+    env: &Environment,
+    started: Instant,
+) -> Verdict {
     let rels: Vec<PathBuf> = edited
         .iter()
-        .filter_map(|p| files::relative_to_root(project.root(), &base, p).ok())
+        .filter_map(|p| files::relative_to_root(project.root(), base, p).ok())
         .filter(|rel| !files::is_own_state(rel))
         .collect();
-    let beside = beside(project.root(), &base, &edited);
+    let beside = beside(project.root(), base, edited);
     if rels.is_empty() && beside.is_empty() {
         return Verdict::Silent;
     }
-    match edit_gates(&project, (&rels, &beside), env, started) {
+    match edit_gates(project, (&rels, &beside), env, started) {
         Some(results) => {
             let named: Vec<PathBuf> = rels.into_iter().chain(beside).collect();
-            tell(&project, &ask.session, &named, &results, env.strict())
+            tell(project, &ask.session, &named, &results, env.strict())
         }
         None => Verdict::Silent,
     }
+}
+
+/// The folders below `root` holding a config of their own on the way from `root` to an
+/// edited file (nearest first is not needed: each runs its own gates on its own files).
+fn nested_roots(root: &Path, base: &Path, edited: &[&PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = edited
+        .iter()
+        .filter_map(|p| base.join(p).parent().map(Path::to_path_buf))
+        .filter_map(|dir| ralph_config::find(&dir)?.parent().map(Path::to_path_buf))
+        .filter(|d| d != root && d.starts_with(root))
+        .collect();
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// Runs the edit gates that match `rels`, the runs whose last run read one of them

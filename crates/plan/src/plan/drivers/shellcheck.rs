@@ -257,10 +257,17 @@ fn source_closure(f: &Path, fs: &dyn ProjectFs) -> Vec<PathBuf> {
         };
         let dir = script.parent().unwrap_or(Path::new("")).to_path_buf();
         for target in sourced(&String::from_utf8_lossy(&text)) {
-            if target.contains('$') {
-                continue; // ShellCheck cannot follow it either
-            }
-            let target = target.replace("SCRIPTDIR/", "");
+            // A leading folder named through a variable or a command (`$(dirname "$0")/`,
+            // `${0%/*}/`) is taken for the script's, as `library` does: ShellCheck with
+            // `--source-path=SCRIPTDIR` follows it, and a file too many in the key only
+            // costs a run.
+            let target = match target.rfind('$') {
+                Some(at) => match target[at..].split_once('/') {
+                    Some((_, rest)) if !rest.contains('$') => rest.to_string(),
+                    _ => continue,
+                },
+                None => target.replace("SCRIPTDIR/", ""),
+            };
             for base in [Path::new(""), dir.as_path()] {
                 // A library beside the project is read, never planned: its content joins
                 // the key (the static model's; observation sees it anyway).
