@@ -269,11 +269,29 @@ impl Repo {
 }
 
 impl Repo {
+    /// Runs `ralph-gate ARGS` in the folder `dir` of the repository (a project below its
+    /// top, `svc/`).
+    pub fn run_in(&self, dir: &str, args: &[&str]) -> Run {
+        let mut cmd = self.cmd();
+        cmd.current_dir(self.path().join(dir)).args(args);
+        finish(cmd.output().expect("ralph-gate runs"))
+    }
+
+    /// Runs `ralph-gate ARGS` in the folder `dir` with `stdin` piped in (a hook).
+    pub fn run_stdin_in(&self, dir: &str, args: &[&str], stdin: &[u8]) -> Run {
+        self.piped(self.path().join(dir), args, stdin, &[])
+    }
+
     /// Runs `ralph-gate ARGS` with `stdin` piped in.
     pub fn run_stdin(&self, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Run {
+        self.piped(self.path().to_path_buf(), args, stdin, env)
+    }
+
+    fn piped(&self, dir: PathBuf, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Run {
         use std::io::Write;
         let mut cmd = self.cmd();
-        cmd.args(args)
+        cmd.current_dir(dir)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

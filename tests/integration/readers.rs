@@ -424,27 +424,18 @@ fn files_beside_a_project_below_the_top_re_run_what_read_them() {
     repo.link("svc/lib", "../shared");
     repo.commit_all();
     let svc = repo.path().join("svc");
-    let in_svc = |args: &[&str]| {
-        let mut cmd = repo.cmd();
-        cmd.current_dir(&svc).args(args);
-        crate::common::finish(cmd.output().unwrap())
-    };
+    let in_svc = |args: &[&str]| repo.run_in("svc", args);
     let hook = |file: &str| {
         let ask = json!({"session_id": "s", "transcript_path": "/x", "cwd": svc,
             "hook_event_name": "PostToolUse", "tool_name": "Edit",
             "tool_input": {"file_path": file, "old_string": "ok", "new_string": "no"},
             "tool_response": {"success": true}});
-        let mut cmd = repo.cmd();
-        cmd.current_dir(&svc)
-            .args(["hook", "post-tool-use"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        std::io::Write::write_all(&mut stdin, ask.to_string().as_bytes()).unwrap();
-        drop(stdin);
-        crate::common::finish(child.wait_with_output().unwrap()).stdout
+        repo.run_stdin_in(
+            "svc",
+            &["hook", "post-tool-use"],
+            ask.to_string().as_bytes(),
+        )
+        .stdout
     };
     assert_eq!(status(&in_svc(&["check", "--format", "json"]), "g"), "pass");
     for (rel, edited) in [
@@ -497,11 +488,7 @@ fn under_the_static_model_files_beside_the_project_are_in_the_key() {
     );
     repo.write("shared/lib.sh", "name=x\n");
     repo.commit_all();
-    let in_svc = |args: &[&str]| {
-        let mut cmd = repo.cmd();
-        cmd.current_dir(repo.path().join("svc")).args(args);
-        crate::common::finish(cmd.output().unwrap())
-    };
+    let in_svc = |args: &[&str]| repo.run_in("svc", args);
     let first = in_svc(&["check", "--format", "json"]);
     assert_eq!(status(&first, "g"), "pass", "{first:?}");
     assert_eq!(status(&first, "shellcheck"), "pass", "{first:?}");

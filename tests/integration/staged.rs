@@ -414,11 +414,7 @@ fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
     repo.write("svc/a.txt", "ok\n")
         .write("shared/limits.txt", "ok\n");
     repo.commit_all();
-    let in_svc = |args: &[&str]| {
-        let mut cmd = repo.cmd();
-        cmd.current_dir(repo.path().join("svc")).args(args);
-        crate::common::finish(cmd.output().unwrap())
-    };
+    let in_svc = |args: &[&str]| repo.run_in("svc", args);
     let status = |run: &Run| run.gate("g")["status"].as_str().unwrap_or("?").to_string();
     let first = in_svc(&["check", "--format", "json"]);
     assert_eq!(status(&first), "pass", "{first:?}");
@@ -456,17 +452,11 @@ fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
         "tool_input": {"file_path": "../shared/limits.txt", "old_string": "ok", "new_string": "BAD"},
         "tool_response": {"success": true}
     });
-    let mut cmd = repo.cmd();
-    cmd.current_dir(repo.path().join("svc"))
-        .args(["hook", "post-tool-use"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, hook.to_string().as_bytes()).unwrap();
-    drop(stdin);
-    let told = crate::common::finish(child.wait_with_output().unwrap());
+    let told = repo.run_stdin_in(
+        "svc",
+        &["hook", "post-tool-use"],
+        hook.to_string().as_bytes(),
+    );
     assert!(
         told.stdout.contains("limits.txt") && told.stdout.contains("[g]"),
         "the edit hook tells the agent: {told:?}"
@@ -504,11 +494,7 @@ fn a_commit_of_files_beside_or_out_of_the_project_is_judged_as_the_bare_tool_on_
         .write("svc/a.txt", "x\n");
     repo.write("svc/ok.md", "OK\n").write("svc/gen.md", "BAD\n");
     repo.commit_all();
-    let in_svc = |args: &[&str]| {
-        let mut cmd = repo.cmd();
-        cmd.current_dir(repo.path().join("svc")).args(args);
-        crate::common::finish(cmd.output().unwrap())
-    };
+    let in_svc = |args: &[&str]| repo.run_in("svc", args);
     // The bare command on what the index holds.
     let bare = |cmd: &str| {
         let out = tempfile::tempdir().unwrap();
@@ -564,11 +550,7 @@ fn a_stricter_tsconfig_beside_the_project_staged_is_checked() {
     .write("svc/src/a.ts", "export function f(x) { return x; }\n")
     .write("svc/ralph.toml", "presets = [\"typescript\"]\n");
     repo.commit_all();
-    let in_svc = |args: &[&str]| {
-        let mut cmd = repo.cmd();
-        cmd.current_dir(repo.path().join("svc")).args(args);
-        crate::common::finish(cmd.output().unwrap())
-    };
+    let in_svc = |args: &[&str]| repo.run_in("svc", args);
     let first = in_svc(&["check", "--format", "json"]);
     assert_eq!(first.gate("tsc")["status"], "pass", "{first:?}");
     repo.write(
