@@ -1070,15 +1070,7 @@ fn loop_run_prd_flips_passes_only_for_stories_whose_checks_pass() {
         out.contains("done after 3 iterations: every story passes"),
         "{out}"
     );
-    let asked: Vec<String> = server
-        .agent_requests()
-        .iter()
-        .map(|r| r["messages"].to_string())
-        .collect();
-    let second = asked
-        .iter()
-        .find(|m| m.contains("ralph-gate, after iteration 1"))
-        .expect("a second iteration");
+    let second = after_iteration_1(&server);
     assert!(
         second.contains("US-1 does not pass yet")
             && second.contains("you set `passes` of US-1 yourself")
@@ -1107,6 +1099,16 @@ fn loop_run_prd_flips_passes_only_for_stories_whose_checks_pass() {
     let progress = std::fs::read_to_string(repo.path().join("progress.txt")).unwrap();
     assert_eq!(progress.matches("ralph-gate:").count(), 3, "{progress}");
     assert!(goal_loops(&repo).is_empty(), "{:?}", goal_loops(&repo));
+}
+
+/// What `loop run` sent the agent in its second iteration.
+fn after_iteration_1(server: &ModelServer) -> String {
+    server
+        .agent_requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .find(|m| m.contains("ralph-gate, after iteration 1"))
+        .expect("a second iteration")
 }
 
 /// `loop run --prd --parallel 2`: two workers, each in a worktree of its own, finish two
@@ -1320,15 +1322,7 @@ fn loop_run_prd_on_a_test_first_project_passes_story_by_story() {
         out.contains("done after 3 iterations: every story passes"),
         "{out}"
     );
-    let asked: Vec<String> = server
-        .agent_requests()
-        .iter()
-        .map(|r| r["messages"].to_string())
-        .collect();
-    let second = asked
-        .iter()
-        .find(|m| m.contains("ralph-gate, after iteration 1"))
-        .expect("a second iteration");
+    let second = after_iteration_1(&server);
     assert!(
         second.contains("stop gate `base` fails") && !second.contains("stop gate `two` fails"),
         "what passed at the start and broke holds the story; what failed from the start and is another story's does not: {second}"
