@@ -39,20 +39,11 @@ pub fn record(
     inputs: &[Input],
 ) {
     told(root, gate);
-    let beside = ralph_plan::files::Beside::of(root);
-    let mut links = Links::new(root, beside.as_ref());
-    let mut read: Vec<String> = inputs
+    let files_read = inputs
         .iter()
-        .filter(|i| i.seen.starts_with("f:") || i.seen == "absent")
-        .filter_map(|i| match i.path.strip_prefix("./") {
-            Some(p) => Some([Some(p.to_string()), links.target(p)]),
-            None => {
-                let rel = beside.as_ref()?.rel(Path::new(&i.path))?;
-                Some([Some(rel.to_str()?.to_string()), None])
-            }
-        })
-        .flatten()
-        .flatten()
+        .filter(|i| i.seen.starts_with("f:") || i.seen == "absent");
+    let mut read: Vec<String> = names(root, files_read)
+        .into_iter()
         // A file beside the project (`../shared/x.py`) never plans a run by its globs,
         // whatever its name: `*.py` matches it, but no selection of the project holds it.
         .filter(|p| !p.contains('\n') && (p.starts_with("../") || !plans(Path::new(p))))
@@ -99,11 +90,33 @@ pub fn told(root: &Path, gate: &str) {
     }
 }
 
+/// The project's names for what `inputs` are: each path from the root, and where a link on
+/// its way leads; a file beside a project below the top of its repository as `../x`;
+/// nothing for the rest (outside the work tree). What the readers' records and
+/// `check --staged`'s untracked check both look up.
+pub(crate) fn names<'i>(root: &Path, inputs: impl Iterator<Item = &'i Input>) -> Vec<String> {
+    let beside = ralph_plan::files::Beside::of(root);
+    let mut links = Links::new(root, beside.as_ref());
+    inputs
+        .flat_map(|i| match i.path.strip_prefix("./") {
+            Some(p) => [Some(p.to_string()), links.target(p)],
+            None => [
+                beside
+                    .as_ref()
+                    .and_then(|b| b.rel(Path::new(&i.path)))
+                    .and_then(|p| p.to_str().map(str::to_string)),
+                None,
+            ],
+        })
+        .flatten()
+        .collect()
+}
+
 /// Where project paths lead through symbolic links: an edit of `fixtures/good.json` reaches
 /// the runs that read it as `tests/data/cases.json` (a link), and one of `../shared/data.txt`
 /// the runs that read `lib/data.txt` through `lib -> ../shared`. Each folder is asked once
 /// whether it is a link, so a run that read thousands of files costs one call per folder.
-pub(crate) struct Links<'a> {
+struct Links<'a> {
     root: &'a Path,
     real_root: Option<PathBuf>,
     beside: Option<&'a ralph_plan::files::Beside>,
@@ -111,7 +124,7 @@ pub(crate) struct Links<'a> {
 }
 
 impl<'a> Links<'a> {
-    pub(crate) fn new(root: &'a Path, beside: Option<&'a ralph_plan::files::Beside>) -> Self {
+    fn new(root: &'a Path, beside: Option<&'a ralph_plan::files::Beside>) -> Self {
         Links {
             root,
             real_root: root.canonicalize().ok(),
@@ -126,7 +139,7 @@ impl<'a> Links<'a> {
 
     /// Where `rel` really is, when a link on its way leads elsewhere: a path from the root,
     /// or `../` beside it.
-    pub(crate) fn target(&mut self, rel: &str) -> Option<String> {
+    fn target(&mut self, rel: &str) -> Option<String> {
         let rel = Path::new(rel);
         let mut linked = self.is_link(rel);
         for folder in rel

@@ -826,26 +826,9 @@ fn untracked_read(
     limits: &Limits,
 ) -> Option<String> {
     let untracked = limits.untracked.as_ref()?;
-    let beside = ralph_plan::files::Beside::of(root);
     // Through a link too: a tracked `words.cfg -> real/bad.cfg` whose target the commit
     // stops tracking leaves the commit a link to nothing.
-    let mut links = cache::readers::Links::new(root, beside.as_ref());
-    let read: Vec<String> = inputs?
-        .iter()
-        .filter(|i| !i.probed)
-        .flat_map(|i| match i.path.strip_prefix("./") {
-            Some(p) => [Some(p.to_string()), links.target(p)],
-            // A file beside a project below the top of its repository (`../shared/x`).
-            None => [
-                beside
-                    .as_ref()
-                    .and_then(|b| b.rel(Path::new(&i.path)))
-                    .and_then(|p| p.to_str().map(str::to_string)),
-                None,
-            ],
-        })
-        .flatten()
-        .collect();
+    let read = cache::readers::names(root, inputs?.iter().filter(|i| !i.probed));
     read.into_iter().find(|p| untracked.contains(Path::new(p)))
 }
 
