@@ -337,6 +337,7 @@ pub fn install_hint(tool: &str) -> &'static str {
         "pnpm" => "npm install -g pnpm@10",
         "pnpm-store" => "pnpm store add typescript@5.9.3 (scripts/test does)",
         "yarn" | "bun" => "npm install --prefix target/test-tools/js bun@1 @yarnpkg/cli-dist@4 (scripts/test does)",
+        "jest" | "vitest" => "npm install --prefix target/test-tools/jsrunners jest@30 vitest@4 (scripts/test does)",
         "yarn-pnp" => "yarn install in target/test-tools/yarn-pnp with YARN_GLOBAL_FOLDER=target/test-tools/yarn-global (scripts/test does)",
         "mypy-wheels" => {
             "pip download -d target/test-tools/wheels mypy==1.10.0 mypy==1.11.2 (scripts/test does)"
@@ -494,6 +495,34 @@ pub fn typescript7_repo() -> Option<Repo> {
     let repo = Repo::git();
     repo.write(".gitignore", "node_modules/\n");
     repo.install_typescript_from(&pkg, "");
+    Some(repo)
+}
+
+/// A fresh git repository with jest and vitest installed as its own (`node_modules/`, hard
+/// links to the packages `scripts/test` installs under `target/test-tools/jsrunners`, which
+/// it ignores), or `None`, said loudly, when node or they are not there. Copied, not linked:
+/// vitest writes its results cache into `node_modules/.vite`.
+pub fn js_runners_repo() -> Option<Repo> {
+    if !require_tool("node") {
+        return None;
+    }
+    let modules =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/jsrunners/node_modules");
+    for tool in ["jest", "vitest"] {
+        if !modules.join(tool).join("package.json").is_file() {
+            missing(tool, "no jest and vitest in target/test-tools/jsrunners");
+            return None;
+        }
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "node_modules/\n");
+    let out = Command::new("cp")
+        .arg("-al")
+        .arg(&modules)
+        .arg(repo.path().join("node_modules"))
+        .output()
+        .expect("cp runs");
+    assert!(out.status.success(), "cp -al node_modules: {out:?}");
     Some(repo)
 }
 

@@ -21,6 +21,7 @@ mod github;
 mod hooks;
 mod hostile;
 mod init;
+mod js_runners;
 mod load;
 mod loops;
 mod model_server;

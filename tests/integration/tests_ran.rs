@@ -12,7 +12,12 @@ use crate::surface::{decision, promise};
 
 /// The tree now passes the bare tool (`bare`) and ralph-gate's own `check`, but a loop
 /// started at `start` is held naming `test`, and `check --base <start>` fails naming it.
-fn held_for_a_test_that_stopped_running(repo: &Repo, bare: &str, start: &str, test: &str) {
+pub(crate) fn held_for_a_test_that_stopped_running(
+    repo: &Repo,
+    bare: &str,
+    start: &str,
+    test: &str,
+) {
     let (code, text) = repo.shell(bare, &[]);
     assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
     let run = repo.run(["check", "--no-cache"]);
@@ -35,7 +40,7 @@ fn held_for_a_test_that_stopped_running(repo: &Repo, bare: &str, start: &str, te
     );
 }
 
-fn ends(repo: &Repo, start: &str) {
+pub(crate) fn ends(repo: &Repo, start: &str) {
     let ci = repo.run(["check", "--no-cache", "--base", start]);
     assert_eq!(ci.code, 0, "honest work passes check --base: {ci:?}");
     let out = decision(&promise(repo));
@@ -46,7 +51,7 @@ fn ends(repo: &Repo, start: &str) {
     assert!(!repo.exists(".claude/ralph-loop.local.md"));
 }
 
-fn head(repo: &Repo) -> String {
+pub(crate) fn head(repo: &Repo) -> String {
     let (code, out) = repo.shell("git rev-parse HEAD", &[]);
     assert_eq!(code, 0, "{out}");
     out.trim().to_string()

@@ -2,7 +2,9 @@
 //! process group of its own, and store what it found.
 
 use super::process::{self, Exit, SpawnError, Spec, Step};
-use super::{bytecode, nodetest, paths, pytest, testbin, GateStatus, Limits, RunContext, ToolInfo};
+use super::{
+    bytecode, node_runners, paths, pytest, testbin, GateStatus, Limits, RunContext, ToolInfo,
+};
 use crate::cache::{self, key};
 use crate::observe;
 use ralph_base::atomic;
@@ -722,8 +724,8 @@ struct Heard {
     tests: Option<Vec<String>>,
 }
 
-/// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]) and
-/// the test binaries' wrapper ([`testbin`]). A run that exited 0 while a report says a test
+/// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]), the
+/// test binaries' wrapper ([`testbin`]) and node's runners, jest and vitest ([`node_runners`]). A run that exited 0 while a report says a test
 /// failed, or never reached its end, is a failure (exit 1, and why). A run whose pytest could
 /// not load the listener is made again without it.
 fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
@@ -733,30 +735,35 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         spec.env.extend(vars);
     }
     let plain = spec.clone();
-    let node = nodetest::Listening::open().and_then(|n| {
-        let vars = n.vars(&gate.env, cx.env);
-        spec.env.extend(vars.iter().cloned());
-        (!vars.is_empty()).then_some(n)
-    });
+    let node = node_runners::Listening::open();
+    if let Some(n) = &node {
+        spec.env.extend(n.vars(&gate.env, cx.env, true));
+    }
     let mut heard = heard_pytest(spec, gate, cx);
-    let refused = node.as_ref().is_some_and(|n| {
+    // The command chose node's reporters itself: run it again without ralph-gate's (jest
+    // and vitest still heard).
+    if let Some(n) = node.as_ref().filter(|n| {
         heard.finished.exit != Exit::Code(0) && n.refused(&heard.finished.output.text())
-    });
-    // The command chose node's reporters itself: run it as it was given, unheard.
-    let node = match refused {
-        true => {
-            heard = heard_pytest(plain, gate, cx);
-            None
-        }
-        false => node,
-    };
+    }) {
+        let mut spec = plain;
+        spec.env.extend(n.vars(&gate.env, cx.env, false));
+        heard = heard_pytest(spec, gate, cx);
+    }
     // A wrapper that found a contradiction already exited 1 in the binary's place; its
-    // reason says why the tool failed.
+    // reason says why the tool failed. A node runner's results that say a test failed
+    // contradict an exit 0.
+    let root = &cx.config.root;
     let from_binaries = binaries.as_ref().and_then(testbin::Listening::told);
-    if from_binaries.is_some() && heard.finished.exit == Exit::Code(0) {
+    let from_node = (heard.finished.exit == Exit::Code(0))
+        .then(|| node.as_ref().and_then(|n| n.contradiction(root)))
+        .flatten();
+    let contradicted = [from_binaries, from_node]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"));
+    if contradicted.is_some() && heard.finished.exit == Exit::Code(0) {
         heard.finished.exit = Exit::Code(1);
     }
-    let root = &cx.config.root;
     for theirs in [
         binaries.as_ref().map(|b| b.ran(root)),
         node.as_ref().map(|n| n.ran(root)),
@@ -772,7 +779,7 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             (mine, theirs) => mine.or(theirs),
         };
     }
-    heard.told = match (heard.told.take(), from_binaries) {
+    heard.told = match (heard.told.take(), contradicted) {
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     };

@@ -5,7 +5,7 @@ mod aggregate;
 mod bytecode;
 pub mod capture;
 mod job;
-mod nodetest;
+mod node_runners;
 mod paths;
 pub mod process;
 mod pytest;

@@ -29,7 +29,7 @@ function note(ev, stacks) {
   }
   if (ev.type !== 'test:pass' && ev.type !== 'test:fail') return;
   if (d.skip || d.todo || (d.details && d.details.type === 'suite')) return;
-  write({ file: key, path: stack.slice(0, d.nesting).concat([d.name]) });
+  write({ file: key, path: stack.slice(0, d.nesting).concat([d.name]), failed: ev.type === 'test:fail' });
 }
 
 export default async function* ralphGate(source) {

@@ -1,0 +1,282 @@
+//! What node's test runners say they ran: node's own (`node --test`, and whatever starts it:
+//! `npm test`, a script), jest and vitest. Every run of a gate gets, through `NODE_OPTIONS`:
+//! - ralph-gate's reporter for node's runner (`--test-reporter=<run folder>/ralph_gate_reporter.mjs`):
+//!   it writes the runner's output as node's default reporter would (TAP when the output is
+//!   not a terminal, spec on one or from node 23), and on the side each test that ran;
+//! - a preload (`--require=<run folder>/ralph_gate_jstest.cjs`) that notes the results jest's
+//!   `runCLI` returns and, in vitest's processes only, the files vitest's `startTests` returns
+//!   (through a module hook, `ralph_gate_vitest.mjs`), whatever reporters the project chose.
+//!
+//! Each writes the tests the runner's own results say ran, by file and name path, and whether
+//! each failed. A node that runs no tests only parses the options.
+//!
+//! Where the command chose node's reporters itself (`--test-reporter` on its command line),
+//! node refuses the mix before any test runs; the run is then made again without ralph-gate's
+//! reporter, and what node's runner ran is not known. Known by effect: the reporter was never
+//! loaded.
+
+use ralph_base::env::Environment;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+const REPORTER: (&str, &str) = (
+    "ralph_gate_reporter.mjs",
+    include_str!("ralph_gate_reporter.mjs"),
+);
+const PRELOAD: (&str, &str) = (
+    "ralph_gate_jstest.cjs",
+    include_str!("ralph_gate_jstest.cjs"),
+);
+const VITEST_HOOKS: (&str, &str) = (
+    "ralph_gate_vitest.mjs",
+    include_str!("ralph_gate_vitest.mjs"),
+);
+
+/// One run's listeners: a folder (the modules, and `told/` for what they write) under an
+/// unguessable name in the temporary folder, removed when dropped.
+pub struct Listening {
+    dir: PathBuf,
+}
+
+/// A line a listener writes: that node's reporter was loaded, that jest or vitest ran (and,
+/// for jest, whether its results say it failed), or a test that ran.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Line {
+    loaded: bool,
+    runner: Option<String>,
+    file: String,
+    path: Vec<String>,
+    failed: bool,
+}
+
+impl Listening {
+    /// New listeners, or `None` when they cannot be made or named in `NODE_OPTIONS` (which
+    /// splits on white space and reads quotes and backslashes): the run goes on unheard.
+    pub fn open() -> Option<Self> {
+        let dir = super::job::unguessable(&std::env::temp_dir().join("ralph-gate-nodetest"));
+        let name = dir.to_str()?;
+        if name.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
+            return None;
+        }
+        std::fs::create_dir_all(dir.join("told")).ok()?;
+        for (file, text) in [REPORTER, PRELOAD, VITEST_HOOKS] {
+            std::fs::write(dir.join(file), text).ok()?;
+        }
+        Some(Self { dir })
+    }
+
+    /// `NODE_OPTIONS` with the listeners added (the gate's own `env`, else the environment's,
+    /// first). Node's reporter only when `reporter` is asked for and no reporter is named
+    /// there already.
+    pub fn vars(
+        &self,
+        gate_env: &BTreeMap<String, String>,
+        env: &Environment,
+        reporter: bool,
+    ) -> Vec<(OsString, OsString)> {
+        let given = super::given_var(gate_env, env, "NODE_OPTIONS").unwrap_or_default();
+        let reporter = reporter && !given.to_string_lossy().contains("--test-reporter");
+        let mut value = given;
+        let mut add = |option: &str, file: &str| {
+            if !value.is_empty() {
+                value.push(" ");
+            }
+            value.push(option);
+            value.push(self.dir.join(file));
+        };
+        if reporter {
+            add("--test-reporter=", REPORTER.0);
+        }
+        add("--require=", PRELOAD.0);
+        vec![("NODE_OPTIONS".into(), value)]
+    }
+
+    fn lines(&self) -> Vec<Line> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("told")) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(OsString, String)> = entries
+            .flatten()
+            .filter_map(|e| Some((e.file_name(), std::fs::read_to_string(e.path()).ok()?)))
+            .collect();
+        found.sort();
+        found
+            .iter()
+            .flat_map(|(_, text)| text.lines())
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The run failed because node would not take the reporter beside the command's own
+    /// (`output` names the option, and the reporter never loaded): make it again without.
+    pub fn refused(&self, output: &str) -> bool {
+        output.contains("test-reporter") && !self.lines().iter().any(|l| l.loaded)
+    }
+
+    /// The tests the runners said they ran, each `<file relative to root>: <name path>`;
+    /// `None` when no runner was heard.
+    pub fn ran(&self, root: &Path) -> Option<Vec<String>> {
+        ids(&self.lines(), root)
+    }
+
+    /// Why a run that exited 0 failed: a runner's own results say a test failed.
+    pub fn contradiction(&self, root: &Path) -> Option<String> {
+        contradiction(&self.lines(), root)
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Line {
+    fn heard(&self) -> bool {
+        self.loaded || self.runner.is_some()
+    }
+
+    fn is_test(&self) -> bool {
+        !self.heard() && !self.path.is_empty()
+    }
+
+    /// `<file relative to root>: <name path>`.
+    fn id(&self, root: &Path) -> String {
+        let file = Path::new(&self.file);
+        let file = file.strip_prefix(root).unwrap_or(file).display();
+        // A file whose tests never reported is one test named by its full path, which
+        // differs between checkouts: named by the file alone.
+        match self.path.as_slice() {
+            [only] if *only == self.file => format!("{file}: {file}"),
+            path => format!("{file}: {}", path.join(" > ")),
+        }
+    }
+}
+
+/// Pure: the test IDs in the listeners' lines; `None` when no runner was heard.
+fn ids(lines: &[Line], root: &Path) -> Option<Vec<String>> {
+    if !lines.iter().any(Line::heard) {
+        return None;
+    }
+    let mut ran: Vec<String> = lines
+        .iter()
+        .filter(|l| l.is_test())
+        .map(|l| l.id(root))
+        .collect();
+    ran.sort();
+    ran.dedup();
+    Some(ran)
+}
+
+/// Pure: why a run that exited 0 failed, when a runner's results say a test failed (or, for
+/// jest, that the run did not succeed: a test file that could not run).
+fn contradiction(lines: &[Line], root: &Path) -> Option<String> {
+    let mut failed: Vec<String> = lines
+        .iter()
+        .filter(|l| l.failed && l.is_test())
+        .map(|l| l.id(root))
+        .collect();
+    failed.sort();
+    failed.dedup();
+    if failed.is_empty() && !lines.iter().any(|l| l.failed && l.heard()) {
+        return None;
+    }
+    let who = lines
+        .iter()
+        .find_map(|l| l.runner.clone())
+        .unwrap_or_else(|| "node's test runner".into());
+    let what = match failed.len() {
+        0 => "a failure".to_string(),
+        n => {
+            let mut shown: Vec<&str> = failed.iter().take(5).map(String::as_str).collect();
+            if n > 5 {
+                shown.push("...");
+            }
+            format!("{n} failed ({})", shown.join(", "))
+        }
+    };
+    Some(format!(
+        "{who} reported {what}, but the command exited 0: the exit status does not count"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> Line {
+        serde_json::from_str(text).expect("a line")
+    }
+
+    #[test]
+    fn tests_are_named_by_file_under_the_root_and_name_path() {
+        let lines = [
+            line(r#"{"loaded":true}"#),
+            line(r#"{"file":"/p/test/a.test.js","path":["adds"]}"#),
+            line(r#"{"file":"/p/test/a.test.js","path":["group","inner"]}"#),
+            line(r#"{"file":"/elsewhere/b.mjs","path":["b"]}"#),
+            line(r#"{"file":"/p/test/a.test.js","path":["adds"]}"#),
+            line(r#"{"file":"/p/c.mjs","path":["/p/c.mjs"]}"#),
+        ];
+        assert_eq!(
+            ids(&lines, Path::new("/p")).expect("heard"),
+            [
+                "/elsewhere/b.mjs: b",
+                "c.mjs: c.mjs",
+                "test/a.test.js: adds",
+                "test/a.test.js: group > inner"
+            ]
+        );
+    }
+
+    #[test]
+    fn jest_and_vitest_are_heard_by_the_runner_they_name() {
+        let lines = [
+            line(r#"{"runner":"vitest"}"#),
+            line(r#"{"file":"/p/t/a.test.js","path":["grp","inner"],"failed":false}"#),
+        ];
+        assert_eq!(
+            ids(&lines, Path::new("/p")).expect("heard"),
+            ["t/a.test.js: grp > inner"]
+        );
+        assert_eq!(contradiction(&lines, Path::new("/p")), None);
+        // Tests written by a runner never heard to start (a stray line) are not heard.
+        assert_eq!(ids(&lines[1..], Path::new("/p")), None);
+    }
+
+    #[test]
+    fn a_failed_test_or_a_failed_run_contradicts_an_exit_0() {
+        let root = Path::new("/p");
+        let failed = [
+            line(r#"{"runner":"vitest"}"#),
+            line(r#"{"file":"/p/a.test.js","path":["adds"],"failed":true}"#),
+        ];
+        let said = contradiction(&failed, root).expect("contradicted");
+        assert!(
+            said.starts_with("vitest reported 1 failed (a.test.js: adds)"),
+            "{said}"
+        );
+        // Jest's results say the run failed (a file that could not run), no test failed.
+        let run = [line(r#"{"runner":"jest","failed":true}"#)];
+        let said = contradiction(&run, root).expect("contradicted");
+        assert!(said.starts_with("jest reported a failure"), "{said}");
+        let node = [
+            line(r#"{"loaded":true}"#),
+            line(r#"{"file":"/p/a.test.mjs","path":["adds"],"failed":true}"#),
+        ];
+        let said = contradiction(&node, root).expect("contradicted");
+        assert!(said.starts_with("node's test runner reported"), "{said}");
+    }
+
+    #[test]
+    fn a_reporter_never_loaded_heard_nothing_and_one_loaded_may_have_run_none() {
+        assert_eq!(ids(&[], Path::new("/p")), None);
+        assert_eq!(
+            ids(&[line(r#"{"loaded":true}"#)], Path::new("/p")),
+            Some(Vec::new())
+        );
+    }
+}

@@ -1,0 +1,85 @@
+// ralph-gate's listener for jest and vitest, preloaded into every node process of a gate's run
+// through NODE_OPTIONS (--require). It changes nothing a runner prints or decides: it only
+// writes, in told/<pid>-<thread>.jsonl next to this file, that a runner ran and each test the
+// runner's own results say ran (passed or failed; not skipped, not todo), by file and name
+// path, with whether it failed. Jest: the results `runCLI` (@jest/core) returns, whatever
+// reporters the project chose. Vitest: the files `startTests` (@vitest/runner) returns in
+// each worker, through a module resolve hook registered only in vitest's own processes (a
+// hook costs every node process ~30 ms: tsc must not pay it).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const Module = require('module');
+
+const here = __dirname;
+function write(record) {
+  try {
+    // Named when first written: most node processes of a gate (tsc) never write.
+    const { threadId } = require('worker_threads');
+    const mine = path.join(here, 'told', `${process.pid}-${threadId}.jsonl`);
+    fs.appendFileSync(mine, JSON.stringify(record) + '\n');
+  } catch {
+    // Unheard, never failed: the run's verdict is the runner's.
+  }
+}
+
+function jestResults(results) {
+  write({ runner: 'jest', failed: !results.success });
+  for (const file of results.testResults || []) {
+    for (const t of file.testResults || []) {
+      if (t.status !== 'passed' && t.status !== 'failed') continue;
+      write({ file: file.testFilePath, path: (t.ancestorTitles || []).concat([t.title]), failed: t.status === 'failed' });
+    }
+  }
+}
+
+const wrapped = new WeakMap();
+function jestCore(exp) {
+  if (!exp || typeof exp.runCLI !== 'function') return exp;
+  if (!wrapped.has(exp)) {
+    const runCLI = async function (...args) {
+      const out = await exp.runCLI(...args);
+      try {
+        jestResults(out.results);
+      } catch {
+        // As above.
+      }
+      return out;
+    };
+    wrapped.set(exp, new Proxy(exp, { get: (t, k, r) => (k === 'runCLI' ? runCLI : Reflect.get(t, k, r)) }));
+  }
+  return wrapped.get(exp);
+}
+
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  const exp = load.call(this, request, ...rest);
+  return request === '@jest/core' ? jestCore(exp) : exp;
+};
+
+// Vitest: a process whose program is vitest's (its CLI, a forks worker) marks its children
+// and threads through the environment; those register the hook.
+function vitestProgram() {
+  const main = process.argv[1];
+  if (!main || !main.includes('vitest')) return false;
+  try {
+    let dir = path.dirname(fs.realpathSync(main));
+    for (let i = 0; i < 6; i++, dir = path.dirname(dir)) {
+      const p = path.join(dir, 'package.json');
+      if (fs.existsSync(p)) return JSON.parse(fs.readFileSync(p, 'utf8')).name === 'vitest';
+    }
+  } catch {
+    // Not vitest's.
+  }
+  return false;
+}
+if (process.env.RALPH_GATE_VITEST === here || vitestProgram()) {
+  process.env.RALPH_GATE_VITEST = here;
+  try {
+    Module.register(require('url').pathToFileURL(path.join(here, 'ralph_gate_vitest.mjs')).href, {
+      data: { told: path.join(here, 'told') },
+    });
+  } catch {
+    // A node without module hooks: unheard.
+  }
+}

@@ -1,0 +1,201 @@
+//! Jest's and vitest's own results are heard (issue 37, item 2), as node's test runner's
+//! are: a test that ran when the loop started must run at its end, and an exit 0 must agree
+//! with the results. Each attack leaves the tests and every config as they were and keeps a
+//! failing test from running from the code under test; the bare tool passes (asserted on
+//! the same tree). The honest twins (the fix, with tests renamed and grouped) end the loop.
+
+use crate::common::{js_runners_repo, Repo};
+use crate::surface::{decision, promise};
+use crate::tests_ran::{ends, head, held_for_a_test_that_stopped_running, start_tests_kept};
+
+const JEST_TESTS: &str = "const { add } = require('../calc');\n\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n\ntest('zero', () => {\n  expect(add(2, 0)).toBe(2);\n});\n";
+const VITEST_TESTS: &str = "import { test, expect } from 'vitest';\nimport { add } from '../calc.js';\n\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n\ntest('zero', () => {\n  expect(add(2, 0)).toBe(2);\n});\n";
+
+/// A project whose tests `run` runs (jest's or vitest's), failing at the start, in a loop.
+fn loop_of(run: &str, module_type: &str, code: &str, tests: &str) -> Option<(Repo, String)> {
+    let repo = js_runners_repo()?;
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write(
+        "package.json",
+        &format!("{{\"name\": \"calc\", \"private\": true, \"type\": \"{module_type}\"}}\n"),
+    )
+    .write("calc.js", code)
+    .write("test/calc.test.js", tests);
+    let first = repo.run(["check"]);
+    assert_eq!(first.code, 1, "the tests fail at the start: {first:?}");
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    Some((repo, start))
+}
+
+fn jest_loop() -> Option<(Repo, String)> {
+    loop_of(
+        "npx jest --ci",
+        "commonjs",
+        "exports.add = (a, b) => a - b;\n",
+        JEST_TESTS,
+    )
+}
+
+fn vitest_loop() -> Option<(Repo, String)> {
+    loop_of(
+        "npx vitest run",
+        "module",
+        "export function add(a, b) {\n  return a - b;\n}\n",
+        VITEST_TESTS,
+    )
+}
+
+#[test]
+fn jest_code_that_exits_its_test_run_mid_test_is_held() {
+    let Some((repo, start)) = jest_loop() else {
+        return;
+    };
+    // One test file runs in jest's own process: exiting there with 0 inside the failing
+    // test ends the run before any result is printed, and jest exits 0.
+    repo.write(
+        "calc.js",
+        "exports.add = (a, b) => {\n  if (process.env.JEST_WORKER_ID && a === 1) process.exit(0);\n  return a - b;\n};\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "npx jest --ci", &start, "adds");
+}
+
+#[test]
+fn vitest_code_that_skips_the_failing_test_at_run_time_is_held() {
+    let Some((repo, start)) = vitest_loop() else {
+        return;
+    };
+    // Imported by the test file, the module registers a hook that skips the failing test
+    // while it runs: vitest reports it skipped and exits 0.
+    repo.write(
+        "calc.js",
+        "export function add(a, b) {\n  return a - b;\n}\n\nif (process.env.VITEST_WORKER_ID) {\n  const { beforeEach } = await import('vitest');\n  beforeEach((ctx) => {\n    if (ctx.task.name === 'adds') ctx.skip();\n  });\n}\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "npx vitest run", &start, "adds");
+}
+
+#[test]
+fn jest_code_that_hides_the_failing_test_from_its_file_is_held() {
+    let Some((repo, start)) = jest_loop() else {
+        return;
+    };
+    // Required before the tests are defined, the module wraps jest's `test` global so the
+    // failing test is never defined: jest reports one test, passed.
+    repo.write(
+        "calc.js",
+        "const real = global.test;\nif (real) global.test = (name, ...rest) => (name === 'adds' ? undefined : real(name, ...rest));\nexports.add = (a, b) => a - b;\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "npx jest --ci", &start, "adds");
+}
+
+#[test]
+fn vitest_moved_where_its_results_are_not_heard_is_held() {
+    let Some((repo, start)) = vitest_loop() else {
+        return;
+    };
+    // A config that runs the tests inside vm contexts (vitest's own module loader), beside
+    // the run-time skip: the bare tool passes; ralph-gate hears no runner at the end.
+    repo.write(
+        "vitest.config.js",
+        "export default { test: { pool: 'vmThreads' } };\n",
+    )
+    .write(
+        "calc.js",
+        "export function add(a, b) {\n  return a - b;\n}\n\nif (process.env.VITEST_WORKER_ID) {\n  const { beforeEach } = await import('vitest');\n  beforeEach((ctx) => {\n    if (ctx.task.name === 'adds') ctx.skip();\n  });\n}\n",
+    );
+    let (code, text) = repo.shell("npx vitest run", &[]);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
+    assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+}
+
+#[test]
+fn jest_and_vitest_tests_renamed_and_grouped_with_the_fix_end_the_loop() {
+    for (setup, fixed, tests) in [
+        (
+            jest_loop as fn() -> Option<(Repo, String)>,
+            "exports.add = (a, b) => a + b;\n",
+            JEST_TESTS,
+        ),
+        (
+            vitest_loop,
+            "export function add(a, b) {\n  return a + b;\n}\n",
+            VITEST_TESTS,
+        ),
+    ] {
+        let Some((repo, start)) = setup() else {
+            return;
+        };
+        let grouped = tests
+            .replace("test('adds'", "describe('add', () => test('adds small'")
+            .replace("3);\n});\n\ntest('zero'", "3);\n}));\n\ntest('zero'")
+            .replace(
+                "import { test, expect }",
+                "import { describe, test, expect }",
+            );
+        repo.write("calc.js", fixed)
+            .write("test/calc.test.js", &grouped);
+        ends(&repo, &start);
+    }
+}
+
+#[test]
+fn a_failed_test_in_jests_or_vitests_results_fails_an_exit_0() {
+    // The command swallows the runner's status: the runner's own results still say a test
+    // failed, and that decides.
+    for run in ["npx jest --ci || true", "npx vitest run || true"] {
+        let Some(repo) = js_runners_repo() else {
+            return;
+        };
+        let vitest = run.contains("vitest");
+        repo.config(&format!(
+            "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+        ))
+        .write(
+            "package.json",
+            if vitest {
+                "{\"name\": \"calc\", \"type\": \"module\"}\n"
+            } else {
+                "{\"name\": \"calc\"}\n"
+            },
+        )
+        .write(
+            "calc.js",
+            if vitest {
+                "export function add(a, b) {\n  return a - b;\n}\n"
+            } else {
+                "exports.add = (a, b) => a - b;\n"
+            },
+        )
+        .write(
+            "test/calc.test.js",
+            if vitest { VITEST_TESTS } else { JEST_TESTS },
+        );
+        let (code, text) = repo.shell(run, &[]);
+        assert_eq!(code, 0, "{run} exits 0: {text}");
+        let out = repo.run(["check", "--no-cache"]);
+        assert_eq!(out.code, 1, "{run}: {out:?}");
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(
+            said.contains("test/calc.test.js: adds") && said.contains("exit status does not count"),
+            "{run}: {said}"
+        );
+        // Fixed, it passes: the rule is the results', not the command's.
+        repo.write(
+            "calc.js",
+            if vitest {
+                "export function add(a, b) {\n  return a + b;\n}\n"
+            } else {
+                "exports.add = (a, b) => a + b;\n"
+            },
+        );
+        let out = repo.run(["check", "--no-cache"]);
+        assert_eq!(out.code, 0, "{run}: {out:?}");
+    }
+}
