@@ -29,6 +29,7 @@ mod observed;
 mod outside;
 mod package_managers;
 mod precommit;
+mod presets_done;
 mod processes;
 mod progress;
 mod properties;

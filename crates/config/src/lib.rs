@@ -446,7 +446,12 @@ fn choose_presets(
         if name == presets::AUTO {
             let files = project_files();
             let head = |rel: &Path| ralph_base::shebang::head(&root.join(rel));
-            for d in presets::detect(&files, &head) {
+            let text = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
+            let read = presets::Reading {
+                head: &head,
+                text: &text,
+            };
+            for d in presets::detect(&files, &read) {
                 if !chosen.iter().any(|c| c.name == d.name) {
                     chosen.push(PresetUse {
                         name: d.name,

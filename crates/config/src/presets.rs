@@ -3,6 +3,7 @@
 
 use super::raw::{GlobPattern, RawPreset};
 use globset::GlobSetBuilder;
+use std::path::Path;
 
 pub struct Preset {
     pub name: &'static str,
@@ -26,6 +27,8 @@ pub const PRESETS: &[Preset] = &[
     preset!("deno"),
     preset!("javascript"),
     preset!("python"),
+    preset!("pytest"),
+    preset!("npm-test"),
     preset!("shell"),
 ];
 
@@ -81,15 +84,32 @@ pub fn in_data_folder(rel: &std::path::Path) -> bool {
     })
 }
 
-/// Pure but for `head`: which presets fit a project whose files (relative) are `files`. A
+/// What detection may read of a project's files (relative paths).
+pub struct Reading<'a> {
+    /// The first bytes of a file: its `#!` line.
+    pub head: &'a dyn Fn(&Path) -> Option<Vec<u8>>,
+    /// The text of a root config file a preset's `detect_text` or `detect_scripts` names.
+    pub text: &'a dyn Fn(&Path) -> Option<String>,
+}
+
+impl Reading<'static> {
+    /// Reads nothing: detection by file names alone.
+    pub fn nothing() -> Self {
+        Reading {
+            head: &|_| None,
+            text: &|_| None,
+        }
+    }
+}
+
+/// Pure but for `read`: which presets fit a project whose files (relative) are `files`. A
 /// preset fits when a file outside fixture and vendored folders matches its `detect` globs,
-/// or an extensionless one starts with a `#!` line naming one of its `detect_shebangs`.
-pub fn detect<P: AsRef<std::path::Path>>(
-    files: &[P],
-    head: &dyn Fn(&std::path::Path) -> Option<Vec<u8>>,
-) -> Vec<Detected> {
+/// an extensionless one starts with a `#!` line naming one of its `detect_shebangs`, a root
+/// config file holds one of its `detect_text`, or the root `package.json` has one of its
+/// `detect_scripts`.
+pub fn detect<P: AsRef<Path>>(files: &[P], read: &Reading<'_>) -> Vec<Detected> {
     let mut out = Vec::new();
-    let evidence: Vec<&std::path::Path> = files
+    let evidence: Vec<&Path> = files
         .iter()
         .map(AsRef::as_ref)
         .filter(|f| !in_data_folder(f))
@@ -97,27 +117,60 @@ pub fn detect<P: AsRef<std::path::Path>>(
     for preset in PRESETS {
         let raw = parse(preset).expect("embedded presets are valid (tested)");
         let set = build_set(&raw.detect);
-        let by_name = evidence.iter().find(|f| set.is_match(f));
-        let by_shebang = || {
-            (!raw.detect_shebangs.is_empty())
-                .then(|| {
-                    evidence.iter().find(|f| {
-                        f.extension().is_none()
-                            && head(f)
-                                .and_then(|h| ralph_base::shebang::parse_shebang(&h))
-                                .is_some_and(|i| super::shebang_matches(&raw.detect_shebangs, &i))
-                    })
-                })
-                .flatten()
-        };
-        if let Some(hit) = by_name.or_else(by_shebang) {
+        let hit = evidence
+            .iter()
+            .find(|f| set.is_match(f))
+            .map(|f| f.display().to_string())
+            .or_else(|| by_shebang(&raw, &evidence, read))
+            .or_else(|| by_text(&raw, &evidence, read))
+            .or_else(|| by_script(&raw, &evidence, read));
+        if let Some(because) = hit {
             out.push(Detected {
                 name: preset.name,
-                because: hit.display().to_string(),
+                because,
             });
         }
     }
     out
+}
+
+fn by_shebang(raw: &RawPreset, evidence: &[&Path], read: &Reading<'_>) -> Option<String> {
+    if raw.detect_shebangs.is_empty() {
+        return None;
+    }
+    evidence
+        .iter()
+        .find(|f| {
+            f.extension().is_none()
+                && (read.head)(f)
+                    .and_then(|h| ralph_base::shebang::parse_shebang(&h))
+                    .is_some_and(|i| super::shebang_matches(&raw.detect_shebangs, &i))
+        })
+        .map(|f| f.display().to_string())
+}
+
+fn by_text(raw: &RawPreset, evidence: &[&Path], read: &Reading<'_>) -> Option<String> {
+    raw.detect_text.iter().find_map(|d| {
+        let file = Path::new(&d.file);
+        (evidence.contains(&file) && (read.text)(file)?.contains(&d.contains))
+            .then(|| format!("{} naming {}", d.file, d.contains))
+    })
+}
+
+/// npm writes this test script into every new package.json: it only fails.
+const NPM_PLACEHOLDER: &str = "no test specified";
+
+fn by_script(raw: &RawPreset, evidence: &[&Path], read: &Reading<'_>) -> Option<String> {
+    let manifest = Path::new("package.json");
+    if raw.detect_scripts.is_empty() || !evidence.contains(&manifest) {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_str(&(read.text)(manifest)?).ok()?;
+    raw.detect_scripts.iter().find_map(|name| {
+        let script = json.get("scripts")?.get(name)?.as_str()?;
+        (!script.trim().is_empty() && !script.contains(NPM_PLACEHOLDER))
+            .then(|| format!("package.json script \"{name}\""))
+    })
 }
 
 fn build_set(globs: &[GlobPattern]) -> globset::GlobSet {
@@ -137,13 +190,17 @@ mod tests {
         for p in PRESETS {
             let raw = parse(p).unwrap_or_else(|e| panic!("gates/{}.toml: {e}", p.name));
             assert!(!raw.gate.is_empty(), "{} has no gates", p.name);
-            assert!(!raw.detect.is_empty(), "{} detects nothing", p.name);
+            let detects = raw.detect.len()
+                + raw.detect_shebangs.len()
+                + raw.detect_text.len()
+                + raw.detect_scripts.len();
+            assert!(detects > 0, "{} detects nothing", p.name);
         }
     }
 
     #[test]
     fn detection_follows_project_contents() {
-        let none = |_: &std::path::Path| None;
+        let none = Reading::nothing();
         let found = detect(
             &["Cargo.toml", "src/main.rs", "scripts/x.sh", "README.md"],
             &none,
@@ -156,7 +213,7 @@ mod tests {
 
     #[test]
     fn fixtures_and_vendored_code_are_no_evidence() {
-        let none = |_: &std::path::Path| None;
+        let none = Reading::nothing();
         let found = detect(
             &[
                 "pyproject.toml",
@@ -171,12 +228,57 @@ mod tests {
     }
 
     #[test]
+    fn test_runners_are_found_where_the_project_configures_them() {
+        let texts = |p: &Path| match p.to_str() {
+            Some("pyproject.toml") => Some("[tool.pytest.ini_options]\naddopts = \"-q\"\n".into()),
+            Some("package.json") => Some(r#"{"scripts": {"test": "vitest run"}}"#.into()),
+            _ => None,
+        };
+        let read = Reading {
+            head: &|_| None,
+            text: &texts,
+        };
+        let found = detect(&["pyproject.toml", "src/a.py", "package.json"], &read);
+        let names: Vec<_> = found.iter().map(|d| (d.name, d.because.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                ("python", "pyproject.toml"),
+                ("pytest", "pyproject.toml naming pytest"),
+                ("npm-test", "package.json script \"test\"")
+            ]
+        );
+        // npm's placeholder test script, a pyproject naming no pytest, test files alone.
+        let bare = |p: &Path| match p.to_str() {
+            Some("pyproject.toml") => Some("[project]\nname = \"x\"\n".into()),
+            Some("package.json") => Some(
+                r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#.into(),
+            ),
+            _ => None,
+        };
+        let read = Reading {
+            head: &|_| None,
+            text: &bare,
+        };
+        let found = detect(
+            &["pyproject.toml", "tests/test_a.py", "package.json"],
+            &read,
+        );
+        let names: Vec<_> = found.iter().map(|d| d.name).collect();
+        assert_eq!(names, ["python"]);
+    }
+
+    #[test]
     fn extensionless_scripts_are_found_by_their_shebang() {
         let head = |p: &std::path::Path| {
             (p == std::path::Path::new("bin/run"))
                 .then(|| b"#!/usr/bin/env bash\nset -e\n".to_vec())
         };
-        let found = detect(&["README.md", "bin/run", "LICENSE"], &head);
+        let read = Reading {
+            head: &head,
+            text: &|_| None,
+        };
+        let found = detect(&["README.md", "bin/run", "LICENSE"], &read);
         assert_eq!(found.len(), 1);
         assert_eq!(
             (found[0].name, found[0].because.as_str()),

@@ -89,11 +89,27 @@ pub struct RawPreset {
     pub description: String,
     /// Files that show the stack: manifests and lock files first (they are evidence wherever
     /// they are), then source files (evidence only outside fixture and vendored folders).
+    #[serde(default)]
     pub detect: Vec<GlobPattern>,
     /// Interpreters whose `#!` line on an extensionless file shows the stack too.
     #[serde(default)]
     pub detect_shebangs: Vec<String>,
+    /// Root config files whose text shows the stack (`pyproject.toml` naming pytest).
+    #[serde(default)]
+    pub detect_text: Vec<RawDetectText>,
+    /// Scripts of the root `package.json` that show the stack (`test`; npm's placeholder,
+    /// which only fails, is none).
+    #[serde(default)]
+    pub detect_scripts: Vec<String>,
     pub gate: Vec<RawGate>,
+}
+
+/// A root file, by name, and a text in it that shows a preset's stack.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDetectText {
+    pub file: String,
+    pub contains: String,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -1,0 +1,121 @@
+//! Presets that reach "done" (issue 39, item 5): with no config, the project's own tests run
+//! before a loop may end and in `check`, where the project configures them (pytest named by
+//! its config, a package.json test script, Go's tests), never after each edit, and the
+//! verdict is the bare tool's on the same tree. Projects that configure no runner get none.
+
+use crate::common::{require_tool, Repo};
+
+/// `check` and the bare command agree on the tree: both fail, then both pass once `fix`
+/// is applied; `gate` is the preset's gate; the tree is left as it was.
+fn agrees_with_the_bare_tool(repo: &Repo, gate: &str, bare: &str, fix: (&str, &str)) {
+    repo.commit_all();
+    let run = repo.run(["check", "--no-cache", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.gate(gate)["status"], "fail", "{run:?}");
+    let (_, dirty) = repo.shell("git status --porcelain", &[]);
+    assert_eq!(dirty, "", "a check leaves the tree as it found it");
+    let (code, text) = repo.shell(bare, &[]);
+    assert_ne!(code, 0, "the bare tool fails too: {text}");
+    // The edit phase does not run a test suite.
+    let edit = repo.run(["check", "--phase", "edit", "--no-cache"]);
+    assert!(!edit.stdout.contains(&format!("  {gate} ")), "{edit:?}");
+    repo.write(fix.0, fix.1);
+    let (code, text) = repo.shell(bare, &[]);
+    assert_eq!(code, 0, "the bare tool passes when fixed: {text}");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains(&format!("PASS  {gate}")), "{run:?}");
+}
+
+#[test]
+fn pytest_named_by_the_projects_config_runs_its_tests() {
+    if !require_tool("python3") || !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\n",
+    )
+    .write("src/calc.py", "def add(a, b):\n    return a - b\n")
+    .write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+    );
+    agrees_with_the_bare_tool(
+        &repo,
+        "pytest",
+        "pytest -q -p no:cacheprovider",
+        ("src/calc.py", "def add(a, b):\n    return a + b\n"),
+    );
+}
+
+#[test]
+fn test_files_with_no_runner_configured_get_no_test_gate() {
+    if !require_tool("python3") {
+        return;
+    }
+    // unittest's layout, npm's placeholder test script: nothing says which runner, or the
+    // script only fails. A guess would fail clean trees.
+    let repo = Repo::git();
+    repo.write("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0\"\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_calc.py",
+            "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_adds(self):\n        pass\n",
+        )
+        .write(
+            "package.json",
+            "{\"name\": \"x\", \"scripts\": {\"test\": \"echo \\\"Error: no test specified\\\" && exit 1\"}}\n",
+        );
+    let run = repo.run(["gates"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("pytest"), "{run:?}");
+    assert!(!run.stdout.contains("npm-test"), "{run:?}");
+}
+
+#[test]
+fn a_package_test_script_runs_before_the_loop_may_end() {
+    if !require_tool("node") || !require_tool("npm") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"private\": true, \"type\": \"module\", \"scripts\": {\"test\": \"node --test\"}}\n",
+    )
+    .write("calc.js", "export const add = (a, b) => a - b;\n")
+    .write(
+        "test/calc.test.js",
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.js';\n\ntest('adds', () => assert.equal(add(1, 2), 3));\n",
+    );
+    agrees_with_the_bare_tool(
+        &repo,
+        "npm-test",
+        "npm test",
+        ("calc.js", "export const add = (a, b) => a + b;\n"),
+    );
+}
+
+#[test]
+fn go_tests_run_before_the_loop_may_end() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+        .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a - b }\n")
+        .write(
+            "calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"1+2\")\n\t}\n}\n",
+        );
+    agrees_with_the_bare_tool(
+        &repo,
+        "go-test",
+        "go test ./...",
+        (
+            "calc.go",
+            "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        ),
+    );
+}
