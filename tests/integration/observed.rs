@@ -338,7 +338,7 @@ fn a_run_that_cannot_be_observed_falls_back_to_the_key_and_says_why() {
 }
 
 /// The mypy wheels `scripts/test` downloads, or `None`, said loudly.
-fn mypy_wheels() -> Option<std::path::PathBuf> {
+pub(crate) fn mypy_wheels() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/wheels");
     let has = |v: &str| {
         std::fs::read_dir(&dir).is_ok_and(|rd| {
@@ -361,7 +361,7 @@ fn mypy_wheels() -> Option<std::path::PathBuf> {
 }
 
 /// A `.venv` in `repo` with mypy 1.10.0 from `wheels`.
-fn venv_with_mypy(repo: &Repo, wheels: &Path) {
+pub(crate) fn venv_with_mypy(repo: &Repo, wheels: &Path) {
     let made = Command::new("python3")
         .args(["-m", "venv", ".venv"])
         .current_dir(repo.path())

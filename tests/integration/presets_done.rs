@@ -4,6 +4,7 @@
 //! verdict is the bare tool's on the same tree. Projects that configure no runner get none.
 
 use crate::common::{require_tool, Repo};
+use crate::surface::{decision, promise};
 
 /// `check` and the bare command agree on the tree: both fail, then both pass once `fix`
 /// is applied; `gate` is the preset's gate; the tree is left as it was.
@@ -116,6 +117,105 @@ fn go_tests_run_before_the_loop_may_end() {
         (
             "calc.go",
             "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        ),
+    );
+}
+
+/// A loop on `repo` (failing at the start) where the agent makes `edits`: the tests the
+/// presets gave still hold the loop, and `check --base` at the start fails.
+fn held_after(repo: &Repo, edits: &[(&str, &str)], bare: &str) {
+    crate::surface::start_loop(repo);
+    let (code, start) = repo.shell("git rev-parse HEAD", &[]);
+    assert_eq!(code, 0);
+    for (path, text) in edits {
+        repo.write(path, text);
+    }
+    let (code, text) = repo.shell(bare, &[]);
+    assert_eq!(code, 0, "the attack makes the bare command pass: {text}");
+    let out = decision(&promise(repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", start.trim()]);
+    assert_eq!(ci.code, 1, "{ci:?}");
+}
+
+#[test]
+fn the_evidence_that_gave_a_test_gate_cannot_take_it_away() {
+    if !require_tool("python3") || !require_tool("pytest") {
+        return;
+    }
+    // The pyproject named pytest; the agent drops the table: no preset gives pytest now,
+    // and the bare command the loop's project ran (`ralph-gate check`) would pass.
+    let repo = Repo::git();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    )
+    .write("calc.py", "def add(a, b):\n    return a - b\n")
+    .write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+    );
+    held_after(
+        &repo,
+        &[(
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0\"\n",
+        )],
+        "true",
+    );
+}
+
+#[test]
+fn a_test_script_rewritten_to_pass_holds_the_loop() {
+    if !require_tool("node") || !require_tool("npm") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"private\": true, \"type\": \"module\", \"scripts\": {\"test\": \"node --test\"}}\n",
+    )
+    .write("calc.js", "export const add = (a, b) => a - b;\n")
+    .write(
+        "test/calc.test.js",
+        "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.js';\n\ntest('adds', () => assert.equal(add(1, 2), 3));\n",
+    );
+    held_after(
+        &repo,
+        &[(
+            "package.json",
+            "{\"name\": \"calc\", \"private\": true, \"type\": \"module\", \"scripts\": {\"test\": \"node --test || true\"}}\n",
+        )],
+        "npm test",
+    );
+}
+
+#[test]
+fn mypy_named_by_the_projects_config_checks_its_types() {
+    if !require_tool("python3") {
+        return;
+    }
+    let Some(wheels) = crate::observed::mypy_wheels() else {
+        return;
+    };
+    let repo = Repo::git();
+    repo.write(".gitignore", ".venv/\n")
+        .write(
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = true\n",
+        )
+        .write(
+            "calc.py",
+            "def add(a: int, b: int) -> int:\n    return str(a + b)\n",
+        );
+    crate::observed::venv_with_mypy(&repo, &wheels);
+    agrees_with_the_bare_tool(
+        &repo,
+        "mypy",
+        ".venv/bin/mypy .",
+        (
+            "calc.py",
+            "def add(a: int, b: int) -> int:\n    return a + b\n",
         ),
     );
 }

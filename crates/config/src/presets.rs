@@ -28,6 +28,7 @@ pub const PRESETS: &[Preset] = &[
     preset!("javascript"),
     preset!("python"),
     preset!("pytest"),
+    preset!("mypy"),
     preset!("npm-test"),
     preset!("shell"),
 ];
