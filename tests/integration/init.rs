@@ -320,3 +320,46 @@ fn an_existing_pre_commit_framework_is_joined_not_replaced() {
         );
     }
 }
+
+#[test]
+fn init_runs_the_gates_it_wrote_once_and_names_those_failing_on_the_clean_tree() {
+    if !require_tool("python3") || !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    )
+    .write("calc.py", "def add(a, b):\n    return a - b\n")
+    .write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+    );
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "1 gate fails on this tree as it is: pytest (exit 1). A loop is held until it passes"
+        ),
+        "{run:?}"
+    );
+    // The run was stored: the first check after init is served from it, and agrees.
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("(cached)"), "{check:?}");
+    // A tree whose gates pass is not said to fail.
+    let clean = Repo::git();
+    clean
+        .write("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+        );
+    clean.commit_all();
+    let run = clean.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("fails on this tree"), "{run:?}");
+}

@@ -2,8 +2,9 @@
 //! for the presets the project shows evidence of, merges the two hooks into
 //! `.claude/settings.json` without removing anything, joins the project's pre-commit
 //! framework (prek, pre-commit, lefthook, husky) or installs the git pre-commit hook (never
-//! over a foreign one without --force), ignores `.ralph/`, and says when the `ralph-gate`
-//! the hooks will call is not on PATH. Running it twice changes nothing.
+//! over a foreign one without --force), ignores `.ralph/`, says when the `ralph-gate`
+//! the hooks will call is not on PATH, and runs the gates it wrote once, naming those that
+//! fail on the tree as it is. Running it twice changes nothing.
 
 mod frameworks;
 pub(crate) mod hook_files;
@@ -48,6 +49,7 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
             report.push(warning);
         }
     }
+    let written = !ws.join(ralph_config::FILE_NAME).exists();
     report.push(write_config(&ws, env)?);
     let mut asked: Vec<ralph_hook::agents::Agent> = Vec::new();
     for a in &opts.agents {
@@ -80,6 +82,9 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
     report.push(ignore_state(&ws, &chosen)?);
     for c in super::doctor::conflicts(env, &ws) {
         report.push(format!("warning: {c}"));
+    }
+    if let Some(said) = written.then(|| first_verdicts(&ws, env)).flatten() {
+        report.push(said);
     }
     let mut text = report.join("\n  ");
     text.push('\n');
@@ -164,6 +169,64 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
         out.push_str(&line);
     }
     Ok(out)
+}
+
+/// What the new config's gates say of the tree as it is, when any fails (see
+/// [`first_failures`]).
+fn first_verdicts(ws: &Path, env: &Environment) -> Option<String> {
+    let failing = first_failures(ws, env);
+    if failing.is_empty() {
+        return None;
+    }
+    let gates = ralph_base::text::plural(failing.len(), "gate fails", "gates fail");
+    let they = if failing.len() == 1 {
+        "it passes"
+    } else {
+        "they pass"
+    };
+    Some(format!(
+        "{gates} on this tree as it is: {}. A loop is held until {they}, and so is a \
+         commit; `ralph-gate check` shows why (fix the tree first, or narrow the gates in \
+         ralph.toml)",
+        failing.join(", ")
+    ))
+}
+
+/// Runs the new config's `check` gates once on the tree as it is, after every file init
+/// writes (stored, so the first `check` after init is warm), and names those that fail: a
+/// gate written that already fails would hold the first loop and every commit unsaid.
+fn first_failures(ws: &Path, env: &Environment) -> Vec<String> {
+    let Ok(mut project) = ralph_plan::project::Project::open(ws, None) else {
+        return Vec::new();
+    };
+    let Ok(all) = project.all_files() else {
+        return Vec::new();
+    };
+    let phase = ralph_config::Phase::Check;
+    let plan = project.plan(&all, &all, phase, &[]);
+    let limits = ralph_runner::runner::Limits {
+        jobs: project.config.settings.jobs,
+        deadline: None,
+        cargo_target: None,
+        untracked: None,
+    };
+    let results = ralph_runner::results::run_recorded(
+        &project.config,
+        &plan,
+        &limits,
+        env,
+        ralph_runner::runner::Reuse::Everything,
+        phase,
+        &|_| {},
+    );
+    results
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| match r.exit_code {
+            Some(code) => format!("{} (exit {code})", r.name),
+            None => format!("{} ({})", r.name, r.status.label()),
+        })
+        .collect()
 }
 
 /// One line per gate of the new config: the evidence for its preset, how many runs it makes
