@@ -352,6 +352,8 @@ pub fn install_hint(tool: &str) -> &'static str {
         "prek" => "pip install prek",
         "wsgidav" => "pip install wsgidav cheroot",
         "pytest" => "pip install pytest (scripts/test installs it into target/test-tools/venv)",
+        "uv" => "pip install uv (scripts/test installs it into target/test-tools/venv)",
+        "strip" | "objdump" => "apt-get install binutils",
         "redis-server" | "redis-cli" => "apt-get install redis-server redis-tools",
         "script" => "apt-get install bsdutils (util-linux's script)",
         "mount" => "run the tests as root, or with passwordless sudo allowed to mount",

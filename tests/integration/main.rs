@@ -28,6 +28,7 @@ mod model_server;
 mod observed;
 mod outside;
 mod package_managers;
+mod packaging;
 mod precommit;
 mod presets_done;
 mod processes;
