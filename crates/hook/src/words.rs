@@ -47,9 +47,13 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
         whole if whole.len() == r.command.len() => whole.to_string(),
         cut => format!("{} …", cut.trim_end()),
     };
-    let mut s = format!("\n[{}] {why}\n$ {command}\n", r.name);
     let output = strip_ansi(&r.output);
     let output = output.trim_end();
+    // Several failing runs' output names each run's command already: once is enough.
+    let mut s = match output.starts_with(&format!("$ {}\n", r.command)) {
+        true => format!("\n[{}] {why}\n", r.name),
+        false => format!("\n[{}] {why}\n$ {command}\n", r.name),
+    };
     if !output.is_empty() {
         s.push_str(&ralph_runner::report::diagnostics::within(output, budget));
         s.push('\n');
@@ -441,6 +445,19 @@ mod tests {
         );
         assert!(!text.contains("[ok]"));
         assert!(edit_feedback("a.py", &results[..1], false, 8000).is_none());
+    }
+
+    #[test]
+    fn a_command_is_shown_once_where_several_runs_failed() {
+        let mut r = result("sc", GateStatus::Fail, "");
+        r.command = "sc a.sh".into();
+        r.output = "$ sc a.sh\na.sh:1: bad\n\n$ sc b.sh\nb.sh:1: bad".into();
+        let text = gate_section(&r, 8000);
+        assert_eq!(text.matches("$ sc a.sh").count(), 1, "{text}");
+        assert!(text.contains("$ sc b.sh\nb.sh:1: bad"), "{text}");
+        // One run: its output carries no command, the heading does.
+        let one = gate_section(&result("py", GateStatus::Fail, "SyntaxError"), 8000);
+        assert!(one.contains("$ py a.py\nSyntaxError"), "{one}");
     }
 
     #[test]
