@@ -156,13 +156,14 @@ fn full_screen_shows_loop_gates_output_and_timeline_at_80x24() {
     let app = App::new(status(), true, NOW);
     let (text, buf) = screen(&app, 80, 24);
     assert!(
-        text.contains("iteration 4/20  promise DONE  session sess-1"),
+        text.contains("iteration 4/20  promise DONE  claude, cap 8  started 11-22 10:00"),
         "{text}"
     );
     assert!(text.contains("Build the parser"), "{text}");
     assert!(text.contains("> FAIL tsc"), "{text}");
     assert!(
-        text.contains("PASS cargo-test  1.25s  1m ago stop c"),
+        text.contains("PASS cargo-test  1.25s  1m ago stop  c")
+            && text.contains("Gates (c: cached)"),
         "cached and phase in the list: {text}"
     );
     assert!(
@@ -246,7 +247,7 @@ fn keys_select_focus_scroll_and_confirm_a_cancel() {
     assert!(app.confirm_cancel);
     let (text, _) = screen(&app, 80, 24);
     assert!(
-        text.contains("Cancel the loop in /p/.claude/ralph-loop.local.md? y = yes"),
+        text.contains("Cancel the loop ralph-loop.local.md? y = yes, any other key = no"),
         "{text}"
     );
     assert_eq!(
@@ -299,4 +300,23 @@ fn a_weakened_loop_says_so_in_red() {
     );
     let x = text.lines().nth(y).unwrap().find("weakened").unwrap() as u16;
     assert_eq!(buf[(x, y as u16)].fg, ratatui::style::Color::Red);
+}
+
+#[test]
+fn at_80_columns_the_loop_line_is_whole_and_a_command_is_shown_once() {
+    let mut st = status();
+    st.loops[0].session = Some("1f0e2a3b-9c8d-4e5f-a6b7-c8d9e0f1a2b3".into());
+    st.gates[0].last = Some(record(
+        "tsc",
+        GateStatus::Fail,
+        "$ tsc --check\nbad a\n\n$ tsc --check b\nbad b\n",
+    ));
+    let app = App::new(st, false, NOW);
+    let (text, _) = screen(&app, 80, 24);
+    assert!(
+        text.contains("promise DONE  claude, cap 8  started 11-22 10:00    ")
+            && text.contains("session 1f0e2a3b-…: Build the parser"),
+        "{text}"
+    );
+    assert_eq!(text.matches("$ tsc --check").count(), 2, "{text}");
 }

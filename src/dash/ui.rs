@@ -35,8 +35,8 @@ pub fn draw(f: &mut Frame, app: &App) {
         Constraint::Length(1),
     ])
     .areas(area);
-    // "> FAIL " + name + duration + age + phase + cached mark, plus borders.
-    let gates_w = (7 + name_width(app) as u16 + 27).clamp(24, area.width * 11 / 20);
+    // "> FAIL " + name + duration + age + phase + " c" (cached), plus borders.
+    let gates_w = (7 + name_width(app) as u16 + 28).clamp(24, area.width * 11 / 20);
     let [gates, output] =
         Layout::horizontal([Constraint::Length(gates_w), Constraint::Min(10)]).areas(middle);
 
@@ -100,20 +100,20 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                 style(app, Style::default().add_modifier(Modifier::BOLD)),
             ),
             Span::raw(format!(
-                "  promise {}  session {}  started {}{}",
+                "  promise {}{}  started {}",
                 l.promise.as_deref().unwrap_or("(none)"),
-                l.session.as_deref().unwrap_or("(unclaimed)"),
-                l.started_at.as_deref().unwrap_or("?"),
                 match (l.agent.as_deref(), l.block_cap) {
                     (Some(a), Some(c)) => format!("  {a}, cap {c}"),
                     (Some(a), None) => format!("  {a}"),
                     _ => String::new(),
-                }
+                },
+                l.started_at.as_deref().map_or("?".into(), short_time),
             )),
         ]));
+        let session = session_label(l.session.as_deref());
         match (&l.goal, &l.run) {
             (_, Some(r)) => lines.push(Line::from(format!(
-                "  loop run: {} iterations done{}: {}{}",
+                "{session}loop run: {} iterations done{}: {}{}",
                 r.iterations,
                 if r.cost_usd > 0.0 {
                     format!(", ${:.2}", r.cost_usd)
@@ -127,7 +127,7 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                     .unwrap_or_default()
             ))),
             (Some(g), None) => lines.push(Line::from(format!(
-                "  goal ({} stops judged): {}{}",
+                "{session}goal ({} stops judged): {}{}",
                 g.stops,
                 g.condition.lines().next().unwrap_or_default(),
                 g.verdict
@@ -136,7 +136,7 @@ fn draw_loops(f: &mut Frame, app: &App, area: Rect) {
                     .unwrap_or_default()
             ))),
             (None, None) => lines.push(Line::from(format!(
-                "  {}",
+                "{session}{}",
                 l.prompt_first_line.as_deref().unwrap_or("")
             ))),
         }
@@ -190,7 +190,7 @@ fn gate_line<'a>(app: &App, i: usize) -> Line<'a> {
                 duration(Duration::from_millis(r.duration_ms)),
                 ago(app.now_ms, r.finished_at_ms),
                 r.phase,
-                if r.cached { "c" } else { " " },
+                if r.cached { " c" } else { "" },
             )));
         }
     }
@@ -213,7 +213,8 @@ fn draw_gates(f: &mut Frame, app: &App, area: Rect) {
     let skip = app.selected.saturating_sub(inner.saturating_sub(1));
     let lines: Vec<Line> = lines.into_iter().skip(skip).collect();
     f.render_widget(
-        Paragraph::new(lines).block(block(app, " Gates ", app.focus == Focus::Gates)),
+        // The title explains the one mark a line may end with.
+        Paragraph::new(lines).block(block(app, " Gates (c: cached) ", app.focus == Focus::Gates)),
         area,
     );
 }
@@ -225,13 +226,15 @@ fn draw_output(f: &mut Frame, app: &App, area: Rect) {
         None => Text::from("no result recorded yet: press r to run the check gates"),
         Some(r) => {
             let mut head = format!(
-                "{} by {}, {}{}\n$ {}\n",
+                "{} by {}, {}{}\n",
                 status_tag(r.status),
                 r.phase,
                 ago(app.now_ms, r.finished_at_ms),
                 if r.cached { ", cached" } else { "" },
-                r.command
             );
+            if !ralph_runner::runner::names_its_commands(&r.command, &strip_ansi(&r.output)) {
+                head.push_str(&format!("$ {}\n", r.command));
+            }
             if let Some(reason) = &r.reason {
                 head.push_str(&format!("{reason}\n"));
             }
@@ -294,10 +297,42 @@ fn draw_timeline(f: &mut Frame, app: &App, area: Rect) {
     );
 }
 
+/// The session beside what it works on, on the loop's second line: the first fits 80
+/// columns.
+fn session_label(session: Option<&str>) -> String {
+    format!(
+        "  session {}: ",
+        session.map_or("(unclaimed)".into(), short_id)
+    )
+}
+
+/// A session id as far as a person tells sessions apart (Claude Code's are UUIDs): the whole
+/// line must fit 80 columns.
+fn short_id(id: &str) -> String {
+    match id.char_indices().nth(9) {
+        Some((cut, _)) => format!("{}…", &id[..cut]),
+        None => id.to_string(),
+    }
+}
+
+/// `2026-11-27T11:38:08Z` as `11-27 11:38`; anything else as it is.
+fn short_time(iso: &str) -> String {
+    match (iso.get(5..10), iso.get(10..11), iso.get(11..16)) {
+        (Some(day), Some("T"), Some(time)) => format!("{day} {time}"),
+        _ => iso.to_string(),
+    }
+}
+
 fn footer_text(app: &App) -> String {
     if app.confirm_cancel {
-        let file = app.status.loops.first().map_or("", |l| l.file.as_str());
-        return format!("Cancel the loop in {file}? y = yes, any other key = no");
+        // The file's name: its folder is the project's, and the whole path ran past 80
+        // columns, cutting the answer off.
+        let name = app.status.loops.first().map_or(String::new(), |l| {
+            std::path::Path::new(&l.file)
+                .file_name()
+                .map_or(l.file.clone(), |n| n.to_string_lossy().into_owned())
+        });
+        return format!("Cancel the loop {name}? y = yes, any other key = no");
     }
     if let Some(r) = &app.rerun {
         if let Ok(r) = r.lock() {

@@ -166,7 +166,7 @@ fn dash_shows_the_project_moves_reruns_cancels_and_quits() {
     tmux.wait_for("re-run finished: 2/2 done, 1 failing");
 
     tmux.keys("c");
-    tmux.wait_for("Cancel the loop in");
+    tmux.wait_for("Cancel the loop ralph-loop.local.md? y = yes, any other key = no");
     tmux.keys("y");
     tmux.wait_for("no loop: start one");
     assert!(

@@ -50,7 +50,7 @@ pub fn gate_section(r: &GateResult, budget: usize) -> String {
     let output = strip_ansi(&r.output);
     let output = output.trim_end();
     // Several failing runs' output names each run's command already: once is enough.
-    let mut s = match output.starts_with(&format!("$ {}\n", r.command)) {
+    let mut s = match ralph_runner::runner::names_its_commands(&r.command, output) {
         true => format!("\n[{}] {why}\n", r.name),
         false => format!("\n[{}] {why}\n$ {command}\n", r.name),
     };

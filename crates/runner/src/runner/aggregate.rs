@@ -146,6 +146,13 @@ fn reason(gate: &Gate, done: &[Outcome]) -> Option<String> {
     }
 }
 
+/// True when `output` (colour codes removed) is several runs' output, each under its
+/// command, the first being `command` (see [`output`]): a report that heads the output with
+/// the command would show it twice.
+pub fn names_its_commands(command: &str, output: &str) -> bool {
+    output.starts_with(&format!("$ {command}\n"))
+}
+
 /// The output shown: one run's as it is, several runs' each under its command.
 fn output(shown: &[&Outcome]) -> String {
     if shown.len() == 1 {

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use aggregate::names_its_commands;
 pub use job::{tools_used, Invocation};
 
 /// How much may run at once, and until when.
