@@ -8,6 +8,7 @@ mod common;
 mod agent_clis;
 mod agents;
 mod approval;
+mod baseline;
 mod cache;
 mod check;
 mod claude_code;

@@ -76,6 +76,9 @@ pub struct Gate {
     pub serial: bool,
     /// How to install the tool, for the message when it is missing.
     pub install: Option<String>,
+    /// Named in the config's `baseline`: at a loop's end it fails only for what it did not
+    /// say on the loop's start tree (ralph_surface::baseline).
+    pub baseline: bool,
 }
 
 impl Gate {
@@ -170,6 +173,7 @@ impl Gate {
             severity,
             require_files,
             shebangs,
+            baseline,
         } = self;
         let list = |v: &[String]| v.join(" | ");
         let mut fields = BTreeMap::new();
@@ -198,6 +202,10 @@ impl Gate {
         put("fail_on", fail_on.join(" | "));
         put("severity", format!("{severity:?}"));
         put("require_files", require_files.to_string());
+        // Only when set, as roots_only: a baseline lets old failures end a loop.
+        if *baseline {
+            put("baseline", "true".into());
+        }
         fields
     }
 
@@ -371,7 +379,10 @@ pub fn resolve(
 ) -> Result<Config, ConfigError> {
     let settings = settings(file.as_ref());
     let chosen = choose_presets(&root, file.as_ref(), project_files);
-    let gates = merge_gates(&chosen, file.as_ref(), settings.timeout)?;
+    let mut gates = merge_gates(&chosen, file.as_ref(), settings.timeout)?;
+    if let Some(f) = &file {
+        mark_baseline(f, &mut gates)?;
+    }
     let mut digest = blake3::Hasher::new();
     digest.update(file.as_ref().map_or("", |f| f.source.as_str()).as_bytes());
     for p in &chosen {
@@ -386,6 +397,31 @@ pub fn resolve(
         settings,
         gates,
     })
+}
+
+/// Marks the gates the file's `baseline` names. A name that is no gate of the file and of
+/// no preset is a mistake (a typo would leave a gate without the baseline meant for it);
+/// one of a preset this project does not use names nothing here.
+fn mark_baseline(file: &ConfigFile, gates: &mut [Gate]) -> Result<(), ConfigError> {
+    for name in &file.raw.baseline {
+        let wanted = name.get_ref();
+        let known = file.raw.gate.iter().any(|g| g.name.get_ref() == wanted)
+            || presets::PRESETS.iter().any(|p| {
+                presets::parse(p).is_ok_and(|r| r.gate.iter().any(|g| g.name.get_ref() == wanted))
+            });
+        if !known {
+            return Err(ConfigError::at(
+                &file.path,
+                &file.source,
+                name.span().start,
+                format!("baseline names `{wanted}`, which is no gate of this file or of a preset"),
+            ));
+        }
+        for g in gates.iter_mut().filter(|g| &g.name == wanted) {
+            g.baseline = true;
+        }
+    }
+    Ok(())
 }
 
 /// The settings, each from the file or its default.
@@ -630,6 +666,7 @@ fn compile_gate(
         shebangs: raw.shebangs.clone(),
         serial: raw.serial,
         install: raw.install.clone(),
+        baseline: false,
         name,
     })
 }

@@ -21,6 +21,10 @@ pub struct RawConfig {
     pub cache: RawCache,
     #[serde(default)]
     pub integrity: RawIntegrity,
+    /// Gates (presets' or the file's) that hold a loop only for what they did not say at its
+    /// start: old findings in files the loop did not change do not hold it.
+    #[serde(default)]
+    pub baseline: Vec<Spanned<String>>,
     #[serde(default)]
     pub gate: Vec<RawGate>,
 }

@@ -69,6 +69,33 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The files that differ between the start tree `start` and the tree the final run
+    /// judges, relative to the project root.
+    pub fn changed_files(&self, start: &str) -> Result<Vec<String>, GitError> {
+        let listed = snapshot::run_raw(
+            &self.top,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-only",
+                start,
+                &self.tree,
+            ],
+        )?;
+        Ok(listed
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| {
+                let p = Path::new(std::ffi::OsStr::from_bytes(p));
+                p.strip_prefix(&self.inside)
+                    .ok()
+                    .map(|r| r.display().to_string())
+            })
+            .collect())
+    }
+
     /// True when anything of the checks differs from the start: a differential run is due.
     pub fn changed(&self) -> bool {
         !self.put_back.is_empty() || !self.unlent.is_empty()
@@ -372,12 +399,18 @@ fn run_in(
         untracked: None,
     };
     let config = &there.config;
-    Ok(ralph_runner::runner::with_context(
-        config,
-        env,
-        Reuse::Apart,
-        |cx| ralph_runner::runner::run(cx, &plan, &limits, &|_| {}),
-    ))
+    let mut results = ralph_runner::runner::with_context(config, env, Reuse::Apart, |cx| {
+        ralph_runner::runner::run(cx, &plan, &limits, &|_| {})
+    });
+    // A tool that prints absolute paths names the checkout: as the work tree's run would.
+    let (from, to) = (
+        root.display().to_string(),
+        project.root().display().to_string(),
+    );
+    for r in &mut results {
+        r.output = r.output.replace(&from, &to);
+    }
+    Ok(results)
 }
 
 /// The tests each gate's runners said they ran, by gate. A gate any of whose runs did not run
@@ -448,26 +481,14 @@ pub fn not_run(start: &Tests, now: &Tests) -> Tests {
         .collect()
 }
 
-/// The tests the gates of `phase` run on the start tree `start`, in a checkout of it: what
-/// "the tests that ran at the start" means for a loop (and for `check --base`, its base).
-/// Only asked when a final run heard a test runner (`ran` is not empty): nothing else is
-/// compared.
-pub fn start_tests(
-    project: &Project,
-    env: &Environment,
-    (phase, deadline): (Phase, Instant),
-    prepared: &Prepared,
-    start: &str,
-) -> Result<Tests, RunError> {
-    start_runs(project, env, (phase, deadline), prepared, start).map(|b| b.tests)
-}
-
 /// What the gates of `phase` did on the start tree (for `check --base`, the base).
 pub struct StartRuns {
     /// The tests each gate's runners said they ran.
     pub tests: Tests,
     /// The gates that passed.
     pub passed: BTreeSet<String>,
+    /// How each gate that failed failed (its output as the work tree's run would print it).
+    pub failures: crate::baseline::StartFailures,
 }
 
 /// The gates of `phase` run on the start tree `start`, in a checkout of it.
@@ -479,12 +500,21 @@ pub fn start_runs(
     start: &str,
 ) -> Result<StartRuns, RunError> {
     let results = run_in(project, env, (phase, deadline), prepared, (start, "start"))?;
+    let (failed, passed): (Vec<&GateResult>, Vec<&GateResult>) = results
+        .iter()
+        .partition(|r| r.counts_as_failure(env.strict()));
     Ok(StartRuns {
         tests: ran(&results),
-        passed: results
+        passed: passed.iter().map(|r| r.name.clone()).collect(),
+        failures: failed
             .iter()
-            .filter(|r| !r.counts_as_failure(env.strict()))
-            .map(|r| r.name.clone())
+            .map(|r| {
+                let failure = crate::baseline::StartFailure {
+                    exit: r.exit_code,
+                    output: r.output.clone(),
+                };
+                (r.name.clone(), failure)
+            })
             .collect(),
     })
 }
@@ -600,6 +630,7 @@ mod tests {
         let base = StartRuns {
             tests: [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into(),
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
+            failures: Default::default(),
         };
         let none = Tests::new();
         assert!(changed_with_the_code(&["pytest"], &base, &none));

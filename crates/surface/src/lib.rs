@@ -6,6 +6,7 @@
 // Tests set up processes and variables of their own.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
+pub mod baseline;
 pub mod differential;
 pub mod outside;
 pub mod pin;

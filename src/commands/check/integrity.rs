@@ -71,19 +71,62 @@ fn written_out(
 /// run). The weakenings the parsers found in those files count only when that run fails
 /// where this one passed; then the run's failures are named too. Only a run of every gate on
 /// every file (`whole`) whose gates all pass is compared: a failing one fails anyway, and
-/// its findings stay as found.
+/// its findings stay as found. First, a `baseline` gate failing only as at the base passes.
 pub fn by_effect(
     mut a: Against,
     (project, whole): (&Project, bool),
     env: &Environment,
     phase: Phase,
-    results: &[GateResult],
+    results: &mut [GateResult],
 ) -> Against {
+    excuse_old_failures(&a, project, env, phase, results);
     let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
     if whole && !failing {
         judge_deferred(&mut a, project, env, phase, results);
     }
     a
+}
+
+/// `check --base`: each failing gate the config lists in `baseline` that fails only as it
+/// failed at the base, in files the change did not touch, passes, saying so (the base's
+/// gates are run in a checkout of it only when one fails).
+fn excuse_old_failures(
+    a: &Against,
+    project: &Project,
+    env: &Environment,
+    phase: Phase,
+    results: &mut [GateResult],
+) {
+    let config = &project.config;
+    if !ralph_surface::baseline::asked(config, env.strict(), results) {
+        return;
+    }
+    let root = project.root();
+    let rev = format!("{}^{{tree}}", a.rev);
+    let Ok(out) = ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]) else {
+        return;
+    };
+    let start = String::from_utf8_lossy(out.trim_ascii()).into_owned();
+    let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
+    let Ok(prepared) = differential::prepare(root, (&start, None), surfaces) else {
+        return;
+    };
+    let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
+    let (Ok(runs), Ok(changed)) = (
+        differential::start_runs(project, env, (phase, far), &prepared, &start),
+        prepared.changed_files(&start),
+    ) else {
+        return;
+    };
+    let then = format!("at {}", a.rev);
+    for note in ralph_surface::baseline::excuse(
+        config,
+        env.strict(),
+        (&runs.failures, &changed, &then),
+        results,
+    ) {
+        super::note(&note);
+    }
 }
 
 fn judge_deferred(
@@ -219,6 +262,7 @@ fn base_runs(
         return Ok(differential::StartRuns {
             tests: differential::Tests::new(),
             passed: BTreeSet::new(),
+            failures: Default::default(),
         });
     }
     differential::start_runs(project, env, phase, prepared, start)

@@ -173,7 +173,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     // Only a run of every gate on every file has results to compare a differential run with.
     let whole = s.selection == Selection::All && s.gates.is_empty();
     let against =
-        against.map(|a| integrity::by_effect(a, (project, whole), env, s.phase, &results));
+        against.map(|a| integrity::by_effect(a, (project, whole), env, s.phase, &mut results));
     if let Some(a) = &against {
         let r = integrity::result(a);
         reporter.event(&runner::Event::Finished(&r), &name);

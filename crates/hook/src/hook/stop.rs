@@ -7,6 +7,7 @@
 //! `loop run`'s iterations.
 
 mod apply;
+mod baseline;
 pub mod gather;
 mod goal_loop;
 pub mod pins;

@@ -29,6 +29,9 @@ pub type StartTests = std::collections::BTreeMap<String, std::collections::BTree
 struct KeptTests {
     key: String,
     gates: StartTests,
+    /// How the gates that failed on the start tree failed (the baseline's).
+    #[serde(default)]
+    failures: crate::baseline::StartFailures,
 }
 
 /// How many start trees' tests are kept: the oldest go first.
@@ -98,15 +101,30 @@ impl Store {
     /// `key` names the tree and the gates ([`super::Record::start_key`]): a tree's content
     /// never changes, so one run serves every stop of every loop that starts on it.
     pub fn start_tests(&self, key: &str) -> Option<StartTests> {
-        let bytes = std::fs::read(self.tests_path(key)).ok()?;
-        let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
-        (kept.key == key).then_some(kept.gates)
+        self.kept(key).map(|k| k.gates)
     }
 
-    pub fn keep_start_tests(&self, key: &str, gates: &StartTests) {
+    /// How the stop gates that failed on a start tree failed, kept with its tests.
+    pub fn start_failures(&self, key: &str) -> Option<crate::baseline::StartFailures> {
+        self.kept(key).map(|k| k.failures)
+    }
+
+    fn kept(&self, key: &str) -> Option<KeptTests> {
+        let bytes = std::fs::read(self.tests_path(key)).ok()?;
+        let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
+        (kept.key == key).then_some(kept)
+    }
+
+    pub fn keep_start_tests(
+        &self,
+        key: &str,
+        gates: &StartTests,
+        failures: &crate::baseline::StartFailures,
+    ) {
         let kept = KeptTests {
             key: key.to_string(),
             gates: gates.clone(),
+            failures: failures.clone(),
         };
         let path = self.tests_path(key);
         let Ok(bytes) = serde_json::to_vec(&kept) else {

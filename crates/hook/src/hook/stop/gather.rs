@@ -238,8 +238,11 @@ impl Seen {
             .or(judgement.hold.take());
         let deadline = started + project.config.settings.hooks.stop_budget;
         let final_run = promised && hold.is_none();
-        let results =
+        let mut results =
             verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(files_error)?;
+        if final_run {
+            judgement.excuse(project, env, deadline, (&pinning, &mut results), &mut notes);
+        }
         let hold = match hold {
             None if final_run => {
                 judgement.conclude(project, env, deadline, &results, &mut pinning, &mut notes)
@@ -312,6 +315,26 @@ impl Judgement {
                 kept: None,
             },
         }
+    }
+
+    /// The failures of `baseline` gates that are as they were on the start tree: passes.
+    fn excuse(
+        &self,
+        project: &Project,
+        env: &Environment,
+        deadline: Instant,
+        (pinning, results): (&pins::Pinning, &mut [GateResult]),
+        notes: &mut Vec<String>,
+    ) {
+        let (Some(prepared), (Some(tree), _)) = (self.prepared.as_ref(), pinning.start()) else {
+            return;
+        };
+        let start = super::baseline::Start {
+            tree,
+            kept: self.kept.as_ref(),
+            prepared,
+        };
+        super::baseline::excuse_old_failures(project, env, deadline, &start, results, notes);
     }
 
     /// The files a differential run puts back, as the surface names them.
@@ -441,10 +464,10 @@ fn not_run(
         return Ok(differential::Tests::new());
     };
     let phase = (ralph_config::Phase::Stop, deadline);
-    let take = || differential::start_tests(project, env, phase, p, start);
+    let take = || differential::start_runs(project, env, phase, p, start);
     let at_start = match kept {
         Some((store, key)) => super::start_tests::at_stop(store, key, deadline, take)?,
-        None => take()?,
+        None => take()?.tests,
     };
     Ok(differential::not_run(&at_start, &now))
 }

@@ -1,5 +1,5 @@
 //! The tests the stop gates run on a loop's start tree: what "the tests that ran at the
-//! start" are at its end. Taken once per start tree and pinned gates (kept by that key in the
+//! start" are at its end, and how the gates that failed there failed (a baseline's). Taken once per start tree and pinned gates (kept by that key in the
 //! pin store, so every stop of every loop that starts on the same tree reuses them): by
 //! `loop start`'s job in the background while the agent works, or else by the first stop
 //! that needs them, which waits for a job already taking them rather than take them twice.
@@ -8,7 +8,8 @@ use ralph_base::env::Environment;
 use ralph_base::state::Layout;
 use ralph_config::Phase;
 use ralph_plan::project::Project;
-use ralph_surface::differential::{self, RunError, Tests};
+use ralph_surface::baseline::StartFailures;
+use ralph_surface::differential::{self, RunError, StartRuns, Tests};
 use ralph_surface::pin::store::Store;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,18 +24,39 @@ pub fn at_stop(
     store: &Store,
     key: &str,
     deadline: Instant,
-    take: impl FnOnce() -> Result<Tests, RunError>,
+    take: impl FnOnce() -> Result<StartRuns, RunError>,
 ) -> Result<Tests, RunError> {
-    if let Some(kept) = store.start_tests(key) {
-        return Ok(kept);
+    kept_or_taken(store, key, deadline, take).map(|(tests, _)| tests)
+}
+
+/// How the stop gates that failed on the start tree failed, kept under `key` with its tests
+/// (or taken as [`at_stop`] takes them): what a baseline gate is compared with.
+pub fn failures_at_stop(
+    store: &Store,
+    key: &str,
+    deadline: Instant,
+    take: impl FnOnce() -> Result<StartRuns, RunError>,
+) -> Result<StartFailures, RunError> {
+    kept_or_taken(store, key, deadline, take).map(|(_, failures)| failures)
+}
+
+fn kept_or_taken(
+    store: &Store,
+    key: &str,
+    deadline: Instant,
+    take: impl FnOnce() -> Result<StartRuns, RunError>,
+) -> Result<(Tests, StartFailures), RunError> {
+    let kept = || Some((store.start_tests(key)?, store.start_failures(key)?));
+    if let Some(k) = kept() {
+        return Ok(k);
     }
     let _turn = ralph_base::atomic::lock_until(&lock_path(store, key), Some(deadline));
-    if let Some(kept) = store.start_tests(key) {
-        return Ok(kept);
+    if let Some(k) = kept() {
+        return Ok(k);
     }
     let taken = take()?;
-    store.keep_start_tests(key, &taken);
-    Ok(taken)
+    store.keep_start_tests(key, &taken.tests, &taken.failures);
+    Ok((taken.tests, taken.failures))
 }
 
 /// The background job `loop start` starts for the loop `loop_file`: takes and keeps its start
@@ -65,7 +87,7 @@ pub fn in_background(
     let project = Project::open(root, config)?;
     let prepared = differential::prepare(root, (tree, record.ignored.as_ref()), (None, None))?;
     let far = Instant::now() + Duration::from_secs(24 * 3600);
-    let tests = differential::start_tests(&project, env, (Phase::Stop, far), &prepared, tree)?;
-    store.keep_start_tests(&key, &tests);
+    let runs = differential::start_runs(&project, env, (Phase::Stop, far), &prepared, tree)?;
+    store.keep_start_tests(&key, &runs.tests, &runs.failures);
     Ok(())
 }

@@ -1,0 +1,193 @@
+//! A baseline for gates a project lists in `baseline = [...]`: such a gate failing at a stop
+//! that would end a loop does not hold it when it fails exactly as it failed on the loop's
+//! start tree, in files the loop did not change. The findings a project already had (old
+//! warnings in files nobody touched) then do not trap the first loop; a new one holds it.
+//!
+//! Decided by what the tool said, not by a parser of its findings: every line of its output
+//! now, numbers aside (line and column move when other lines do), must be among the lines
+//! it printed at the start, as many times; none may name a file changed since the start
+//! (a finding in a file the agent touched is the agent's); and the exit status must be the
+//! start's. Anything else (a new message, one more of the same, a crash, another exit) is a
+//! failure as it always was. Pure: outputs in, a verdict out.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How a gate failed on a loop's start tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartFailure {
+    pub exit: Option<i32>,
+    pub output: String,
+}
+
+/// The gates that failed on a start tree, by name.
+pub type StartFailures = BTreeMap<String, StartFailure>;
+
+/// A line as compared: colour codes and surrounding blanks removed, each run of digits one
+/// `#`.
+fn normalized(line: &str) -> String {
+    let plain = ralph_base::text::strip_ansi(line);
+    let mut out = String::with_capacity(plain.len());
+    let mut in_number = false;
+    for c in plain.trim().chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
+}
+
+fn lines(output: &str) -> Vec<String> {
+    output
+        .lines()
+        .map(normalized)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Whether a gate that now fails with `exit` and `output` fails only as it did at the start
+/// (`start`), naming none of `changed` (paths relative to the project root, changed since
+/// the start). `None` when it does; else the first line that is new, for the report.
+pub fn new_since_start(
+    start: &StartFailure,
+    exit: Option<i32>,
+    output: &str,
+    changed: &[String],
+) -> Option<String> {
+    if exit != start.exit {
+        return Some(format!(
+            "the exit status is {} (at the start: {})",
+            exit.map_or("none".into(), |c| c.to_string()),
+            start.exit.map_or("none".into(), |c| c.to_string())
+        ));
+    }
+    let mut left: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines(&start.output) {
+        *left.entry(l).or_default() += 1;
+    }
+    for (raw, line) in output.lines().zip(output.lines().map(normalized)) {
+        if line.is_empty() {
+            continue;
+        }
+        if changed.iter().any(|c| names(&line, c)) {
+            return Some(raw.trim().to_string());
+        }
+        match left.get_mut(&line) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => return Some(raw.trim().to_string()),
+        }
+    }
+    None
+}
+
+/// Turns each failing gate of `results` that `config` lists in `baseline` and that fails as
+/// it did in `failures` (a start tree's or a base's, named by `then`), naming none of
+/// `changed`, into a pass that says so. Returns, for the report, why each other one still
+/// fails.
+pub fn excuse(
+    config: &ralph_config::Config,
+    strict: bool,
+    (failures, changed, then): (&StartFailures, &[String], &str),
+    results: &mut [ralph_runner::runner::GateResult],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let asks = |r: &ralph_runner::runner::GateResult| {
+        r.counts_as_failure(strict) && config.gates.get(r.gate).is_some_and(|g| g.baseline)
+    };
+    for r in results.iter_mut().filter(|r| asks(r)) {
+        let Some(was) = failures.get(&r.name) else {
+            notes.push(format!("baseline: {} passed {then}", r.name));
+            continue;
+        };
+        match new_since_start(was, r.exit_code, &r.output, changed) {
+            Some(new) => notes.push(format!(
+                "baseline: {} says what it did not {then}: {new}",
+                r.name
+            )),
+            None => {
+                let why = format!("fails only as it failed {then}, in files not changed since");
+                notes.push(format!("baseline: {} {why}: not counted", r.name));
+                r.status = ralph_runner::runner::GateStatus::Pass;
+                r.reason = Some(format!("{why} (baseline)"));
+            }
+        }
+    }
+    notes
+}
+
+/// True when a gate of `results` the config lists in `baseline` fails: worth the start
+/// tree's or the base's runs.
+pub fn asked(
+    config: &ralph_config::Config,
+    strict: bool,
+    results: &[ralph_runner::runner::GateResult],
+) -> bool {
+    results.iter().any(|r| {
+        r.counts_as_failure(strict) && config.gates.get(r.gate).is_some_and(|g| g.baseline)
+    })
+}
+
+/// Whether `line` names the file `path` (relative): as a whole word of a path, so `b.sh`
+/// does not name `lib.sh`.
+fn names(line: &str, path: &str) -> bool {
+    let path = normalized(path);
+    line.match_indices(&path).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + path.len()..].chars().next();
+        let edge = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || "_-.".contains(c)));
+        (edge(before) || before == Some('/')) && edge(after)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(output: &str) -> StartFailure {
+        StartFailure {
+            exit: Some(1),
+            output: output.into(),
+        }
+    }
+
+    const OLD: &str = "a.sh:3:1: warning: x appears unused. [SC2034]\nb.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n";
+
+    #[test]
+    fn the_same_findings_moved_by_other_lines_are_old() {
+        let now = "a.sh:4:1: warning: x appears unused. [SC2034]\nb.sh:9:5: warning: Use 'cd ... || exit'. [SC2164]\n";
+        assert_eq!(new_since_start(&start(OLD), Some(1), now, &[]), None);
+        // Fewer is fine too: one was fixed.
+        let fewer = "b.sh:9:5: warning: Use 'cd ... || exit'. [SC2164]\n";
+        assert_eq!(new_since_start(&start(OLD), Some(1), fewer, &[]), None);
+    }
+
+    #[test]
+    fn a_new_finding_one_more_of_the_same_or_another_exit_is_new() {
+        let new = format!("{OLD}c.sh:1:1: warning: y appears unused. [SC2034]\n");
+        assert!(new_since_start(&start(OLD), Some(1), &new, &[])
+            .is_some_and(|l| l.starts_with("c.sh:1:1")));
+        let twice = format!("{OLD}a.sh:9:1: warning: x appears unused. [SC2034]\n");
+        assert!(new_since_start(&start(OLD), Some(1), &twice, &[]).is_some());
+        assert!(new_since_start(&start(OLD), Some(2), OLD, &[])
+            .is_some_and(|w| w.contains("exit status is 2")));
+    }
+
+    #[test]
+    fn a_finding_in_a_changed_file_is_the_changes() {
+        let said = new_since_start(&start(OLD), Some(1), OLD, &["b.sh".into()]);
+        assert!(said.is_some_and(|l| l.starts_with("b.sh:7:5")));
+        // A changed file whose name is part of another's is not named by it.
+        assert_eq!(
+            new_since_start(&start(OLD), Some(1), OLD, &["ba.sh".into(), "sh".into()]),
+            None
+        );
+        assert!(names("src/b.sh:1: x", "b.sh"));
+        assert!(!names("lib.sh:1: x", "b.sh"));
+    }
+}
