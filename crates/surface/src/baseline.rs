@@ -4,11 +4,13 @@
 //! warnings in files nobody touched) then do not trap the first loop; a new one holds it.
 //!
 //! Decided by what the tool said, not by a parser of its findings: every line of its output
-//! now, numbers aside (line and column move when other lines do), must be among the lines
-//! it printed at the start, as many times; none may name a file changed since the start
-//! (a finding in a file the agent touched is the agent's); and the exit status must be the
-//! start's. Anything else (a new message, one more of the same, a crash, another exit) is a
-//! failure as it always was. Pure: outputs in, a verdict out.
+//! now must be among the lines it printed at the start, as many times; none may name a file
+//! changed since the start (a finding in a file the agent touched is the agent's); and the
+//! exit status must be the start's. A finding in a file nobody changed cannot move, so a
+//! line that names a place (`a.ts(12,5)`, `a.sh:2:1`, `  3:7  error`) must be there exactly;
+//! only a line naming none (a summary, a count, a time) may differ in its numbers. Anything
+//! else (a new message, one more of the same, a finding moved to another line, a crash,
+//! another exit) is a failure as it always was. Pure: outputs in, a verdict out.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,13 +25,17 @@ pub struct StartFailure {
 /// The gates that failed on a start tree, by name.
 pub type StartFailures = BTreeMap<String, StartFailure>;
 
-/// A line as compared: colour codes and surrounding blanks removed, each run of digits one
-/// `#`.
+/// A line as compared: colour codes and surrounding blanks removed; in a line that names no
+/// place (see [`names_a_place`]), each run of digits one `#`.
 fn normalized(line: &str) -> String {
     let plain = ralph_base::text::strip_ansi(line);
+    let plain = plain.trim();
+    if names_a_place(plain) {
+        return plain.to_string();
+    }
     let mut out = String::with_capacity(plain.len());
     let mut in_number = false;
-    for c in plain.trim().chars() {
+    for c in plain.chars() {
         if c.is_ascii_digit() {
             if !in_number {
                 out.push('#');
@@ -41,6 +47,20 @@ fn normalized(line: &str) -> String {
         }
     }
     out
+}
+
+/// True when `line` names a line of a file, the way the tools do: `:12`, `(12,5)`, or a
+/// line that begins `12:5` (a finding under its file's heading).
+fn names_a_place(line: &str) -> bool {
+    let b = line.as_bytes();
+    let digit_after = |i: usize| b.get(i + 1).is_some_and(u8::is_ascii_digit);
+    let leading = line.split(':').next().is_some_and(|h| {
+        !h.is_empty() && h.bytes().all(|c| c.is_ascii_digit()) && digit_after(h.len())
+    });
+    leading
+        || b.iter()
+            .enumerate()
+            .any(|(i, c)| matches!(c, b':' | b'(') && digit_after(i))
 }
 
 fn lines(output: &str) -> Vec<String> {
@@ -159,12 +179,34 @@ mod tests {
     const OLD: &str = "a.sh:3:1: warning: x appears unused. [SC2034]\nb.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n";
 
     #[test]
-    fn the_same_findings_moved_by_other_lines_are_old() {
-        let now = "a.sh:4:1: warning: x appears unused. [SC2034]\nb.sh:9:5: warning: Use 'cd ... || exit'. [SC2164]\n";
-        assert_eq!(new_since_start(&start(OLD), Some(1), now, &[]), None);
-        // Fewer is fine too: one was fixed.
-        let fewer = "b.sh:9:5: warning: Use 'cd ... || exit'. [SC2164]\n";
-        assert_eq!(new_since_start(&start(OLD), Some(1), fewer, &[]), None);
+    fn the_same_findings_are_old_and_a_summary_may_count_fewer() {
+        let now = format!("{OLD}2 findings in 0.31s\n");
+        let then = start(&format!("{OLD}2 findings in 0.29s\n"));
+        assert_eq!(new_since_start(&then, Some(1), &now, &[]), None);
+        // Fewer is fine too: one was fixed, and the summary says 1.
+        let fewer = "b.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n1 findings in 0.3s\n";
+        assert_eq!(new_since_start(&then, Some(1), fewer, &[]), None);
+    }
+
+    #[test]
+    fn a_finding_moved_to_another_line_of_an_unchanged_file_is_new() {
+        // The file did not change, so the finding did not move: another one took its place.
+        let moved = "a.sh:4:1: warning: x appears unused. [SC2034]\nb.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n";
+        assert!(new_since_start(&start(OLD), Some(1), moved, &[])
+            .is_some_and(|l| l.starts_with("a.sh:4:1")));
+        for place in [
+            "a.ts(12,5): error TS2322: x",
+            "  3:7  error  'x' is unused",
+            "a.py:2: error: x",
+        ] {
+            assert!(names_a_place(place), "{place}");
+        }
+        for none in [
+            "Found 3 errors in 2 files (checked 10 source files)",
+            "Done in 1.2s",
+        ] {
+            assert!(!names_a_place(none), "{none}");
+        }
     }
 
     #[test]
