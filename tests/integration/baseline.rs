@@ -128,3 +128,33 @@ fn check_base_counts_only_what_the_change_brought() {
     let run = repo.run(["check", "--no-cache", "--base", base]);
     assert_eq!(run.code, 1, "{run:?}");
 }
+
+#[test]
+fn tsc_old_errors_in_an_untouched_file_stay_and_errors_the_change_causes_there_hold() {
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.config("presets = [\"typescript\"]\nbaseline = [\"tsc\"]\n")
+        .write(
+            "tsconfig.json",
+            "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}, \"include\": [\"*.ts\"]}\n",
+        )
+        .write("lib.ts", "export function size(s: string): number {\n  return s.length;\n}\n")
+        .write("old.ts", "import { size } from './lib';\nexport const n: number = size('x');\nexport const bad: number = 'old';\n")
+        .write("task.ts", "export const t: number = 'task';\n");
+    assert_eq!(repo.run(["check"]).code, 1);
+    start_loop(&repo);
+    // The change makes `size` return a string: old.ts (untouched) gets a new error.
+    repo.write("task.ts", "export const t: number = 1;\n")
+        .write(
+            "lib.ts",
+            "export function size(s: string): string {\n  return s;\n}\n",
+        );
+    held(&repo, "old.ts");
+    // The fix alone ends the loop, old.ts's old error still there.
+    repo.write(
+        "lib.ts",
+        "export function size(s: string): number {\n  return s.length;\n}\n",
+    );
+    ends(&repo);
+}
