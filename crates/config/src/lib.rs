@@ -331,8 +331,15 @@ pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
 
 /// Pure: parse and validate config text as if read from `path`.
 pub fn parse(path: &Path, source: String) -> Result<ConfigFile, ConfigError> {
-    let raw: RawConfig =
-        toml::from_str(&source).map_err(|e| ConfigError::from_toml(path, &source, &e))?;
+    let raw: RawConfig = toml::from_str(&source).map_err(|e| {
+        let mut err = ConfigError::from_toml(path, &source, &e);
+        if let (ConfigError::Invalid { message, .. }, Some(hint)) =
+            (&mut err, whole_gate_hint(&source))
+        {
+            message.push_str(&format!("\n  {hint}"));
+        }
+        err
+    })?;
     if let Some(list) = &raw.presets {
         for name in list {
             let n = name.get_ref();
@@ -396,6 +403,26 @@ pub fn resolve(
         presets: chosen,
         settings,
         gates,
+    })
+}
+
+/// When a `[[gate]]` named like a preset's gate lacks `globs`: the writer meant to change a
+/// field of the preset's gate, and a gate here replaces it whole.
+fn whole_gate_hint(source: &str) -> Option<String> {
+    let table: toml::Table = toml::from_str(source).ok()?;
+    let gates = table.get("gate")?.as_array()?;
+    gates.iter().find_map(|g| {
+        let name = g.get("name")?.as_str()?;
+        if g.get("globs").is_some() {
+            return None;
+        }
+        let preset = presets::PRESETS.iter().find(|p| {
+            presets::parse(p).is_ok_and(|r| r.gate.iter().any(|pg| pg.name.get_ref() == name))
+        })?;
+        Some(format!(
+            "gate `{name}` is named like the {} preset's gate: a [[gate]] replaces it whole, so it needs all its fields (globs, run or driver, ...); `ralph-gate gates` shows the preset's to copy and change",
+            preset.name
+        ))
     })
 }
 

@@ -300,3 +300,33 @@ fn shebang_names_allow_version_suffixes_only() {
     assert!(!shebang_matches(&names, "/bin/shellcheck"));
     assert!(!shebang_matches(&names, "bash"));
 }
+
+#[test]
+fn a_gate_named_like_a_presets_without_globs_says_it_replaces_the_gate_whole() {
+    let e = err("presets = [\"auto\"]\n[[gate]]\nname = \"tsc\"\nexclude = [\"examples/**\"]\n");
+    assert!(e.contains("missing field `globs`"), "{e}");
+    assert!(
+        e.contains(
+            "gate `tsc` is named like the typescript preset's gate: a [[gate]] replaces it whole"
+        ),
+        "{e}"
+    );
+    // Any other gate missing its globs gets the plain error.
+    let e = err("[[gate]]\nname = \"mine\"\nrun = \"true\"\n");
+    assert!(!e.contains("replaces it whole"), "{e}");
+}
+
+#[test]
+fn baseline_marks_the_gates_it_names_and_pins_them() {
+    let c = resolved(&format!("baseline = [\"py\"]\n{GATE}"), &[]);
+    assert!(c.gates[0].baseline);
+    assert_eq!(
+        c.gates[0]
+            .pinned_fields()
+            .get("baseline")
+            .map(String::as_str),
+        Some("true")
+    );
+    let plain = resolved(GATE, &[]);
+    assert!(!plain.gates[0].pinned_fields().contains_key("baseline"));
+}
