@@ -219,3 +219,33 @@ fn mypy_named_by_the_projects_config_checks_its_types() {
         ),
     );
 }
+
+#[test]
+fn a_presets_gate_changed_in_one_field_keeps_the_rest() {
+    // An example app with its own tsconfig and a type error; the library itself is clean.
+    let Some(repo) = crate::common::typescript_repo() else {
+        return;
+    };
+    repo.write(
+        "tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}, \"include\": [\"src\"]}\n",
+    )
+    .write("src/lib.ts", "export const one: number = 1;\n")
+    .write(
+        "examples/app/tsconfig.json",
+        "{\"compilerOptions\": {\"strict\": true, \"noEmit\": true}}\n",
+    )
+    .write("examples/app/main.ts", "export const bad: number = 'x';\n");
+    repo.commit_all();
+    assert_eq!(
+        repo.run(["check", "--no-cache"]).code,
+        1,
+        "the example fails"
+    );
+    repo.config("presets = [\"auto\"]\n\n[[gate]]\nname = \"tsc\"\nexclude = [\"examples/**\"]\n");
+    let run = repo.run(["check", "--no-cache"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("PASS  tsc"), "{run:?}");
+    let gates = repo.run(["gates"]);
+    assert!(gates.stdout.contains("examples/**"), "{gates:?}");
+}

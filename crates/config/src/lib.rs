@@ -331,15 +331,9 @@ pub fn read(path: &Path) -> Result<ConfigFile, ConfigError> {
 
 /// Pure: parse and validate config text as if read from `path`.
 pub fn parse(path: &Path, source: String) -> Result<ConfigFile, ConfigError> {
-    let raw: RawConfig = toml::from_str(&source).map_err(|e| {
-        let mut err = ConfigError::from_toml(path, &source, &e);
-        if let (ConfigError::Invalid { message, .. }, Some(hint)) =
-            (&mut err, whole_gate_hint(&source))
-        {
-            message.push_str(&format!("\n  {hint}"));
-        }
-        err
-    })?;
+    let mut raw: RawConfig =
+        toml::from_str(&source).map_err(|e| ConfigError::from_toml(path, &source, &e))?;
+    fill_from_presets(&source, &mut raw.gate);
     if let Some(list) = &raw.presets {
         for name in list {
             let n = name.get_ref();
@@ -406,24 +400,69 @@ pub fn resolve(
     })
 }
 
-/// When a `[[gate]]` named like a preset's gate lacks `globs`: the writer meant to change a
-/// field of the preset's gate, and a gate here replaces it whole.
-fn whole_gate_hint(source: &str) -> Option<String> {
-    let table: toml::Table = toml::from_str(source).ok()?;
-    let gates = table.get("gate")?.as_array()?;
-    gates.iter().find_map(|g| {
-        let name = g.get("name")?.as_str()?;
-        if g.get("globs").is_some() {
-            return None;
+/// A file's gate without `globs` that is named like a preset's gate changes only the
+/// fields it gives: the rest are filled from the preset's gate (`exclude = ["examples/**"]`
+/// on the `tsc` gate). Which fields it gives is read from the file's text: a field the
+/// typed form defaults (an empty list) may have been given as such.
+fn fill_from_presets(source: &str, gates: &mut [raw::RawGate]) {
+    let table: Option<toml::Table> = toml::from_str(source).ok();
+    let written = table
+        .as_ref()
+        .and_then(|t| t.get("gate")?.as_array().cloned());
+    for (i, gate) in gates.iter_mut().enumerate() {
+        if gate.globs.is_some() {
+            continue;
         }
-        let preset = presets::PRESETS.iter().find(|p| {
-            presets::parse(p).is_ok_and(|r| r.gate.iter().any(|pg| pg.name.get_ref() == name))
-        })?;
-        Some(format!(
-            "gate `{name}` is named like the {} preset's gate: a [[gate]] replaces it whole, so it needs all its fields (globs, run or driver, ...); `ralph-gate gates` shows the preset's to copy and change",
-            preset.name
-        ))
+        let Some(base) = preset_raw_gate(gate.name.get_ref().trim()) else {
+            continue;
+        };
+        let given = written
+            .as_ref()
+            .and_then(|w| w.get(i)?.as_table().cloned())
+            .unwrap_or_default();
+        *gate = overlay(base, gate, &given);
+    }
+}
+
+/// The raw gate of that name in the embedded presets, the first preset listing it.
+fn preset_raw_gate(name: &str) -> Option<raw::RawGate> {
+    presets::PRESETS.iter().find_map(|p| {
+        let raw = presets::parse(p).ok()?;
+        raw.gate.into_iter().find(|g| g.name.get_ref() == name)
     })
+}
+
+/// `base` with each field `given` names taken from `mine`.
+fn overlay(base: raw::RawGate, mine: &raw::RawGate, given: &toml::Table) -> raw::RawGate {
+    let mut out = base;
+    out.name = mine.name.clone();
+    for key in given.keys() {
+        match key.as_str() {
+            "exclude" => out.exclude = mine.exclude.clone(),
+            "run" => out.run = mine.run.clone(),
+            "driver" => out.driver = mine.driver.clone(),
+            "scope" => out.scope = mine.scope.clone(),
+            "root_markers" => out.root_markers = mine.root_markers.clone(),
+            "roots_only" => out.roots_only = mine.roots_only,
+            "requires" => out.requires = mine.requires.clone(),
+            "path" => out.path = mine.path.clone(),
+            "timeout" => out.timeout = mine.timeout,
+            "phases" => out.phases = mine.phases.clone(),
+            "env" => out.env = mine.env.clone(),
+            "optional" => out.optional = mine.optional,
+            "cache" => out.cache = mine.cache,
+            "fail_on" => out.fail_on = mine.fail_on.clone(),
+            "require_files" => out.require_files = mine.require_files,
+            "inputs" => out.inputs = mine.inputs.clone(),
+            "shebangs" => out.shebangs = mine.shebangs.clone(),
+            "serial" => out.serial = mine.serial,
+            "install" => out.install = mine.install.clone(),
+            // `name` finds the preset's gate and `globs` is absent (else no overlay); the
+            // typed form refused any other key.
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Marks the gates the file's `baseline` names. A name that is no gate of the file and of
@@ -644,9 +683,15 @@ fn compile_gate(
     if name.is_empty() || name.chars().any(char::is_control) {
         return Err(source.error(name_at, "gate name must be non-empty printable text"));
     }
-    if raw.globs.get_ref().is_empty() {
+    let Some(globs) = raw.globs.as_ref() else {
         return Err(source.error(
-            raw.globs.span().start,
+            name_at,
+            format!("gate `{name}` has no `globs`: every gate needs them (one named like a preset's gate may leave them out to change only the fields it gives)"),
+        ));
+    };
+    if globs.get_ref().is_empty() {
+        return Err(source.error(
+            globs.span().start,
             format!("gate `{name}` has no globs; use [\"**/*\"] to match every file"),
         ));
     }
@@ -664,14 +709,9 @@ fn compile_gate(
     let (fail_on, severity) = fail_on(raw, &name, driver, source)?;
     Ok(Gate {
         origin: source.origin(name_at),
-        globs: raw
-            .globs
-            .get_ref()
-            .iter()
-            .map(|g| g.written.clone())
-            .collect(),
+        globs: globs.get_ref().iter().map(|g| g.written.clone()).collect(),
         exclude: raw.exclude.iter().map(|g| g.written.clone()).collect(),
-        matcher: glob_set(raw.globs.get_ref()),
+        matcher: glob_set(globs.get_ref()),
         excluder: glob_set(&raw.exclude),
         inputs: raw.inputs.iter().map(|g| g.written.clone()).collect(),
         input_matcher: glob_set(&raw.inputs),

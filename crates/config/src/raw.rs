@@ -126,11 +126,13 @@ pub struct RawDefaults {
     pub cache_limit_mb: Option<u64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGate {
     pub name: Spanned<String>,
-    pub globs: Spanned<Vec<GlobPattern>>,
+    /// Absent only in a file's gate that changes some fields of a preset's gate of the same
+    /// name (filled from it when the file is read).
+    pub globs: Option<Spanned<Vec<GlobPattern>>>,
     #[serde(default)]
     pub exclude: Vec<GlobPattern>,
     /// Absent only for a gate whose driver builds its own command.

@@ -302,18 +302,32 @@ fn shebang_names_allow_version_suffixes_only() {
 }
 
 #[test]
-fn a_gate_named_like_a_presets_without_globs_says_it_replaces_the_gate_whole() {
-    let e = err("presets = [\"auto\"]\n[[gate]]\nname = \"tsc\"\nexclude = [\"examples/**\"]\n");
-    assert!(e.contains("missing field `globs`"), "{e}");
+fn a_gate_named_like_a_presets_without_globs_changes_only_the_fields_it_gives() {
+    let text =
+        "presets = [\"typescript\"]\n[[gate]]\nname = \"tsc\"\nexclude = [\"examples/**\"]\n";
+    let c = resolved(text, &["a.ts"]);
+    let preset = ralph_config_preset_tsc();
+    let tsc = c.gates.iter().find(|g| g.name == "tsc").expect("tsc");
+    assert_eq!(tsc.exclude, ["examples/**"]);
+    assert_eq!(tsc.globs, preset.globs);
+    assert_eq!(tsc.driver, preset.driver);
+    assert_eq!(tsc.timeout, preset.timeout);
     assert!(
-        e.contains(
-            "gate `tsc` is named like the typescript preset's gate: a [[gate]] replaces it whole"
-        ),
-        "{e}"
+        matches!(tsc.origin, Origin::File { .. }),
+        "{:?}",
+        tsc.origin
     );
-    // Any other gate missing its globs gets the plain error.
+    // Only the fields given change: the pin names exclude alone.
+    let (a, b) = (preset.pinned_fields(), tsc.pinned_fields());
+    let differ: Vec<&String> = a.keys().filter(|k| a.get(*k) != b.get(*k)).collect();
+    assert_eq!(differ, ["exclude"]);
+    // A gate of no preset still needs its globs, and says so.
     let e = err("[[gate]]\nname = \"mine\"\nrun = \"true\"\n");
-    assert!(!e.contains("replaces it whole"), "{e}");
+    assert!(e.contains("gate `mine` has no `globs`"), "{e}");
+}
+
+fn ralph_config_preset_tsc() -> Gate {
+    preset_gate("tsc", DEFAULT_TIMEOUT).expect("the typescript preset's gate")
 }
 
 #[test]
