@@ -199,3 +199,33 @@ fn a_failed_test_in_jests_or_vitests_results_fails_an_exit_0() {
         assert_eq!(out.code, 0, "{run}: {out:?}");
     }
 }
+
+#[test]
+fn vitests_vm_pools_give_the_bare_verdict_and_an_honest_fix_ends_the_loop() {
+    // The vm pools load vitest's runner with vitest's own loader: the listener must not
+    // change what it loads (it broke every run there once).
+    let Some(repo) = js_runners_repo() else {
+        return;
+    };
+    repo.config(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"npx vitest run\"\n",
+    )
+    .write("package.json", "{\"name\": \"calc\", \"private\": true, \"type\": \"module\"}\n")
+    .write("vitest.config.js", "export default { test: { pool: 'vmThreads' } };\n")
+    .write("calc.js", "export function add(a, b) {\n  return a - b;\n}\n")
+    .write("test/calc.test.js", VITEST_TESTS);
+    assert_eq!(repo.run(["check", "--no-cache"]).code, 1, "the test fails");
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    repo.write(
+        "calc.js",
+        "export function add(a, b) {\n  return a + b;\n}\n",
+    );
+    let (code, text) = repo.shell("npx vitest run", &[]);
+    assert_eq!(code, 0, "the bare tool passes: {text}");
+    let run = repo.run(["check", "--no-cache"]);
+    assert_eq!(run.code, 0, "as the bare tool: {run:?}");
+    ends(&repo, &start);
+}

@@ -1,29 +1,29 @@
 // Module hooks for vitest's processes (see ralph_gate_jstest.cjs): `@vitest/runner`, as
 // vitest's own modules import it, is served through a module that re-exports it whole and
-// notes the files `startTests` returns.
-const WRAP = 'ralph-gate-vitest:';
+// notes the files `startTests` returns. The module is a real file beside this one (one per
+// runner), so vitest's own loader (its vm pools) loads it as node does.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
 let told = '';
 export function initialize(data) {
   told = data.told;
 }
-export async function resolve(specifier, context, next) {
-  if (specifier === '@vitest/runner' && context.parentURL && context.parentURL.includes('/vitest/dist/')) {
-    const real = await next(specifier, context);
-    // Hooks registered twice (a preload run again in the hooks' own thread) wrap once.
-    if (real.url.startsWith(WRAP)) return real;
-    return { url: WRAP + encodeURIComponent(real.url), shortCircuit: true };
-  }
-  return next(specifier, context);
-}
-export async function load(url, context, next) {
-  if (!url.startsWith(WRAP)) return next(url, context);
-  const real = JSON.stringify(decodeURIComponent(url.slice(WRAP.length)));
-  const source = `
-import * as real from ${real};
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+function wrapper(real) {
+  const file = path.join(here, 'wrap', createHash('sha256').update(real).digest('hex').slice(0, 16) + '.mjs');
+  if (!fs.existsSync(file)) {
+    const url = JSON.stringify(real);
+    const source = `
+import * as real from ${url};
 import fs from 'node:fs';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
-export * from ${real};
+export * from ${url};
 const mine = path.join(${JSON.stringify(told)}, process.pid + '-' + threadId + '.jsonl');
 const write = (r) => { try { fs.appendFileSync(mine, JSON.stringify(r) + '\\n'); } catch {} };
 function walk(file, task, names) {
@@ -47,5 +47,25 @@ export async function startTests(...args) {
   return files;
 }
 `;
-  return { format: 'module', source, shortCircuit: true };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Written whole under another name first: another process may be loading it.
+    const part = `${file}.${process.pid}.part`;
+    fs.writeFileSync(part, source);
+    fs.renameSync(part, file);
+  }
+  return pathToFileURL(file).href;
+}
+
+export async function resolve(specifier, context, next) {
+  if (specifier === '@vitest/runner' && context.parentURL && context.parentURL.includes('/vitest/dist/')) {
+    const real = await next(specifier, context);
+    // Hooks registered twice (a preload run again in the hooks' own thread) wrap once.
+    if (real.url.startsWith(pathToFileURL(here).href)) return real;
+    try {
+      return { url: wrapper(real.url), shortCircuit: true };
+    } catch {
+      return real;
+    }
+  }
+  return next(specifier, context);
 }
