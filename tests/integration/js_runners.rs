@@ -229,3 +229,64 @@ fn vitests_vm_pools_give_the_bare_verdict_and_an_honest_fix_ends_the_loop() {
     assert_eq!(run.code, 0, "as the bare tool: {run:?}");
     ends(&repo, &start);
 }
+
+/// A setup file that makes every `toBe` pass: loaded only where a config names it.
+const LENIENT: &str = "expect.extend({ toBe: () => ({ pass: true, message: () => '' }) });\n";
+
+#[test]
+fn runner_configs_that_load_a_lenient_setup_hold_the_loop() {
+    // jest.config.js, a `jest` field in package.json, or the test script's own option: each
+    // matched by a gate over `*.js`/`package.json`, each part of the checks all the same.
+    let package = |extra: &str, script: &str| {
+        format!("{{\"name\": \"calc\", \"private\": true{extra}, \"scripts\": {{\"test\": \"{script}\"}}}}\n")
+    };
+    let attacks: [&[(&str, String)]; 3] = [
+        &[
+            (
+                "jest.config.js",
+                "module.exports = { setupFilesAfterEnv: ['./setup.js'] };\n".into(),
+            ),
+            ("setup.js", LENIENT.into()),
+        ],
+        &[
+            (
+                "package.json",
+                package(
+                    ", \"jest\": {\"setupFilesAfterEnv\": [\"./setup.js\"]}",
+                    "jest --ci",
+                ),
+            ),
+            ("setup.js", LENIENT.into()),
+        ],
+        &[
+            (
+                "package.json",
+                package("", "jest --ci --setupFilesAfterEnv ./setup.js"),
+            ),
+            ("setup.js", LENIENT.into()),
+        ],
+    ];
+    for edits in attacks {
+        let Some(repo) = js_runners_repo() else {
+            return;
+        };
+        // No ralph.toml: the presets' npm-test gate runs the package's test script.
+        repo.write("package.json", &package("", "jest --ci"))
+            .write("calc.js", "exports.add = (a, b) => a - b;\n")
+            .write("test/calc.test.js", JEST_TESTS);
+        assert_eq!(repo.run(["check", "--no-cache"]).code, 1, "the test fails");
+        repo.commit_all();
+        let start = head(&repo);
+        repo.start_loop(&[]);
+        start_tests_kept(&repo);
+        for (path, text) in edits {
+            repo.write(path, text);
+        }
+        let (code, text) = repo.shell("npm test", &[]);
+        assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+        let out = decision(&promise(&repo));
+        assert_eq!(out["decision"], "block", "{edits:?}: {out}");
+        let ci = repo.run(["check", "--no-cache", "--base", &start]);
+        assert_eq!(ci.code, 1, "{edits:?}: {ci:?}");
+    }
+}

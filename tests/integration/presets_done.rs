@@ -249,3 +249,33 @@ fn a_presets_gate_changed_in_one_field_keeps_the_rest() {
     let gates = repo.run(["gates"]);
     assert!(gates.stdout.contains("examples/**"), "{gates:?}");
 }
+
+#[test]
+fn a_pythonpath_put_in_front_of_the_code_holds_the_loop() {
+    if !require_tool("python3") || !require_tool("pytest") {
+        return;
+    }
+    // pytest's options in pyproject.toml (a file the preset's globs match, to run again when
+    // it changes) are part of the checks: a correct copy of the module put first is held.
+    let repo = Repo::git();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    )
+    .write("calc.py", "def add(a, b):\n    return a - b\n")
+    .write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+    );
+    held_after(
+        &repo,
+        &[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\"shadow\", \".\"]\n",
+            ),
+            ("shadow/calc.py", "def add(a, b):\n    return a + b\n"),
+        ],
+        "pytest -q -p no:cacheprovider",
+    );
+}

@@ -89,7 +89,7 @@ impl Facts {
         self.checked.contains(rel)
             || self.tests.contains(rel)
             || self.configs.contains(rel)
-            || RUNNER_FILES.contains(&name)
+            || runner_file(name)
             || test_named(name)
     }
 }
@@ -110,6 +110,31 @@ const TEST_FOLDERS: &[&str] = &[
 
 /// Files a runner or a build loads around the code: its plugins and build scripts.
 const RUNNER_FILES: &[&str] = &["conftest.py", "build.rs", "setup.py", "noxfile.py"];
+
+/// The starts of the names of the files JavaScript's runners and the transforms they apply
+/// load as their configuration (`jest.config.js`, `vitest.config.mts`, `.babelrc.json`):
+/// code by their extension, and so matched by any gate over `*.js`, but what they change is
+/// what a test run does.
+const JS_RUNNER_CONFIGS: &[&str] = &[
+    "jest.config.",
+    "jest.setup.",
+    "vitest.config.",
+    "vitest.workspace.",
+    "vitest.setup.",
+    "vite.config.",
+    "babel.config.",
+    ".babelrc",
+    ".swcrc",
+    ".mocharc.",
+    "ava.config.",
+    "playwright.config.",
+    "karma.conf.",
+];
+
+/// True when a runner (or a build) loads `name` around the code rather than as code.
+fn runner_file(name: &str) -> bool {
+    RUNNER_FILES.contains(&name) || JS_RUNNER_CONFIGS.iter().any(|p| name.starts_with(p))
+}
 
 /// Files that declare a package: one in a new folder is a new package.
 const MANIFESTS: &[&str] = &["Cargo.toml", "package.json", "go.mod", "pyproject.toml"];
@@ -147,7 +172,7 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if LOCKS.contains(&name) {
         return Role::Dependencies;
     }
-    if RUNNER_FILES.contains(&name) {
+    if runner_file(name) {
         return Role::Check("a file its runner or build loads");
     }
     if facts.runners.contains(rel) {
@@ -165,10 +190,23 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if facts.tests.contains(rel) && !inline {
         return Role::Check(if config { A_CONFIG } else { DEFINES_TESTS });
     }
-    if facts.checked.contains(rel) {
-        return Role::Code;
+    // A config whose options the surface reads, or a manifest (its scripts, its runners'
+    // fields), is part of the checks even where a gate's globs match it (a test gate over
+    // `**/package.json`, `**/pyproject.toml`, which it lists to run again when they change).
+    if config {
+        return Role::Check(A_CONFIG);
     }
-    if old.is_none() && MANIFESTS.contains(&name) && facts.new_folder(rel) {
+    if MANIFESTS.contains(&name) {
+        return match (
+            old.is_none() && facts.new_folder(rel),
+            dependencies_only(name, old, new),
+        ) {
+            (true, _) => Role::Code,
+            (_, true) => Role::Dependencies,
+            _ => Role::Check("a manifest: more than its dependencies changed"),
+        };
+    }
+    if facts.checked.contains(rel) {
         return Role::Code;
     }
     if dependencies_only(name, old, new) {
@@ -322,6 +360,39 @@ mod tests {
         assert!(matches!(of("pytest.toml"), Role::Check(_)));
         assert!(matches!(of(".cargo/config.toml"), Role::Check(_)));
         assert_eq!(of("Cargo.lock"), Role::Dependencies);
+    }
+
+    #[test]
+    fn runner_configs_and_manifests_are_checks_even_where_a_gate_matches_them() {
+        let mut f = facts(
+            &[
+                "jest.config.js",
+                "babel.config.cjs",
+                "src/a.js",
+                "package.json",
+                "pyproject.toml",
+            ],
+            &[],
+        );
+        f.configs = ["pyproject.toml".to_string()].into();
+        let of = |rel| role(rel, &f, (Some("{}"), Some("{\"jest\": {}}")));
+        assert!(matches!(of("jest.config.js"), Role::Check(_)));
+        assert!(matches!(of("babel.config.cjs"), Role::Check(_)));
+        assert!(matches!(of("pyproject.toml"), Role::Check(A_CONFIG)));
+        assert!(
+            matches!(of("package.json"), Role::Check(_)),
+            "a field besides the dependencies"
+        );
+        assert_eq!(of("src/a.js"), Role::Code);
+        let deps = role(
+            "package.json",
+            &f,
+            (
+                Some("{\"dependencies\": {}}"),
+                Some("{\"dependencies\": {\"x\": \"1\"}}"),
+            ),
+        );
+        assert_eq!(deps, Role::Dependencies);
     }
 
     #[test]
