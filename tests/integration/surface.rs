@@ -1057,3 +1057,24 @@ fn a_gates_runner_script_that_another_gate_checks_is_still_part_of_the_checks() 
     let out = decision(&promise(&repo));
     assert!(out.get("decision").is_none(), "honest: {out}");
 }
+
+#[test]
+fn an_ignored_agent_folder_is_not_a_check_that_changed() {
+    if !require_tool("shellcheck") {
+        return;
+    }
+    // Many projects ignore `.claude/`: the loop's own state file lives there and every stop
+    // rewrites it. It is no check: an honest fix ends the loop with no differential run.
+    let repo = Repo::git();
+    repo.config("presets = [\"shell\"]\n")
+        .write(".gitignore", ".claude/\n")
+        .write("run.sh", "#!/bin/sh\ncd /tmp\n");
+    start_loop(&repo);
+    repo.write("run.sh", "#!/bin/sh\ncd /tmp || exit 1\n");
+    let out = decision(&promise(&repo));
+    assert!(out.get("decision").is_none(), "the loop ends: {out}");
+    let journal = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl")).unwrap();
+    let last = journal.lines().last().unwrap_or_default();
+    assert!(!last.contains("differential run"), "{last}");
+    assert!(!last.contains(".claude"), "{last}");
+}

@@ -538,6 +538,10 @@ pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests
 const NOT_LENT: &[&str] = &[
     ".git",
     ".ralph",
+    // The agent's own folder: its settings and the loop's state, which every stop rewrites
+    // (an ignored `.claude/` read as a check that changed forced a differential run on every
+    // stop, and named the loop's state file as a weakening).
+    ".claude",
     "target",
     "__pycache__",
     ".mypy_cache",
