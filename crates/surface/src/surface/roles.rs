@@ -129,6 +129,9 @@ const JS_RUNNER_CONFIGS: &[&str] = &[
     "ava.config.",
     "playwright.config.",
     "karma.conf.",
+    // The package managers' hooks, loaded by every command they run (`pnpm test`).
+    ".pnpmfile.",
+    ".yarnrc",
 ];
 
 /// True when a runner (or a build) loads `name` around the code rather than as code.
@@ -378,6 +381,7 @@ mod tests {
         let of = |rel| role(rel, &f, (Some("{}"), Some("{\"jest\": {}}")));
         assert!(matches!(of("jest.config.js"), Role::Check(_)));
         assert!(matches!(of("babel.config.cjs"), Role::Check(_)));
+        assert!(matches!(of(".pnpmfile.cjs"), Role::Check(_)));
         assert!(matches!(of("pyproject.toml"), Role::Check(A_CONFIG)));
         assert!(
             matches!(of("package.json"), Role::Check(_)),
