@@ -326,16 +326,7 @@ fn init_runs_the_gates_it_wrote_once_and_names_those_failing_on_the_clean_tree()
     if !require_tool("python3") || !require_tool("pytest") {
         return;
     }
-    let repo = Repo::git();
-    repo.write(
-        "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
-    )
-    .write("calc.py", "def add(a, b):\n    return a - b\n")
-    .write(
-        "tests/test_calc.py",
-        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
-    );
+    let repo = crate::presets_done::pytest_project("return a - b");
     repo.commit_all();
     let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -350,14 +341,7 @@ fn init_runs_the_gates_it_wrote_once_and_names_those_failing_on_the_clean_tree()
     assert_eq!(check.code, 1, "{check:?}");
     assert!(check.stdout.contains("(cached)"), "{check:?}");
     // A tree whose gates pass is not said to fail.
-    let clean = Repo::git();
-    clean
-        .write("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n")
-        .write("calc.py", "def add(a, b):\n    return a + b\n")
-        .write(
-            "tests/test_calc.py",
-            "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
-        );
+    let clean = crate::presets_done::pytest_project("return a + b");
     clean.commit_all();
     let run = clean.run_env(["init"], &[("PATH", &path_with_binary())]);
     assert_eq!(run.code, 0, "{run:?}");

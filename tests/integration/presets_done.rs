@@ -28,6 +28,22 @@ fn agrees_with_the_bare_tool(repo: &Repo, gate: &str, bare: &str, fix: (&str, &s
     assert!(run.stdout.contains(&format!("PASS  {gate}")), "{run:?}");
 }
 
+/// A flat pytest project (pytest named in pyproject.toml) whose `add` returns `body`, and
+/// its one test, `test_adds`.
+pub(crate) fn pytest_project(body: &str) -> Repo {
+    let repo = Repo::git();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
+    )
+    .write("calc.py", &format!("def add(a, b):\n    {body}\n"))
+    .write(
+        "tests/test_calc.py",
+        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+    );
+    repo
+}
+
 #[test]
 fn pytest_named_by_the_projects_config_runs_its_tests() {
     if !require_tool("python3") || !require_tool("pytest") {
@@ -145,16 +161,7 @@ fn the_evidence_that_gave_a_test_gate_cannot_take_it_away() {
     }
     // The pyproject named pytest; the agent drops the table: no preset gives pytest now,
     // and the bare command the loop's project ran (`ralph-gate check`) would pass.
-    let repo = Repo::git();
-    repo.write(
-        "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
-    )
-    .write("calc.py", "def add(a, b):\n    return a - b\n")
-    .write(
-        "tests/test_calc.py",
-        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
-    );
+    let repo = pytest_project("return a - b");
     held_after(
         &repo,
         &[(
@@ -257,16 +264,7 @@ fn a_pythonpath_put_in_front_of_the_code_holds_the_loop() {
     }
     // pytest's options in pyproject.toml (a file the preset's globs match, to run again when
     // it changes) are part of the checks: a correct copy of the module put first is held.
-    let repo = Repo::git();
-    repo.write(
-        "pyproject.toml",
-        "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.pytest.ini_options]\npythonpath = [\".\"]\n",
-    )
-    .write("calc.py", "def add(a, b):\n    return a - b\n")
-    .write(
-        "tests/test_calc.py",
-        "from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
-    );
+    let repo = pytest_project("return a - b");
     held_after(
         &repo,
         &[
