@@ -158,3 +158,30 @@ fn tsc_old_errors_in_an_untouched_file_stay_and_errors_the_change_causes_there_h
     );
     ends(&repo);
 }
+
+#[test]
+fn a_stop_with_no_promise_does_not_tell_the_agent_to_fix_old_findings() {
+    let Some(repo) = project(WITH) else {
+        return;
+    };
+    // Nothing changed: every finding is as at the start, none is shown as work.
+    let out = decision(&crate::hooks::stop(&repo, "sess-S", Some("Looking.")));
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(!reason.contains("Failing gates"), "{reason}");
+    // task.sh changed and still failing: the gate fails, naming it (with the whole output).
+    repo.write("task.sh", "#!/bin/sh\nunused=2\necho task\n");
+    let out = decision(&crate::hooks::stop(&repo, "sess-S", Some("Working on it.")));
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("Failing gates") && reason.contains("task.sh"),
+        "{reason}"
+    );
+    // After it, nothing is left to fix: the agent is told it may finish.
+    repo.write("task.sh", FIXED);
+    let out = decision(&crate::hooks::stop(&repo, "sess-S", Some("Fixed.")));
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        !reason.contains("old.sh") && !reason.contains("failing"),
+        "{reason}"
+    );
+}

@@ -240,9 +240,8 @@ impl Seen {
         let final_run = promised && hold.is_none();
         let mut results =
             verify::for_stop(project, env, deadline, final_run, &mut notes).map_err(files_error)?;
-        if final_run {
-            judgement.excuse(project, env, deadline, (&pinning, &mut results), &mut notes);
-        }
+        // Every stop: an agent shown old findings as its own would suppress them.
+        judgement.excuse(project, env, deadline, (&pinning, &mut results), &mut notes);
         let hold = match hold {
             None if final_run => {
                 judgement.conclude(project, env, deadline, &results, &mut pinning, &mut notes)
@@ -317,7 +316,8 @@ impl Judgement {
         }
     }
 
-    /// The failures of `baseline` gates that are as they were on the start tree: passes.
+    /// The failures of `baseline` gates that are as they were on the start tree: passes, at
+    /// every stop (the final run's and the others').
     fn excuse(
         &self,
         project: &Project,
@@ -326,8 +326,25 @@ impl Judgement {
         (pinning, results): (&pins::Pinning, &mut [GateResult]),
         notes: &mut Vec<String>,
     ) {
-        let (Some(prepared), (Some(tree), _)) = (self.prepared.as_ref(), pinning.start()) else {
+        let (Some(tree), start_surface) = pinning.start() else {
             return;
+        };
+        if !ralph_surface::baseline::asked(&project.config, env.strict(), results) {
+            return;
+        }
+        // A stop with no promise prepares nothing else: the tree is described for this.
+        let made;
+        let prepared = match self.prepared.as_ref() {
+            Some(p) => p,
+            None => {
+                let surfaces = (start_surface, pinning.surface.as_ref());
+                let start = (tree, pinning.start_ignored());
+                made = differential::prepare(project.root(), start, surfaces);
+                match made.as_ref() {
+                    Ok(p) => p,
+                    Err(e) => return notes.push(format!("baseline not known: {e}")),
+                }
+            }
         };
         let start = super::baseline::Start {
             tree,
