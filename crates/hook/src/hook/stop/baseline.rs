@@ -1,5 +1,5 @@
-//! At a stop that may end a loop: a gate the config lists in `baseline` that fails only as
-//! it failed on the loop's start tree, in files the loop did not change, does not hold the
+//! At every stop of a loop: a gate the config lists in `baseline` that fails only as it
+//! failed on the loop's start tree, in files the loop did not change, does not hold the
 //! loop (ralph_surface::baseline decides). Its result reads as a pass that says so.
 
 use ralph_base::env::Environment;
