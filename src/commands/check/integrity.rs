@@ -79,54 +79,63 @@ pub fn by_effect(
     phase: Phase,
     results: &mut [GateResult],
 ) -> Against {
-    excuse_old_failures(&a, project, env, phase, results);
+    let asked = ralph_surface::baseline::asked(&project.config, env.strict(), results);
+    let base = asked.then(|| Base::of(&a, project.root())).flatten();
+    let taken = base
+        .as_ref()
+        .and_then(|b| excuse_old_failures(&a.rev, b, project, env, phase, results));
     let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
     if whole && !failing {
-        judge_deferred(&mut a, project, env, phase, results);
+        if let Some(b) = base.or_else(|| Base::of(&a, project.root())) {
+            judge_deferred(&mut a, project, env, phase, (results, &b, taken));
+        }
     }
     a
 }
 
+/// The base's tree, and this tree described against it (the checks to put back).
+struct Base {
+    start: String,
+    prepared: differential::Prepared,
+}
+
+impl Base {
+    fn of(a: &Against, root: &std::path::Path) -> Option<Self> {
+        let rev = format!("{}^{{tree}}", a.rev);
+        let out = ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]).ok()?;
+        let start = String::from_utf8_lossy(out.trim_ascii()).into_owned();
+        let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
+        let prepared = differential::prepare(root, (&start, None), surfaces).ok()?;
+        Some(Self { start, prepared })
+    }
+}
+
 /// `check --base`: each failing gate the config lists in `baseline` that fails only as it
-/// failed at the base, in files the change did not touch, passes, saying so (the base's
-/// gates are run in a checkout of it only when one fails).
+/// failed at the base, in files the change did not touch, passes, saying so. The base's
+/// runs it took are returned, for the differential comparison to use rather than take again.
 fn excuse_old_failures(
-    a: &Against,
+    rev: &str,
+    base: &Base,
     project: &Project,
     env: &Environment,
     phase: Phase,
     results: &mut [GateResult],
-) {
-    let config = &project.config;
-    if !ralph_surface::baseline::asked(config, env.strict(), results) {
-        return;
-    }
-    let root = project.root();
-    let rev = format!("{}^{{tree}}", a.rev);
-    let Ok(out) = ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]) else {
-        return;
-    };
-    let start = String::from_utf8_lossy(out.trim_ascii()).into_owned();
-    let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
-    let Ok(prepared) = differential::prepare(root, (&start, None), surfaces) else {
-        return;
-    };
+) -> Option<differential::StartRuns> {
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
-    let (Ok(runs), Ok(changed)) = (
-        differential::start_runs(project, env, (phase, far), &prepared, &start),
-        prepared.changed_files(&start),
-    ) else {
-        return;
+    // Not known: the failures stay failures.
+    let runs = differential::start_runs(project, env, (phase, far), &base.prepared, &base.start);
+    let (Ok(runs), Ok(changed)) = (runs, base.prepared.changed_files(&base.start)) else {
+        return None;
     };
-    let then = format!("at {}", a.rev);
-    for note in ralph_surface::baseline::excuse(
-        config,
-        env.strict(),
-        (&runs.failures, &changed, &then),
-        results,
-    ) {
+    let then = format!("at {rev}");
+    let failures = &runs.failures;
+    let config = &project.config;
+    for note in
+        ralph_surface::baseline::excuse(config, env.strict(), (failures, &changed, &then), results)
+    {
         super::note(&note);
     }
+    Some(runs)
 }
 
 fn judge_deferred(
@@ -134,19 +143,9 @@ fn judge_deferred(
     project: &Project,
     env: &Environment,
     phase: Phase,
-    results: &[GateResult],
+    (results, base, taken): (&[GateResult], &Base, Option<differential::StartRuns>),
 ) {
-    let root = project.root();
-    let rev = format!("{}^{{tree}}", a.rev);
-    let start = match ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]) {
-        Ok(out) => String::from_utf8_lossy(out.trim_ascii()).into_owned(),
-        Err(_) => return,
-    };
-    let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
-    let prepared = match differential::prepare(root, (&start, None), surfaces) {
-        Ok(p) => p,
-        Err(_) => return,
-    };
+    let (start, prepared) = (&base.start, &base.prepared);
     for (from, to) in &prepared.left_reach {
         // Named at the code's old place, which is never put back: the run cannot undo it.
         a.comparison.weaker.push(Finding {
@@ -157,7 +156,10 @@ fn judge_deferred(
     }
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
     let now = differential::ran_or_silent(results);
-    let at_base = match base_runs(project, env, (phase, far), &prepared, (&start, &now)) {
+    let at_base = match taken.map_or_else(
+        || base_runs(project, env, (phase, far), prepared, (start, &now)),
+        Ok,
+    ) {
         Ok(at_base) => at_base,
         Err(why) => {
             a.comparison
@@ -177,7 +179,7 @@ fn judge_deferred(
         .partition(|f| put_back.contains(f.file.as_str()));
     a.comparison.weaker = kept;
     let names: Vec<&str> = put_back.into_iter().collect();
-    match differential::run(project, env, (phase, far), &prepared, results) {
+    match differential::run(project, env, (phase, far), prepared, results) {
         differential::Outcome::Honest(then) => {
             push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
         }
@@ -187,7 +189,7 @@ fn judge_deferred(
                 project,
                 env,
                 (phase, far),
-                (&prepared, results),
+                (prepared, results),
                 base,
                 &failing,
             ) {
