@@ -413,7 +413,7 @@ fn fill_from_presets(source: &str, gates: &mut [raw::RawGate]) {
         if gate.globs.is_some() {
             continue;
         }
-        let Some(base) = preset_raw_gate(gate.name.get_ref().trim()) else {
+        let Some((_, base)) = preset_raw_gate(gate.name.get_ref().trim()) else {
             continue;
         };
         let given = written
@@ -424,11 +424,13 @@ fn fill_from_presets(source: &str, gates: &mut [raw::RawGate]) {
     }
 }
 
-/// The raw gate of that name in the embedded presets, the first preset listing it.
-fn preset_raw_gate(name: &str) -> Option<raw::RawGate> {
+/// The raw gate of that name in the embedded presets, with its preset: the first preset
+/// listing it.
+fn preset_raw_gate(name: &str) -> Option<(&'static presets::Preset, raw::RawGate)> {
     presets::PRESETS.iter().find_map(|p| {
         let raw = presets::parse(p).ok()?;
-        raw.gate.into_iter().find(|g| g.name.get_ref() == name)
+        let gate = raw.gate.into_iter().find(|g| g.name.get_ref() == name)?;
+        Some((p, gate))
     })
 }
 
@@ -472,9 +474,7 @@ fn mark_baseline(file: &ConfigFile, gates: &mut [Gate]) -> Result<(), ConfigErro
     for name in &file.raw.baseline {
         let wanted = name.get_ref();
         let known = file.raw.gate.iter().any(|g| g.name.get_ref() == wanted)
-            || presets::PRESETS.iter().any(|p| {
-                presets::parse(p).is_ok_and(|r| r.gate.iter().any(|g| g.name.get_ref() == wanted))
-            });
+            || preset_raw_gate(wanted).is_some();
         if !known {
             return Err(ConfigError::at(
                 &file.path,
@@ -547,13 +547,7 @@ fn choose_presets(
     for name in &wanted {
         if name == presets::AUTO {
             let files = project_files();
-            let head = |rel: &Path| ralph_base::shebang::head(&root.join(rel));
-            let text = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
-            let read = presets::Reading {
-                head: &head,
-                text: &text,
-            };
-            for d in presets::detect(&files, &read) {
+            for d in presets::detect_in(root, &files) {
                 if !chosen.iter().any(|c| c.name == d.name) {
                     chosen.push(PresetUse {
                         name: d.name,
@@ -641,14 +635,8 @@ impl Source<'_> {
 /// The gate `name` of the embedded presets as a project picking its preset would have it
 /// (with `timeout` where the preset sets none), or `None` when no preset has it.
 pub fn preset_gate(name: &str, timeout: Duration) -> Option<Gate> {
-    presets::names().into_iter().find_map(|preset| {
-        let preset = presets::by_name(preset)?;
-        let raw = presets::parse(preset).ok()?;
-        compile_gates(&raw.gate, &Source::Preset(preset), timeout)
-            .ok()?
-            .into_iter()
-            .find(|g| g.name == name)
-    })
+    let (preset, raw) = preset_raw_gate(name)?;
+    compile_gate(&raw, &Source::Preset(preset), timeout).ok()
 }
 
 fn compile_gates(

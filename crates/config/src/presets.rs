@@ -103,6 +103,20 @@ impl Reading<'static> {
     }
 }
 
+/// Which presets fit the project at `root` whose files (relative) are `files`, reading
+/// its files there (see [`detect`]).
+pub fn detect_in<P: AsRef<Path>>(root: &Path, files: &[P]) -> Vec<Detected> {
+    let head = |rel: &Path| ralph_base::shebang::head(&root.join(rel));
+    let text = |rel: &Path| std::fs::read_to_string(root.join(rel)).ok();
+    detect(
+        files,
+        &Reading {
+            head: &head,
+            text: &text,
+        },
+    )
+}
+
 /// Pure but for `read`: which presets fit a project whose files (relative) are `files`. A
 /// preset fits when a file outside fixture and vendored folders matches its `detect` globs,
 /// an extensionless one starts with a `#!` line naming one of its `detect_shebangs`, a root

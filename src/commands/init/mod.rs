@@ -126,12 +126,7 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
         return Ok("ralph.toml: exists, left as it is".into());
     }
     let listing = files::all(ws)?;
-    let text = |rel: &Path| std::fs::read_to_string(ws.join(rel)).ok();
-    let read = presets::Reading {
-        head: &|rel| files::head(&ws.join(rel)),
-        text: &text,
-    };
-    let found = presets::detect(&listing, &read);
+    let found = presets::detect_in(ws, &listing);
     let names: Vec<String> = found.iter().map(|d| format!("\"{}\"", d.name)).collect();
     let why: Vec<String> = found
         .iter()
