@@ -1,6 +1,7 @@
 //! The tests the stop gates run on a loop's start tree: what "the tests that ran at the
-//! start" are at its end, and how the gates that failed there failed (a baseline's). Taken once per start tree and pinned gates (kept by that key in the
-//! pin store, so every stop of every loop that starts on the same tree reuses them): by
+//! start" are at its end, and how the gates that failed there failed (a baseline's). Taken
+//! once per start tree and pinned gates (kept by that key in the pin store, so every stop
+//! of every loop that starts on the same tree reuses them): by
 //! `loop start`'s job in the background while the agent works, or else by the first stop
 //! that needs them, which waits for a job already taking them rather than take them twice.
 

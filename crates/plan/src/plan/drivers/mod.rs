@@ -12,18 +12,23 @@ use std::path::{Component, Path, PathBuf};
 /// Lexically resolves `.` and `..` in a relative path; `None` when it climbs above its start
 /// (outside the project).
 pub fn normalize(path: &Path) -> Option<PathBuf> {
-    let mut out: Vec<Component<'_>> = Vec::new();
+    lexical(path).and_then(|(up, rest)| (up == 0).then_some(rest))
+}
+
+/// A relative `path` resolved by its components alone: how many folders it climbs above
+/// its start, and the path from there. `None` for an absolute path.
+fn lexical(path: &Path) -> Option<(usize, PathBuf)> {
+    let (mut up, mut out) = (0usize, Vec::new());
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop()?;
-            }
-            Component::Normal(_) => out.push(c),
+            Component::ParentDir if out.pop().is_none() => up += 1,
+            Component::ParentDir => {}
+            Component::Normal(n) => out.push(n),
             Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    Some(out.iter().collect())
+    Some((up, out.iter().collect()))
 }
 
 /// `dir` joined with a relative `path`, normalised; `None` when it leaves the project.
@@ -38,22 +43,12 @@ pub fn join_inside(dir: &Path, path: &str) -> Option<PathBuf> {
 /// (`../shared/lib.sh`): a file beside the project that a run reads, whose content the key
 /// can hold. `None` when it stays inside (see [`join_inside`]) or is absolute.
 pub fn join_beside(dir: &Path, path: &str) -> Option<PathBuf> {
-    if Path::new(path).is_absolute() || join_inside(dir, path).is_some() {
+    if Path::new(path).is_absolute() {
         return None;
     }
-    let (mut up, mut out) = (0usize, Vec::new());
-    let joined = dir.join(path);
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir if out.pop().is_none() => up += 1,
-            Component::ParentDir => {}
-            Component::Normal(n) => out.push(n),
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
+    let (up, rest) = lexical(&dir.join(path)).filter(|(up, _)| *up > 0)?;
     let mut rel: PathBuf = std::iter::repeat_n("..", up).collect();
-    rel.extend(out);
+    rel.extend(rest.iter());
     Some(rel)
 }
 
