@@ -230,8 +230,61 @@ fn pytest_weakenings_in_unlisted_spellings_hold_and_honest_twins_end() {
                     ("tests/test_arithmetic.py", Some(TESTS)),
                 ],
             },
+            // The checks as they were import the code from its old place: a move is not
+            // a change of the checks that made them pass (the module is short: git's
+            // rename detection does not pair it, changed, with its new place).
+            Case {
+                name: "fixed, the module moved to src/ with pythonpath following",
+                edits: &[
+                    ("calc.py", None),
+                    ("src/calc.py", Some(FIXED)),
+                    ("pytest.ini", Some("[pytest]\npythonpath = src\ntestpaths = tests\n")),
+                ],
+            },
+            Case {
+                name: "fixed, code and tests moved together",
+                edits: &[
+                    ("calc.py", None),
+                    ("lib/calc.py", Some(FIXED)),
+                    ("tests/test_calc.py", None),
+                    ("test/test_calc.py", Some(TESTS)),
+                    ("pytest.ini", Some("[pytest]\npythonpath = lib\ntestpaths = test\n")),
+                ],
+            },
         ],
     );
+}
+
+/// Moved with the code still wrong, the tests weakened on the way: the old tests, finding
+/// the moved code where they look, fail on it.
+const PYTEST_MOVED_ATTACKS: &[Case] = &[
+    Case {
+        name: "moved to src/, the expectation edited",
+        edits: &[
+            ("calc.py", None),
+            ("src/calc.py", Some(CALC)),
+            ("pytest.ini", Some("[pytest]\npythonpath = src\ntestpaths = tests\n")),
+            ("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n")),
+        ],
+    },
+    Case {
+        name: "code and tests moved, the failing test left behind",
+        edits: &[
+            ("calc.py", None),
+            ("lib/calc.py", Some(CALC)),
+            ("tests/test_calc.py", None),
+            ("test/test_calc.py", Some("from calc import add\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n")),
+            ("pytest.ini", Some("[pytest]\npythonpath = lib\ntestpaths = test\n")),
+        ],
+    },
+];
+
+#[test]
+fn code_moved_with_weakened_tests_holds() {
+    let Some(repo) = pytest_loop() else { return };
+    let tool: (&str, &[&str]) = ("pytest", &["-q", "-p", "no:cacheprovider"]);
+    let held = attacks_are_held(&repo, tool, PYTEST_MOVED_ATTACKS);
+    assert_eq!(held, PYTEST_MOVED_ATTACKS.len());
 }
 
 const GO_GATE: &str = "[[gate]]\nname = \"go-test\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go test ./...\"\n";

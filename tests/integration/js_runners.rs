@@ -146,6 +146,55 @@ fn jest_and_vitest_tests_renamed_and_grouped_with_the_fix_end_the_loop() {
 }
 
 #[test]
+fn code_and_tests_moved_together_end_with_the_fix_and_hold_weakened() {
+    for (setup, wrong, fixed, tests) in [
+        (
+            jest_loop as fn() -> Option<(Repo, String)>,
+            "exports.add = (a, b) => a - b;\n",
+            "exports.add = (a, b) => a + b;\n",
+            JEST_TESTS,
+        ),
+        (
+            vitest_loop,
+            "export function add(a, b) {\n  return a - b;\n}\n",
+            "export function add(a, b) {\n  return a + b;\n}\n",
+            VITEST_TESTS,
+        ),
+    ] {
+        // Moved to src/ and spec/, the imports following; the attack keeps the wrong code
+        // and edits the failing expectation to what it returns (the bare tool passes).
+        let moved = |repo: &Repo, code: &str, tests: &str| {
+            std::fs::remove_file(repo.path().join("calc.js")).unwrap();
+            std::fs::remove_file(repo.path().join("test/calc.test.js")).unwrap();
+            repo.write("src/calc.js", code).write(
+                "spec/calc.test.js",
+                &tests.replace("'../calc", "'../src/calc"),
+            );
+        };
+        let Some((repo, start)) = setup() else {
+            return;
+        };
+        moved(&repo, wrong, &tests.replace("toBe(3)", "toBe(-1)"));
+        let out = decision(&promise(&repo));
+        assert_eq!(out["decision"], "block", "{out}");
+        assert!(
+            out["reason"]
+                .as_str()
+                .unwrap()
+                .contains("spec/calc.test.js"),
+            "{out}"
+        );
+        let ci = repo.run(["check", "--no-cache", "--base", &start]);
+        assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+        let Some((repo, start)) = setup() else {
+            return;
+        };
+        moved(&repo, fixed, tests);
+        ends(&repo, &start);
+    }
+}
+
+#[test]
 fn a_failed_test_in_jests_or_vitests_results_fails_an_exit_0() {
     // The command swallows the runner's status: the runner's own results still say a test
     // failed, and that decides.

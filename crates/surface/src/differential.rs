@@ -60,6 +60,11 @@ pub struct Prepared {
     /// Checked code moved where no gate reads it (from, to; relative to the project root):
     /// followed by content, as git's rename detection pairs them.
     pub left_reach: Vec<(String, String)>,
+    /// Code moved since the start (by content, as git's rename detection pairs them), as
+    /// its old path (relative to the top) and its final entry: the checks as they were
+    /// find it where they looked for it, so a move of code and tests together is not
+    /// mistaken for a change of the checks that made them pass.
+    moved: Vec<(PathBuf, Entry)>,
     /// What git ignores that the checkout gets by link, relative to the top: as it was at
     /// the start (or everything, when the start's is not known).
     lend: Vec<PathBuf>,
@@ -172,6 +177,7 @@ pub fn prepare(
         }
     }
     let left_reach = left_reach(&top, (start, &tree, &changes), inside.as_deref(), &facts)?;
+    let moved = moved_code(&top, (start, &tree), &changes, &put_back)?;
     Ok(Prepared {
         top,
         inside: inside.unwrap_or_default(),
@@ -180,9 +186,66 @@ pub fn prepare(
         stamps,
         put_back,
         left_reach,
+        moved,
         lend,
         unlent,
     })
+}
+
+/// The code (what is not put back) renamed since `start`: by content, as git pairs
+/// renames, or by name, where one file of a name went and one of that name came (a short
+/// file changed as it moved is no longer like itself by git's measure). Each old path
+/// with the entry it has now. Git is asked only when files both went and came.
+fn moved_code(
+    top: &Path,
+    (start, now): (&str, &str),
+    changes: &[Changed],
+    put_back: &[PutBack],
+) -> Result<Vec<(PathBuf, Entry)>, GitError> {
+    let went = changes.iter().any(|c| c.new.is_none());
+    let came = changes.iter().any(|c| c.old.is_none());
+    if !(went && came) {
+        return Ok(Vec::new());
+    }
+    let now_entry: BTreeMap<&Path, &Entry> = changes
+        .iter()
+        .filter_map(|c| Some((c.path.as_path(), c.new.as_ref()?)))
+        .collect();
+    let checks: BTreeSet<&Path> = put_back.iter().map(|p| p.at.as_path()).collect();
+    let mut pairs = snapshot::renames(top, start, now)?;
+    pairs.extend(same_name(changes));
+    let mut out: Vec<(PathBuf, Entry)> = pairs
+        .into_iter()
+        .filter(|(from, to)| !checks.contains(to.as_path()) && !checks.contains(from.as_path()))
+        .filter_map(|(from, to)| Some((from, now_entry.get(to.as_path())?.to_owned().clone())))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    Ok(out)
+}
+
+/// Pure: each file that went and the one that came with its name, where the name is that
+/// of one file that went and one that came.
+fn same_name(changes: &[Changed]) -> Vec<(PathBuf, PathBuf)> {
+    let mut by_name: BTreeMap<&std::ffi::OsStr, (Vec<&Path>, Vec<&Path>)> = BTreeMap::new();
+    for c in changes {
+        let Some(name) = c.path.file_name() else {
+            continue;
+        };
+        let sides = by_name.entry(name).or_default();
+        match (&c.old, &c.new) {
+            (Some(_), None) => sides.0.push(&c.path),
+            (None, Some(_)) => sides.1.push(&c.path),
+            _ => {}
+        }
+    }
+    by_name
+        .into_values()
+        .filter_map(|(went, came)| match (&went[..], &came[..]) {
+            ([from], [to]) => Some((from.to_path_buf(), to.to_path_buf())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The folders of the tree `start`, relative to the project folder `inside` (relative to
@@ -294,18 +357,9 @@ pub fn run_putting_back(
     (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
     results: &[GateResult],
 ) -> Outcome {
-    match checked_out(project, env, (phase, deadline), (prepared, which)) {
+    match checked_out(project, env, (phase, deadline), (prepared, which), results) {
         Ok(then) => {
-            // Every gate that fails there and did not fail here, one the checks as they are
-            // no longer have (removed, renamed, dropped from the presets) included.
-            let failed_here = |name: &str| {
-                results
-                    .iter()
-                    .any(|r| r.name == name && r.counts_as_failure(env.strict()))
-            };
-            let load_bearing: Vec<(String, String)> = then
-                .iter()
-                .filter(|t| t.counts_as_failure(env.strict()) && !failed_here(&t.name))
+            let load_bearing: Vec<(String, String)> = failing_there(&then, results, env.strict())
                 .map(|t| (t.name.clone(), t.output.clone()))
                 .collect();
             if load_bearing.is_empty() {
@@ -331,12 +385,16 @@ pub enum RunError {
     Outside(PathBuf),
 }
 
-/// The gates' results in a checkout of the final tree with the checks put back.
+/// The gates' results in a checkout of the final tree with the checks put back. Where code
+/// moved, it is first also left at its old place, where the checks as they were import it;
+/// if that fails where the final run passed (a copy can break, where it imports by a
+/// relative path what did not move with it), the run without the copies decides.
 fn checked_out(
     project: &Project,
     env: &Environment,
     (phase, deadline): (Phase, Instant),
     (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
+    results: &[GateResult],
 ) -> Result<Vec<GateResult>, RunError> {
     let top = &prepared.top;
     let put: Vec<(PathBuf, Option<Entry>)> = prepared
@@ -345,14 +403,46 @@ fn checked_out(
         .filter(|p| which(p))
         .map(|p| (p.at.clone(), p.was.clone()))
         .collect();
-    let mixed = snapshot::mix(top, &prepared.tree, &put)?;
-    run_in(
-        project,
-        env,
-        (phase, deadline),
-        prepared,
-        (&mixed, "differential"),
-    )
+    let run = |put: &[(PathBuf, Option<Entry>)]| -> Result<Vec<GateResult>, RunError> {
+        let mixed = snapshot::mix(top, &prepared.tree, put)?;
+        run_in(
+            project,
+            env,
+            (phase, deadline),
+            prepared,
+            (&mixed, "differential"),
+        )
+    };
+    if prepared.moved.is_empty() || put.is_empty() {
+        return run(&put);
+    }
+    let copies = prepared
+        .moved
+        .iter()
+        .map(|(from, now)| (from.clone(), Some(now.clone())));
+    let with_copies: Vec<_> = put.iter().cloned().chain(copies).collect();
+    let then = run(&with_copies)?;
+    let broke = failing_there(&then, results, env.strict()).next().is_some();
+    match broke {
+        true => run(&put),
+        false => Ok(then),
+    }
+}
+
+/// Pure: every gate that fails `there` and did not fail `here`, one the checks as they are
+/// no longer have (removed, renamed, dropped from the presets) included.
+fn failing_there<'a>(
+    there: &'a [GateResult],
+    here: &'a [GateResult],
+    strict: bool,
+) -> impl Iterator<Item = &'a GateResult> {
+    let failed_here = move |name: &str| {
+        here.iter()
+            .any(|r| r.name == name && r.counts_as_failure(strict))
+    };
+    there
+        .iter()
+        .filter(move |t| t.counts_as_failure(strict) && !failed_here(&t.name))
 }
 
 /// The gates of `phase` run in a checkout of `tree` (with what git ignores lent as the
@@ -627,6 +717,36 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_name_that_went_once_and_came_once_is_a_move() {
+        let e = || {
+            Some(Entry {
+                mode: "100644".into(),
+                object: "0".repeat(40),
+            })
+        };
+        let c = |p: &str, old, new| Changed {
+            path: p.into(),
+            old,
+            new,
+        };
+        let changes = [
+            c("calc.js", e(), None),
+            c("src/calc.js", None, e()),
+            // Two of a name came: which one is the old is not known.
+            c("index.js", e(), None),
+            c("a/index.js", None, e()),
+            c("b/index.js", None, e()),
+            // Changed in place: not a move.
+            c("util.js", e(), e()),
+            c("lib/util.js", None, e()),
+        ];
+        assert_eq!(
+            same_name(&changes),
+            vec![(PathBuf::from("calc.js"), PathBuf::from("src/calc.js"))]
+        );
     }
 
     #[test]
