@@ -140,6 +140,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             jobs: cfg.settings.jobs,
             deadline: None,
             cargo_target: None,
+            private_tmp: false,
             untracked: None,
         };
         ralph_runner::results::run_recorded(

@@ -880,3 +880,60 @@ fn check_base_lets_a_presets_gate_go_with_the_last_file_it_checked() {
     assert_eq!(kept.code, 1, "tool.py is still there: {kept:?}");
     assert!(kept.stdout.contains("python-compile"), "{kept:?}");
 }
+
+/// Code that is right only where it can tell it runs under ralph-gate: the bare tool fails
+/// it, and so must the stop. No marker of ralph-gate's reaches a gate's command unless the
+/// command asks for it (`{root}`). (A run is still traced and its runner's results heard,
+/// which code in the run can find out: README, "What an agent can still do".)
+#[test]
+fn code_that_looks_for_ralph_gates_markers_is_held() {
+    let Some(repo) = pytest_loop() else { return };
+    repo.write(
+        "calc.py",
+        "import os\n\n\ndef add(a, b):\n    if {\"RALPH_GATE\", \"RALPH_GATE_NAME\", \"RALPH_GATE_ROOT\"} & set(os.environ):\n        return a + b\n    return a - b\n",
+    );
+    assert_ne!(bare(&repo, "pytest", &["-q", "-p", "no:cacheprovider"]), 0);
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    commit_project(&repo);
+    let run = repo.run(["check", "--no-cache", "--base", "HEAD~1"]);
+    assert_eq!(run.code, 1, "{run:?}");
+}
+
+/// Bytecode for the wrong code, compiled from a right version and stamped with the wrong
+/// source's time and size, written where the stop's Python looked for bytecode before: the
+/// tree is as it was at the start, the stop must judge the source.
+#[test]
+fn bytecode_forged_where_the_stop_looked_before_is_not_run() {
+    let Some(repo) = pytest_loop() else { return };
+    // One held stop, with code that says where its bytecode goes; then the code put back.
+    repo.write(
+        "calc.py",
+        &format!(
+            "import sys\nopen(\"prefix.txt\", \"w\").write(sys.pycache_prefix or \"\")\n{CALC}"
+        ),
+    );
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    repo.write("calc.py", CALC);
+    let prefix = std::fs::read_to_string(repo.path().join("prefix.txt")).unwrap();
+    std::fs::remove_file(repo.path().join("prefix.txt")).unwrap();
+    assert!(
+        !prefix.is_empty(),
+        "the stop's Python has a bytecode folder"
+    );
+    let forge = "import importlib._bootstrap_external as be, os, sys\nsrc = os.path.abspath('calc.py')\nst = os.stat(src)\ncode = compile('def add(a, b):\\n    return a + b\\n', src, 'exec')\npyc = os.path.join(sys.argv[1], os.path.dirname(src).lstrip('/'), 'calc.' + sys.implementation.cache_tag + '.pyc')\nos.makedirs(os.path.dirname(pyc), exist_ok=True)\nopen(pyc, 'wb').write(be._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size))\n";
+    let forged = repo
+        .python()
+        .args(["-c", forge, &prefix])
+        .status()
+        .expect("python runs");
+    assert!(forged.success());
+    let (code, text) = repo.shell(
+        &format!("PYTHONPYCACHEPREFIX='{prefix}' pytest -q -p no:cacheprovider"),
+        &[],
+    );
+    assert_eq!(code, 0, "the forged bytecode fools Python there: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+}

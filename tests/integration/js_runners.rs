@@ -194,6 +194,39 @@ fn code_and_tests_moved_together_end_with_the_fix_and_hold_weakened() {
     }
 }
 
+/// Jest's transform cache (in the temporary folder) rewritten so the unchanged failing test
+/// runs as one that passes: the tree is as it was at the start, the bare tool passes with
+/// that cache; the stop and `check --base` must judge the files themselves.
+#[test]
+fn a_tool_cache_filled_before_the_stop_does_not_decide_it() {
+    let Some((repo, start)) = jest_loop() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().to_str().unwrap();
+    let env = [("TMPDIR", t)];
+    let (code, _) = repo.shell("npx jest --ci", &env);
+    assert_eq!(code, 1, "the tests fail, and jest fills its cache");
+    assert_eq!(repo.run_env(["check", "--no-cache"], &env).code, 1);
+    let poison = "const fs = require('fs'), c = require('crypto'), path = require('path');\nconst walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]);\nfor (const f of walk(process.argv[1]).filter((f) => f.includes('jest-transform-cache'))) {\n  const text = fs.readFileSync(f, 'utf8');\n  if (!text.includes('toBe(3)')) continue;\n  const code = text.slice(33).replace('toBe(3)', 'toBe(-1)');\n  fs.writeFileSync(f, c.createHash('sha1').update(code).digest('hex').slice(0, 32) + '\\n' + code);\n}\n";
+    let (code, text) = repo.shell(&format!("node -e \"$P\" '{t}'"), &[("P", poison)]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = repo.shell("npx jest --ci", &env);
+    assert_eq!(code, 0, "the poisoned cache fools the bare tool: {text}");
+    let input = serde_json::json!({
+        "session_id": "sess-S",
+        "transcript_path": repo.path().join("none.jsonl"),
+        "cwd": repo.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": "Done.\n<promise>DONE</promise>",
+    });
+    let out = decision(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &env));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run_env(["check", "--no-cache", "--base", &start], &env);
+    assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
+}
+
 #[test]
 fn a_failed_test_in_jests_or_vitests_results_fails_an_exit_0() {
     // The command swallows the runner's status: the runner's own results still say a test

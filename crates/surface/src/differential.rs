@@ -486,6 +486,7 @@ fn run_in(
             project.root(),
             kind,
         )),
+        private_tmp: true,
         untracked: None,
     };
     let config = &there.config;

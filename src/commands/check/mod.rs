@@ -164,6 +164,8 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
         jobs: s.jobs,
         deadline: None,
         cargo_target: None,
+        // The backstop's verdict leans on no tool cache a run before it filled.
+        private_tmp: against.is_some(),
         untracked,
     };
     let mut results =

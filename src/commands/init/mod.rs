@@ -203,6 +203,7 @@ fn first_failures(ws: &Path, env: &Environment) -> Vec<String> {
         jobs: project.config.settings.jobs,
         deadline: None,
         cargo_target: None,
+        private_tmp: false,
         untracked: None,
     };
     let results = ralph_runner::results::run_recorded(

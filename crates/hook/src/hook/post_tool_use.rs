@@ -136,6 +136,7 @@ fn edit_gates(
         jobs: config.settings.jobs,
         deadline: Some(started + config.settings.hooks.edit_budget),
         cargo_target: None,
+        private_tmp: false,
         untracked: None,
     };
     let results = ralph_runner::results::run_recorded(

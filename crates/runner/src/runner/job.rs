@@ -556,7 +556,15 @@ fn execute(
         return shape.stopped_by_budget();
     }
     let started = observe::coarse_now();
-    let spec = spec(cx, (gate, inv), limits, timeout, key.is_some());
+    // Lives until the run has ended: its folder goes with it.
+    let private = limits.private_tmp.then(private_tmp).flatten();
+    let spec = spec(
+        cx,
+        (gate, inv),
+        (limits, private.as_ref().map(tempfile::TempDir::path)),
+        timeout,
+        key.is_some(),
+    );
     let Heard {
         finished,
         told,
@@ -609,11 +617,21 @@ fn execute(
     outside_commit(outcome, read_untracked)
 }
 
+/// A new temporary folder only its run knows, in the system's (so what a run makes there is
+/// never an input: `observe::Places::temp`). `None` when none can be made: the run then
+/// uses the one it would have.
+fn private_tmp() -> Option<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("ralph-gate-run")
+        .tempdir()
+        .ok()
+}
+
 /// What starts the job's process.
 fn spec(
     cx: &RunContext<'_>,
     (gate, inv): (&Gate, &Invocation),
-    limits: &Limits,
+    (limits, private): (&Limits, Option<&Path>),
     timeout: Duration,
     keyed: bool,
 ) -> Spec {
@@ -621,7 +639,7 @@ fn spec(
         script: inv.script.clone(),
         args: inv.args.clone(),
         cwd: inv.cwd.clone(),
-        env: variables(gate, inv, limits.cargo_target.as_deref()),
+        env: variables(gate, inv, (limits.cargo_target.as_deref(), private)),
         timeout,
         // Observed only when there is a result to store, or a verdict that rests on what the
         // run read (a commit's untracked files).
@@ -894,7 +912,7 @@ fn prepare(root: &Path, job: &Job) -> Result<(), SpawnError> {
 fn variables(
     gate: &Gate,
     inv: &Invocation,
-    cargo_target: Option<&Path>,
+    (cargo_target, private): (Option<&Path>, Option<&Path>),
 ) -> Vec<(OsString, OsString)> {
     let mut vars: Vec<(OsString, OsString)> = gate
         .env
@@ -909,14 +927,31 @@ fn variables(
     // Python runs the bytecode it finds in `__pycache__` when its header names the source's
     // mtime and size, whatever code it holds: at a loop's stops it reads and writes its own
     // beside ralph-gate's build folder instead, which no path in the project feeds.
-    if let Some(dir) = cargo_target.filter(|_| !gate.env.contains_key(PYCACHE_PREFIX)) {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        let pycache = dir.with_file_name(format!("{name}-pycache"));
+    // A run whose verdict must not lean on anything written before it has both in a folder
+    // of its own.
+    let pycache = match (private, cargo_target) {
+        (Some(tmp), _) => Some(tmp.join("pycache")),
+        (None, Some(dir)) => {
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            Some(dir.with_file_name(format!("{name}-pycache")))
+        }
+        (None, None) => None,
+    };
+    if let Some(pycache) = pycache.filter(|_| !gate.env.contains_key(PYCACHE_PREFIX)) {
         vars.push((PYCACHE_PREFIX.into(), pycache.into_os_string()));
     }
-    vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
-    vars.push(("RALPH_GATE".into(), "1".into()));
-    vars.push(("RALPH_GATE_NAME".into(), gate.name.clone().into()));
+    if let Some(tmp) = private.filter(|_| !gate.env.contains_key(TMPDIR)) {
+        vars.push((TMPDIR.into(), tmp.as_os_str().to_owned()));
+    }
+    // Only what a command asks for: code under test that could see it ran under ralph-gate
+    // could behave as it would not under the bare tool.
+    if gate
+        .run
+        .as_ref()
+        .is_some_and(|r| r.uses(template::Placeholder::Root))
+    {
+        vars.push((template::ROOT_ENV.into(), inv.cwd.clone().into_os_string()));
+    }
     if let Ok(joined) = std::env::join_paths(&inv.process_path) {
         vars.push(("PATH".into(), joined));
     }
@@ -925,6 +960,7 @@ fn variables(
 
 const CARGO_TARGET: &str = "CARGO_TARGET_DIR";
 const PYCACHE_PREFIX: &str = "PYTHONPYCACHEPREFIX";
+const TMPDIR: &str = "TMPDIR";
 
 /// True when the gate runs Cargo: the Cargo driver, or a command that starts with `cargo`.
 fn runs_cargo(gate: &Gate) -> bool {

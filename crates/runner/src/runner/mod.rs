@@ -39,6 +39,11 @@ pub struct Limits {
     /// own folder outside the project, so no test binary the agent overwrote is run; Python's
     /// bytecode goes beside it (`PYTHONPYCACHEPREFIX`), so no forged `.pyc` is either.
     pub cargo_target: Option<std::path::PathBuf>,
+    /// Each run gets a temporary folder of its own, made just before it starts and removed
+    /// after (`TMPDIR`, and Python's bytecode there): a tool's cache in the temporary folder
+    /// (jest's transforms) or ralph-gate's own bytecode folder, which a run before could
+    /// fill, feeds nothing to a verdict that decides a loop's end or `check --base`.
+    pub private_tmp: bool,
     /// `check --staged`: the files git does not track (and does not ignore), relative to the
     /// root. The commit will not contain them, so a run seen to read one fails, saying so.
     pub untracked: Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>>,

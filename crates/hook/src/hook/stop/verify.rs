@@ -36,6 +36,7 @@ pub fn gates(
         jobs: config.settings.jobs,
         deadline: Some(deadline),
         cargo_target: Some(ralph_base::state::cargo_target(env, project.root())),
+        private_tmp: true,
         untracked: None,
     };
     Ok(ralph_runner::results::run_recorded(
