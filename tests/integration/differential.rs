@@ -937,3 +937,94 @@ fn bytecode_forged_where_the_stop_looked_before_is_not_run() {
     let out = decision(&promise(&repo));
     assert_eq!(out["decision"], "block", "{out}");
 }
+
+const WITH_MUL: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    if a == 0:\n        return 0\n    return a * b\n";
+const MUL_TESTS: &str = "from calc import mul\nfrom fixtures import PAIRS\n\n\ndef test_mul():\n    for a, b, want in PAIRS:\n        assert mul(a, b) == want\n";
+
+/// A loop whose `add` fails its tests, beside a `mul` whose test (with its data in a module
+/// of its own) passes.
+fn dead_code_loop() -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.config(PYTEST_GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("calc.py", WITH_MUL)
+        .write("fixtures.py", "PAIRS = [(2, 3, 6), (0, 5, 0)]\nOTHER = 1\n")
+        .write("tests/test_calc.py", TESTS)
+        .write("tests/test_mul.py", MUL_TESTS)
+        .write("pytest.ini", INI);
+    assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    Some(repo)
+}
+
+/// Code no test but its own reaches, deleted with that test, is honest work (issue 37): the
+/// deleted tests passed at the start, and on the final code they fail only to load, where
+/// what they import is gone. Each attack below deletes a test that passed at the start in
+/// another way: a function deleted that was the loop's to fix, one broken, the test made
+/// unable to load by a change or by deleting what it imports while its function is broken.
+#[test]
+fn dead_code_deleted_with_its_only_test_ends_and_a_live_ones_deleted_test_holds() {
+    let Some(repo) = dead_code_loop() else { return };
+    const FIXED_NO_MUL: &str = "def add(a, b):\n    return a + b\n";
+    const BROKEN_MUL: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    if a == 0:\n        return 0\n    return a + b\n";
+    let attacks = [
+        Case {
+            name: "the function the loop was to fix deleted with its tests",
+            edits: &[
+                ("calc.py", Some("def mul(a, b):\n    if a == 0:\n        return 0\n    return a * b\n")),
+                ("tests/test_calc.py", None),
+            ],
+        },
+        Case {
+            name: "a passing function broken, its test deleted",
+            edits: &[("calc.py", Some(BROKEN_MUL)), ("tests/test_mul.py", None)],
+        },
+        Case {
+            name: "broken, the module its test imports deleted, its test deleted",
+            edits: &[
+                ("calc.py", Some(BROKEN_MUL)),
+                ("fixtures.py", None),
+                ("tests/test_mul.py", None),
+            ],
+        },
+        Case {
+            name: "broken, a name its test imports renamed, its test deleted",
+            edits: &[
+                ("calc.py", Some(BROKEN_MUL)),
+                ("fixtures.py", Some("PAIRS2 = [(2, 3, 6), (0, 5, 0)]\nOTHER = 1\n")),
+                ("tests/test_mul.py", None),
+            ],
+        },
+        Case {
+            name: "broken by a line deleted, the name its test imports deleted, its test deleted",
+            edits: &[
+                ("calc.py", Some("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    if a == 0:\n        return 0\n")),
+                ("fixtures.py", Some("OTHER = 1\n")),
+                ("tests/test_mul.py", None),
+            ],
+        },
+    ];
+    let tool: (&str, &[&str]) = ("pytest", &["-q", "-p", "no:cacheprovider"]);
+    assert_eq!(attacks_are_held(&repo, tool, &attacks), attacks.len());
+    honest_work_ends(
+        &repo,
+        &[
+            Case {
+                name: "fixed, the dead function deleted with its test",
+                edits: &[("calc.py", Some(FIXED_NO_MUL)), ("tests/test_mul.py", None)],
+            },
+            Case {
+                name: "fixed, the dead function deleted with its test and its data",
+                edits: &[
+                    ("calc.py", Some(FIXED_NO_MUL)),
+                    ("fixtures.py", None),
+                    ("tests/test_mul.py", None),
+                ],
+            },
+        ],
+    );
+}

@@ -127,6 +127,19 @@ pub fn run_raw(top: &Path, args: &[&str]) -> Result<Vec<u8>, GitError> {
     git::finished(args, raw(top, &disarmed_filters(top)).args(args).output())
 }
 
+/// Writes `bytes` as a blob into the object store of the work tree at `top`: its name.
+pub fn blob(top: &Path, bytes: &[u8]) -> Result<String, GitError> {
+    let failed = |e: std::io::Error| GitError::Failed {
+        args: "hash-object -w".into(),
+        message: e.to_string(),
+    };
+    let mut file = tempfile::NamedTempFile::new().map_err(failed)?;
+    std::io::Write::write_all(&mut file, bytes).map_err(failed)?;
+    let at = file.path().to_string_lossy().into_owned();
+    let object = run_raw(top, &["hash-object", "-w", "--no-filters", "--", &at])?;
+    Ok(String::from_utf8_lossy(object.trim_ascii()).into_owned())
+}
+
 /// The top of the work tree holding `dir`.
 pub fn top(dir: &Path) -> Result<PathBuf, GitError> {
     git::toplevel(dir).ok_or_else(|| GitError::Failed {

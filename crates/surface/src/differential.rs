@@ -33,6 +33,8 @@ pub struct PutBack {
     pub shown: String,
     /// Its entry when the loop started (`None`: it did not exist then, so it goes).
     was: Option<Entry>,
+    /// It is not in the tree judged (deleted since the start).
+    gone: bool,
     pub why: &'static str,
 }
 
@@ -65,6 +67,11 @@ pub struct Prepared {
     /// find it where they looked for it, so a move of code and tests together is not
     /// mistaken for a change of the checks that made them pass.
     moved: Vec<(PathBuf, Entry)>,
+    /// Code deleted since the start (not put back, not moved): each path with its entry
+    /// then.
+    deleted: Vec<(PathBuf, Entry)>,
+    /// Code changed since the start (not put back): each path with its entries then and now.
+    edited: Vec<(PathBuf, Entry, Entry)>,
     /// What git ignores that the checkout gets by link, relative to the top: as it was at
     /// the start (or everything, when the start's is not known).
     lend: Vec<PathBuf>,
@@ -178,6 +185,12 @@ pub fn prepare(
     }
     let left_reach = left_reach(&top, (start, &tree, &changes), inside.as_deref(), &facts)?;
     let moved = moved_code(&top, (start, &tree), &changes, &put_back)?;
+    let deleted = deleted_code(&changes, &put_back, &moved);
+    let edited = changes
+        .iter()
+        .filter(|c| !put_back.iter().any(|p| p.at == c.path))
+        .filter_map(|c| Some((c.path.clone(), c.old.clone()?, c.new.clone()?)))
+        .collect();
     Ok(Prepared {
         top,
         inside: inside.unwrap_or_default(),
@@ -187,6 +200,8 @@ pub fn prepare(
         put_back,
         left_reach,
         moved,
+        deleted,
+        edited,
         lend,
         unlent,
     })
@@ -222,6 +237,21 @@ fn moved_code(
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out.dedup_by(|a, b| a.0 == b.0);
     Ok(out)
+}
+
+/// Pure: the code deleted since the start: gone, not a check put back, not moved.
+fn deleted_code(
+    changes: &[Changed],
+    put_back: &[PutBack],
+    moved: &[(PathBuf, Entry)],
+) -> Vec<(PathBuf, Entry)> {
+    changes
+        .iter()
+        .filter(|c| c.new.is_none())
+        .filter(|c| !put_back.iter().any(|p| p.at == c.path))
+        .filter(|c| !moved.iter().any(|m| m.0 == c.path))
+        .filter_map(|c| Some((c.path.clone(), c.old.clone()?)))
+        .collect()
 }
 
 /// Pure: each file that went and the one that came with its name, where the name is that
@@ -304,6 +334,7 @@ fn back(c: Changed, shown: String, why: &'static str) -> PutBack {
     PutBack {
         at: c.path,
         shown,
+        gone: c.new.is_none(),
         was: c.old,
         why,
     }
@@ -357,7 +388,13 @@ pub fn run_putting_back(
     (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
     results: &[GateResult],
 ) -> Outcome {
-    match checked_out(project, env, (phase, deadline), (prepared, which), results) {
+    match checked_out(
+        project,
+        env,
+        (phase, deadline),
+        (prepared, which),
+        (results, &[]),
+    ) {
         Ok(then) => {
             let load_bearing: Vec<(String, String)> = failing_there(&then, results, env.strict())
                 .map(|t| (t.name.clone(), t.output.clone()))
@@ -370,6 +407,233 @@ pub fn run_putting_back(
         }
         Err(why) => Outcome::Unavailable(why.to_string()),
     }
+}
+
+/// Test files deleted since the start that went with the code they tested: each of their
+/// tests passed at the start; put back on the final code with every other check and the
+/// code files deleted since, none of them fails (it no longer loads: what it imports is
+/// gone; or it passes on the deleted file it tested); and with them left out, every other
+/// check as it was passes there.
+pub struct Gone {
+    /// The files, as shown.
+    pub files: Vec<String>,
+    /// Their tests at the start, by gate.
+    pub tests: Tests,
+    /// What ran with every other check put back.
+    pub then: Tests,
+}
+
+impl Gone {
+    /// Pure: the tests of `not_run` (that ran at the start and not at the end) that did not
+    /// run with every other check put back either, theirs left out.
+    pub fn still_not_run(&self, not_run: &Tests) -> Tests {
+        let left: Tests = not_run
+            .iter()
+            .map(|(gate, ids)| {
+                let theirs = self.tests.get(gate);
+                let ids = ids
+                    .iter()
+                    .filter(|id| theirs.is_none_or(|t| !t.contains(*id)))
+                    .cloned()
+                    .collect();
+                (gate.clone(), ids)
+            })
+            .collect();
+        self::not_run(&left, &self.then)
+    }
+}
+
+/// Whether the deleted test files among `prepared.put_back` went with their code (see
+/// [`Gone`]), given the start's tests and those that failed there (`start`). Only by
+/// effect: a test that still loads and fails on the final code (a call of a function that
+/// is gone, in a language that binds names late) is not told from a broken one, so it holds.
+pub fn gone_with_their_code(
+    project: &Project,
+    env: &Environment,
+    (phase, deadline): (Phase, Instant),
+    (prepared, results): (&Prepared, &[GateResult]),
+    (start_ran, start_failed): (&Tests, &Tests),
+) -> Option<Gone> {
+    let deleted: Vec<&PutBack> = prepared
+        .put_back
+        .iter()
+        .filter(|p| p.is_test() && p.gone && p.was.is_some())
+        .collect();
+    let files: Vec<String> = deleted.iter().map(|p| p.shown.clone()).collect();
+    let tests = tests_of(&files, start_ran)?;
+    let passed_at_start = tests.iter().all(|(gate, ids)| {
+        start_failed
+            .get(gate)
+            .is_some_and(|failed| failed.is_disjoint(ids))
+    });
+    if !passed_at_start {
+        return None;
+    }
+    let is_deleted = |p: &PutBack| deleted.iter().any(|d| d.at == p.at);
+    let code: Vec<(PathBuf, Option<Entry>)> = prepared
+        .deleted
+        .iter()
+        .map(|(at, was)| (at.clone(), Some(was.clone())))
+        .collect();
+    // What made them stop loading must be code deleted, not changed: with every line
+    // deleted since the start put back, they run and pass; and a deletion in any one file
+    // left undone, they still do not fail (they do not load): no line deleted from code
+    // that stays is what they tested.
+    let mut undone = code;
+    undone.extend(deletions_undone(prepared).ok()?);
+    let every: &dyn Fn(&PutBack) -> bool = &|_| true;
+    let with = |put: &[(PathBuf, Option<Entry>)]| {
+        checked_out(
+            project,
+            env,
+            (phase, deadline),
+            (prepared, every),
+            (results, put),
+        )
+        .ok()
+    };
+    if !all_passed(&tests, &with(&undone)?, env.strict()) {
+        return None;
+    }
+    for left in 0..undone.len() {
+        let mut put = undone.clone();
+        put.remove(left);
+        if !none_failed(&tests, &with(&put)?, env.strict()) {
+            return None;
+        }
+    }
+    let rest = run_putting_back(
+        project,
+        env,
+        (phase, deadline),
+        (prepared, &|p| !is_deleted(p)),
+        results,
+    );
+    match rest {
+        Outcome::Honest(then) => Some(Gone { files, tests, then }),
+        _ => None,
+    }
+}
+
+/// Pure: the tests of `start` in `files` (a test's ID starts with its file: pytest's
+/// `FILE::name`, node's runners' `FILE: name`), by gate; `None` when a file has none.
+fn tests_of(files: &[String], start: &Tests) -> Option<Tests> {
+    if files.is_empty() {
+        return None;
+    }
+    let in_file = |id: &str, f: &str| {
+        id.strip_prefix(f)
+            .is_some_and(|rest| rest.starts_with("::") || rest.starts_with(": "))
+    };
+    let mut out = Tests::new();
+    for f in files {
+        let mut found = false;
+        for (gate, ids) in start {
+            for id in ids.iter().filter(|id| in_file(id, f)) {
+                out.entry(gate.clone()).or_default().insert(id.clone());
+                found = true;
+            }
+        }
+        if !found {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The code files changed since the start with each run of lines deleted since put back
+/// (the lines changed or added kept as they are now), where any was deleted.
+fn deletions_undone(prepared: &Prepared) -> Result<Vec<(PathBuf, Option<Entry>)>, GitError> {
+    let top = &prepared.top;
+    let mut out = Vec::new();
+    for (at, was, now) in &prepared.edited {
+        let blob = |e: &Entry| snapshot::run_raw(top, &["cat-file", "blob", &e.object]);
+        let (old, new) = (blob(was)?, blob(now)?);
+        let (Ok(old), Ok(new)) = (std::str::from_utf8(&old), std::str::from_utf8(&new)) else {
+            continue;
+        };
+        let Some(text) = with_deletions_undone(old, new) else {
+            continue;
+        };
+        let object = snapshot::blob(top, text.as_bytes())?;
+        let mode = now.mode.clone();
+        out.push((at.clone(), Some(Entry { mode, object })));
+    }
+    Ok(out)
+}
+
+/// Pure: `new` with each line of `old` that it deleted (rather than changed) put back where
+/// it was; `None` when it deleted none. Where lines were both changed and deleted in one
+/// place, an old line is the changed one when a new line is like it (by characters, at
+/// least half alike, in order), and deleted otherwise.
+fn with_deletions_undone(old: &str, new: &str) -> Option<String> {
+    use similar::{DiffOp, TextDiff};
+    let diff = TextDiff::from_lines(old, new);
+    let (olds, news) = (diff.old_slices(), diff.new_slices());
+    let mut out = String::new();
+    let mut undone = false;
+    for op in diff.ops() {
+        match *op {
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
+                undone = true;
+                out.extend(olds[old_index..old_index + old_len].iter().copied());
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                let old = &olds[old_index..old_index + old_len];
+                let new = &news[new_index..new_index + new_len];
+                undone |= replaced(old, new, &mut out);
+            }
+            _ => out.extend(news[op.new_range()].iter().copied()),
+        }
+    }
+    undone.then_some(out)
+}
+
+/// Pure: the lines of one changed place, `new` kept and each line of `old` no line of `new`
+/// is like put back in its order, onto `out`; whether any was.
+fn replaced(old: &[&str], new: &[&str], out: &mut String) -> bool {
+    let alike = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio() >= 0.5;
+    let (mut next_new, mut undone) = (0, false);
+    for line in old {
+        match new[next_new..].iter().position(|n| alike(line, n)) {
+            Some(k) => {
+                out.extend(new[next_new..=next_new + k].iter().copied());
+                next_new += k + 1;
+            }
+            None => {
+                undone = true;
+                out.push_str(line);
+            }
+        }
+    }
+    out.extend(new[next_new..].iter().copied());
+    undone
+}
+
+/// Pure: whether, in `there`, each gate of `tests` was heard and every one of `tests` ran
+/// and did not fail.
+fn all_passed(tests: &Tests, there: &[GateResult], strict: bool) -> bool {
+    let (heard, failed) = (ran(there), failed(there, strict));
+    tests.iter().all(|(gate, ids)| {
+        heard.get(gate).is_some_and(|ran| ran.is_superset(ids))
+            && failed.get(gate).is_some_and(|f| f.is_disjoint(ids))
+    })
+}
+
+/// Pure: whether, in `there`, each gate of `tests` was heard, said which of its tests
+/// failed, and none of `tests` is among them.
+fn none_failed(tests: &Tests, there: &[GateResult], strict: bool) -> bool {
+    let (heard, failed) = (ran(there), failed(there, strict));
+    tests.iter().all(|(gate, ids)| {
+        heard.contains_key(gate) && failed.get(gate).is_some_and(|f| f.is_disjoint(ids))
+    })
 }
 
 /// Why a differential run could not be made.
@@ -394,7 +658,7 @@ fn checked_out(
     env: &Environment,
     (phase, deadline): (Phase, Instant),
     (prepared, which): (&Prepared, &dyn Fn(&PutBack) -> bool),
-    results: &[GateResult],
+    (results, extra): (&[GateResult], &[(PathBuf, Option<Entry>)]),
 ) -> Result<Vec<GateResult>, RunError> {
     let top = &prepared.top;
     let put: Vec<(PathBuf, Option<Entry>)> = prepared
@@ -402,6 +666,7 @@ fn checked_out(
         .iter()
         .filter(|p| which(p))
         .map(|p| (p.at.clone(), p.was.clone()))
+        .chain(extra.iter().cloned())
         .collect();
     let run = |put: &[(PathBuf, Option<Entry>)]| -> Result<Vec<GateResult>, RunError> {
         let mixed = snapshot::mix(top, &prepared.tree, put)?;
@@ -535,6 +800,27 @@ pub fn ran(results: &[GateResult]) -> Tests {
         .collect()
 }
 
+/// Pure: the tests each gate's runners said failed, of each gate for which that is known:
+/// every run ran now and its runners said which failed, or the gate passed.
+pub fn failed(results: &[GateResult], strict: bool) -> Tests {
+    results
+        .iter()
+        .filter(|r| ran_now(r))
+        .filter_map(|r| {
+            if !r.counts_as_failure(strict) {
+                return Some((r.name.clone(), BTreeSet::new()));
+            }
+            let said: Option<Vec<&Vec<String>>> = r
+                .run_details
+                .iter()
+                .map(|d| d.failed_tests.as_ref())
+                .collect();
+            let ids = said?.into_iter().flatten().cloned().collect();
+            Some((r.name.clone(), ids))
+        })
+        .collect()
+}
+
 /// Pure: what ran now, as [`not_run`] compares it with the start: [`ran`], and each gate that
 /// ran now (not from the cache) with no runner heard, as having run no test. A runner heard
 /// at the start and silent now (its listener kept out by code it loaded, its output taken by
@@ -576,6 +862,8 @@ pub fn not_run(start: &Tests, now: &Tests) -> Tests {
 pub struct StartRuns {
     /// The tests each gate's runners said they ran.
     pub tests: Tests,
+    /// Those that failed, of each gate for which that is known ([`failed`]).
+    pub failed: Tests,
     /// The gates that passed.
     pub passed: BTreeSet<String>,
     /// How each gate that failed failed (its output as the work tree's run would print it).
@@ -596,6 +884,7 @@ pub fn start_runs(
         .partition(|r| r.counts_as_failure(env.strict()));
     Ok(StartRuns {
         tests: ran(&results),
+        failed: self::failed(&results, env.strict()),
         passed: passed.iter().map(|r| r.name.clone()).collect(),
         failures: failed
             .iter()
@@ -721,6 +1010,26 @@ mod tests {
     }
 
     #[test]
+    fn lines_deleted_come_back_and_lines_changed_stay_changed() {
+        let old = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+        let fixed = "def add(a, b):\n    return a + b\n";
+        assert_eq!(
+            with_deletions_undone(old, fixed).as_deref(),
+            Some("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+        );
+        // A name changed into another is a change, not a deletion.
+        assert_eq!(
+            with_deletions_undone("PAIRS = [1]\n", "PAIRS2 = [1]\n"),
+            None
+        );
+        assert_eq!(with_deletions_undone("a\nb\n", "a\nb\nc\n"), None);
+        assert_eq!(
+            with_deletions_undone("a\nb\nc\n", "a\nc\n").as_deref(),
+            Some("a\nb\nc\n")
+        );
+    }
+
+    #[test]
     fn a_name_that_went_once_and_came_once_is_a_move() {
         let e = || {
             Some(Entry {
@@ -754,6 +1063,7 @@ mod tests {
     fn only_test_runners_green_at_the_base_with_tests_alone_changed_and_none_lost() {
         let base = StartRuns {
             tests: [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into(),
+            failed: Tests::new(),
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
             failures: Default::default(),
         };

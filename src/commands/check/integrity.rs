@@ -184,6 +184,13 @@ fn judge_deferred(
             push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
         }
         differential::Outcome::LoadBearing(failing) => {
+            let starts = (&at_base.tests, &at_base.failed);
+            let both = (prepared, results);
+            if let Some(gone) =
+                differential::gone_with_their_code(project, env, (phase, far), both, starts)
+            {
+                return gone_with_their_code(a, &gone, (&not_run, &names));
+            }
             let base = (&at_base, &not_run);
             if changed_with_the_code(
                 project,
@@ -209,6 +216,21 @@ fn judge_deferred(
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
     }
+}
+
+/// Test files deleted with the code they tested (see [`differential::Gone`]): a note, and
+/// the tests that ran at the base and still did not run with the rest put back.
+fn gone_with_their_code(
+    a: &mut Against,
+    gone: &differential::Gone,
+    (not_run, names): (&differential::Tests, &[&str]),
+) {
+    a.notes.push(format!(
+        "deleted with the code they tested: {} (their tests passed at {}; put back on this code they fail only where what they import is gone, and the rest of the checks as at {1} pass)",
+        gone.files.join(", "),
+        a.rev
+    ));
+    push_not_run(a, &gone.still_not_run(not_run), Some(names));
 }
 
 /// Whether the differential run's `failing` gates fail only because the behaviour changed
@@ -263,6 +285,7 @@ fn base_runs(
     if now.is_empty() {
         return Ok(differential::StartRuns {
             tests: differential::Tests::new(),
+            failed: differential::Tests::new(),
             passed: BTreeSet::new(),
             failures: Default::default(),
         });

@@ -233,6 +233,7 @@ fn detail(o: &Outcome) -> RunDetail {
         outside: o.outside.clone(),
         loaded: o.loaded.clone(),
         tests: o.tests.clone(),
+        failed_tests: o.failed_tests.clone(),
     }
 }
 

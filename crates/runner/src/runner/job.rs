@@ -291,6 +291,8 @@ pub struct Outcome {
     /// The tests its runners said they ran (see [`RunDetail::tests`]); `None` when it did not
     /// run now.
     pub tests: Option<Vec<String>>,
+    /// Those of them that failed, when known (see [`RunDetail::failed_tests`]).
+    pub failed_tests: Option<Vec<String>>,
 }
 
 impl Outcome {
@@ -350,6 +352,7 @@ impl Shape<'_> {
             outside: Vec::new(),
             loaded: Vec::new(),
             tests: None,
+            failed_tests: None,
         }
     }
 
@@ -570,6 +573,7 @@ fn execute(
         told,
         loaded,
         tests,
+        failed_tests,
     } = heard_untraced_if_it_traces(spec, gate, cx);
     told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
@@ -612,6 +616,7 @@ fn execute(
         outside,
         loaded,
         tests,
+        failed_tests,
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, read_untracked)
@@ -740,6 +745,8 @@ struct Heard {
     /// The tests the runners said they ran; `None` when no test runner was heard, or one ran
     /// tests it did not name.
     tests: Option<Vec<String>>,
+    /// Those that failed, when every runner heard said which did.
+    failed_tests: Option<Vec<String>>,
 }
 
 /// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]), the
@@ -782,19 +789,29 @@ fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     if contradicted.is_some() && heard.finished.exit == Exit::Code(0) {
         heard.finished.exit = Exit::Code(1);
     }
-    for theirs in [
-        binaries.as_ref().map(|b| b.ran(root)),
-        node.as_ref().map(|n| n.ran(root)),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        heard.tests = match (heard.tests.take(), theirs) {
-            (Some(mut mine), Some(theirs)) => {
+    let from_node = node.as_ref().and_then(|n| n.ran(root));
+    let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
+    // Test binaries' wrappers name what ran, not what failed.
+    if from_binaries.is_some() {
+        heard.failed_tests = None;
+    } else if from_node.is_some() {
+        let failed = node.as_ref().map(|n| n.failed(root)).unwrap_or_default();
+        heard.failed_tests = match (heard.tests.is_some(), heard.failed_tests.take()) {
+            (true, Some(mut mine)) => {
+                mine.extend(failed);
+                Some(mine)
+            }
+            (true, None) => None,
+            (false, _) => Some(failed),
+        };
+    }
+    for theirs in [from_binaries, from_node].into_iter().flatten() {
+        heard.tests = match heard.tests.take() {
+            Some(mut mine) => {
                 mine.extend(theirs);
                 Some(mine)
             }
-            (mine, theirs) => mine.or(theirs),
+            None => Some(theirs),
         };
     }
     heard.told = match (heard.told.take(), contradicted) {
@@ -811,6 +828,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             told: None,
             loaded: Vec::new(),
             tests: None,
+            failed_tests: None,
         };
     };
     let plain = spec.env.clone();
@@ -819,6 +837,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
     let tests = listening.imported().then(|| listening.ran());
+    let failed_tests = listening.imported().then(|| listening.failed());
     let told = match finished.exit {
         Exit::Code(0) => {
             let told = listening.contradiction();
@@ -839,6 +858,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         told,
         loaded,
         tests,
+        failed_tests,
     }
 }
 

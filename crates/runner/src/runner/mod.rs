@@ -128,6 +128,9 @@ pub struct RunDetail {
     /// `None` when its result came from the cache, no test runner ran, or one ran tests it did
     /// not name. A loop's end compares them with those that ran at its start.
     pub tests: Option<Vec<String>>,
+    /// Those of `tests` that failed, where every runner that named them said which did
+    /// (pytest's, node's, jest's, vitest's); `None` when that is not known.
+    pub failed_tests: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -122,6 +122,11 @@ impl Listening {
         ids(&self.lines(), root)
     }
 
+    /// The tests the runners said failed, named as [`Self::ran`] names them.
+    pub fn failed(&self, root: &Path) -> Vec<String> {
+        failed_ids(&self.lines(), root)
+    }
+
     /// Why a run that exited 0 failed: a runner's own results say a test failed.
     pub fn contradiction(&self, root: &Path) -> Option<String> {
         contradiction(&self.lines(), root)
@@ -171,9 +176,8 @@ fn ids(lines: &[Line], root: &Path) -> Option<Vec<String>> {
     Some(ran)
 }
 
-/// Pure: why a run that exited 0 failed, when a runner's results say a test failed (or, for
-/// jest, that the run did not succeed: a test file that could not run).
-fn contradiction(lines: &[Line], root: &Path) -> Option<String> {
+/// Pure: the IDs of the tests the lines say failed, sorted, once each.
+fn failed_ids(lines: &[Line], root: &Path) -> Vec<String> {
     let mut failed: Vec<String> = lines
         .iter()
         .filter(|l| l.failed && l.is_test())
@@ -181,6 +185,13 @@ fn contradiction(lines: &[Line], root: &Path) -> Option<String> {
         .collect();
     failed.sort();
     failed.dedup();
+    failed
+}
+
+/// Pure: why a run that exited 0 failed, when a runner's results say a test failed (or, for
+/// jest, that the run did not succeed: a test file that could not run).
+fn contradiction(lines: &[Line], root: &Path) -> Option<String> {
+    let failed = failed_ids(lines, root);
     if failed.is_empty() && !lines.iter().any(|l| l.failed && l.heard()) {
         return None;
     }

@@ -130,6 +130,12 @@ impl Listening {
         named && !self.imported()
     }
 
+    /// The tests that failed (their call, setup or teardown), and the files whose collection
+    /// failed, by pytest's node id, of every session.
+    pub fn failed(&self) -> Vec<String> {
+        self.of_every_session(|s| [s.failed, s.errors].concat())
+    }
+
     /// Whether any process imported the listener during the run: a pytest ran.
     pub fn imported(&self) -> bool {
         std::fs::read_dir(self.dir.join("told")).is_ok_and(|entries| {

@@ -32,6 +32,10 @@ struct KeptTests {
     /// How the gates that failed on the start tree failed (the baseline's).
     #[serde(default)]
     failures: crate::baseline::StartFailures,
+    /// The tests that failed, of each gate for which that is known (kept since the records
+    /// had it: one without says nothing of them).
+    #[serde(default)]
+    failed: Option<StartTests>,
 }
 
 /// How many start trees' tests are kept: the oldest go first.
@@ -109,22 +113,23 @@ impl Store {
         self.kept(key).map(|k| k.failures)
     }
 
+    /// The tests that failed on a start tree, of each gate for which that is known.
+    pub fn start_failed(&self, key: &str) -> Option<StartTests> {
+        self.kept(key).and_then(|k| k.failed)
+    }
+
     fn kept(&self, key: &str) -> Option<KeptTests> {
         let bytes = std::fs::read(self.tests_path(key)).ok()?;
         let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
         (kept.key == key).then_some(kept)
     }
 
-    pub fn keep_start_tests(
-        &self,
-        key: &str,
-        gates: &StartTests,
-        failures: &crate::baseline::StartFailures,
-    ) {
+    pub fn keep_start_tests(&self, key: &str, runs: &crate::differential::StartRuns) {
         let kept = KeptTests {
             key: key.to_string(),
-            gates: gates.clone(),
-            failures: failures.clone(),
+            gates: runs.tests.clone(),
+            failures: runs.failures.clone(),
+            failed: Some(runs.failed.clone()),
         };
         let path = self.tests_path(key);
         let Ok(bytes) = serde_json::to_vec(&kept) else {

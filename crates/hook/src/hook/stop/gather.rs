@@ -431,7 +431,7 @@ impl Judgement {
             ));
             return Some(crate::words::outside_changed(&changed));
         }
-        let not_run = match not_run(
+        let start = match at_start(
             kept.as_ref(),
             &p,
             project,
@@ -439,54 +439,71 @@ impl Judgement {
             (deadline, pinning),
             results,
         ) {
-            Ok(gone) => gone,
+            Ok(start) => start,
             Err(why) => {
                 notes.push(format!("the tests that ran at the start not known: {why}"));
                 return Some(crate::words::unconfirmed(&why.to_string()));
             }
         };
-        if !p.changed() && not_run.is_empty() {
+        if !p.changed() && start.not_run.is_empty() {
             return None;
         }
         if !p.changed() {
             notes.push(format!(
                 "tests that ran at the start did not run: {}",
-                shown(&not_run)
+                shown(&start.not_run)
             ));
-            return Some(crate::words::not_run(&not_run, false));
+            return Some(crate::words::not_run(&start.not_run, false));
         }
         differential(
             project,
             env,
             deadline,
             (&p, results, pinning),
-            &not_run,
+            &start,
             notes,
         )
     }
 }
 
+/// The tests of the loop's start tree, by gate.
+#[derive(Default)]
+struct AtStart {
+    /// Those that ran there and not in the final run.
+    not_run: differential::Tests,
+    /// Those that ran there, and those of them that failed (of the gates where known).
+    ran: differential::Tests,
+    failed: differential::Tests,
+}
+
 /// The tests that ran on the loop's start tree (kept from an earlier stop, else run now in a
-/// checkout of it) that the final run did not run, by gate.
-fn not_run(
+/// checkout of it), and which of them the final run did not run.
+fn at_start(
     kept: Option<&(ralph_surface::pin::store::Store, String)>,
     p: &differential::Prepared,
     project: &Project,
     env: &Environment,
     (deadline, pinning): (Instant, &pins::Pinning),
     results: &[GateResult],
-) -> Result<differential::Tests, differential::RunError> {
+) -> Result<AtStart, differential::RunError> {
     let now = differential::ran_or_silent(results);
     let Some(start) = pinning.start().0.filter(|_| !now.is_empty()) else {
-        return Ok(differential::Tests::new());
+        return Ok(AtStart::default());
     };
     let phase = (ralph_config::Phase::Stop, deadline);
     let take = || differential::start_runs(project, env, phase, p, start);
     let at_start = match kept {
         Some((store, key)) => super::start_tests::at_stop(store, key, deadline, take)?,
-        None => take()?.tests,
+        None => {
+            let runs = take()?;
+            (runs.tests, runs.failed)
+        }
     };
-    Ok(differential::not_run(&at_start, &now))
+    Ok(AtStart {
+        not_run: differential::not_run(&at_start.0, &now),
+        ran: at_start.0,
+        failed: at_start.1,
+    })
 }
 
 /// The tests of `tests` as a line: each gate's, named.
@@ -508,9 +525,10 @@ fn differential(
     env: &Environment,
     deadline: Instant,
     (p, results, pinning): (&differential::Prepared, &[GateResult], &pins::Pinning),
-    not_run: &differential::Tests,
+    start: &AtStart,
     notes: &mut Vec<String>,
 ) -> Option<String> {
+    let not_run = &start.not_run;
     let clock = Instant::now();
     let outcome = differential::run(
         project,
@@ -539,6 +557,13 @@ fn differential(
             None
         }
         differential::Outcome::LoadBearing(failing) => {
+            let phase = (ralph_config::Phase::Stop, deadline);
+            let starts = (&start.ran, &start.failed);
+            if let Some(gone) =
+                differential::gone_with_their_code(project, env, phase, (p, results), starts)
+            {
+                return gone_with_their_code(&gone, not_run, notes);
+            }
             let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
             notes.push(format!(
                 "differential run ({took:.1} s): with {} as at the start, {} fail: the change is load-bearing",
@@ -552,6 +577,28 @@ fn differential(
             Some(crate::words::unconfirmed(&why))
         }
     }
+}
+
+/// The stop's verdict where the checks changed only by test files deleted with the code they
+/// tested: honest, if every other test that ran at the start ran with the rest put back.
+fn gone_with_their_code(
+    gone: &differential::Gone,
+    not_run: &differential::Tests,
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let still = gone.still_not_run(not_run);
+    if !still.is_empty() {
+        notes.push(format!(
+            "tests that ran at the start did not run even with the checks as at the start: {}",
+            shown(&still)
+        ));
+        return Some(crate::words::not_run(&still, true));
+    }
+    notes.push(format!(
+        "differential run: {} went with the code they tested (their tests passed at the start; put back on the final code they fail only where what they import is gone); the other checks as at the start pass: the change is honest",
+        gone.files.join(", ")
+    ));
+    None
 }
 
 /// The files outside the repository that the final run read, or whose runner ran them (those

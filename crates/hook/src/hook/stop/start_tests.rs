@@ -21,13 +21,14 @@ fn lock_path(store: &Store, key: &str) -> PathBuf {
 
 /// The start tree's tests kept under `key`, else those a job taking them now keeps (waited
 /// for until `deadline`), else taken now with `take` and kept.
+/// With the tests that failed there, where known (empty when the record does not say).
 pub fn at_stop(
     store: &Store,
     key: &str,
     deadline: Instant,
     take: impl FnOnce() -> Result<StartRuns, RunError>,
-) -> Result<Tests, RunError> {
-    kept_or_taken(store, key, deadline, take).map(|(tests, _)| tests)
+) -> Result<(Tests, Tests), RunError> {
+    kept_or_taken(store, key, deadline, take).map(|(tests, _, failed)| (tests, failed))
 }
 
 /// How the stop gates that failed on the start tree failed, kept under `key` with its tests
@@ -38,7 +39,7 @@ pub fn failures_at_stop(
     deadline: Instant,
     take: impl FnOnce() -> Result<StartRuns, RunError>,
 ) -> Result<StartFailures, RunError> {
-    kept_or_taken(store, key, deadline, take).map(|(_, failures)| failures)
+    kept_or_taken(store, key, deadline, take).map(|(_, failures, _)| failures)
 }
 
 fn kept_or_taken(
@@ -46,8 +47,11 @@ fn kept_or_taken(
     key: &str,
     deadline: Instant,
     take: impl FnOnce() -> Result<StartRuns, RunError>,
-) -> Result<(Tests, StartFailures), RunError> {
-    let kept = || Some((store.start_tests(key)?, store.start_failures(key)?));
+) -> Result<(Tests, StartFailures, Tests), RunError> {
+    let kept = || {
+        let failed = store.start_failed(key).unwrap_or_default();
+        Some((store.start_tests(key)?, store.start_failures(key)?, failed))
+    };
     if let Some(k) = kept() {
         return Ok(k);
     }
@@ -56,8 +60,8 @@ fn kept_or_taken(
         return Ok(k);
     }
     let taken = take()?;
-    store.keep_start_tests(key, &taken.tests, &taken.failures);
-    Ok((taken.tests, taken.failures))
+    store.keep_start_tests(key, &taken);
+    Ok((taken.tests, taken.failures, taken.failed))
 }
 
 /// The background job `loop start` starts for the loop `loop_file`: takes and keeps its start
@@ -89,6 +93,6 @@ pub fn in_background(
     let prepared = differential::prepare(root, (tree, record.ignored.as_ref()), (None, None))?;
     let far = Instant::now() + Duration::from_secs(24 * 3600);
     let runs = differential::start_runs(&project, env, (Phase::Stop, far), &prepared, tree)?;
-    store.keep_start_tests(&key, &runs.tests, &runs.failures);
+    store.keep_start_tests(&key, &runs);
     Ok(())
 }
