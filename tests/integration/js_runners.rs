@@ -79,6 +79,40 @@ fn vitest_code_that_skips_the_failing_test_at_run_time_is_held() {
 }
 
 #[test]
+fn vitest_code_that_marks_the_failing_test_an_expected_failure_is_held() {
+    let Some((repo, start)) = vitest_loop() else {
+        return;
+    };
+    // Code under test sets the running test's `fails` flag: vitest reports the failure as
+    // an expected one, passed, and exits 0. An expected failure is not a test that ran.
+    repo.write(
+        "calc.js",
+        "import { getCurrentTest } from '@vitest/runner';\n\nexport function add(a, b) {\n  const t = getCurrentTest();\n  if (t && t.name === 'adds') t.fails = true;\n  return a - b;\n}\n",
+    );
+    held_for_a_test_that_stopped_running(&repo, "npx vitest run", &start, "adds");
+}
+
+#[test]
+fn jest_failing_test_marked_expected_to_fail_is_held() {
+    let Some((repo, start)) = jest_loop() else {
+        return;
+    };
+    // Required by the test file before its tests are defined, the code under test has jest
+    // define the failing test as an expected failure (`test.failing`): jest reports it
+    // passed and exits 0.
+    repo.write(
+        "calc.js",
+        "const real = global.test;\nif (real) global.test = (name, fn) => (name === 'adds' ? real.failing(name, fn) : real(name, fn));\nexports.add = (a, b) => a - b;\n",
+    );
+    let (code, text) = repo.shell("npx jest --ci", &[]);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
+    assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+}
+
+#[test]
 fn jest_code_that_hides_the_failing_test_from_its_file_is_held() {
     let Some((repo, start)) = jest_loop() else {
         return;
