@@ -120,11 +120,24 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
             names.join(", ")
         ));
     }
-    if !r.unverified.is_empty() {
-        let list: Vec<String> = r.unverified.iter().map(|g| unverified(g)).collect();
+    let (part, nothing): (Vec<&GateResult>, Vec<&GateResult>) = r
+        .unverified
+        .iter()
+        .copied()
+        .partition(|g| partly(g).is_some());
+    if !nothing.is_empty() {
+        let list: Vec<String> = nothing.iter().map(|g| unverified(g)).collect();
         blockers.push(format!(
             "{} verified nothing: {}",
-            plural(r.unverified.len(), "stop gate", "stop gates"),
+            plural(nothing.len(), "stop gate", "stop gates"),
+            list.join(", ")
+        ));
+    }
+    if !part.is_empty() {
+        let list: Vec<String> = part.iter().filter_map(|g| partly(g)).collect();
+        blockers.push(format!(
+            "{} checked only part of the project: {}",
+            plural(part.len(), "stop gate", "stop gates"),
             list.join(", ")
         ));
     }
@@ -134,6 +147,31 @@ fn blockers(r: &Refusal<'_>) -> Vec<String> {
         );
     }
     blockers
+}
+
+/// A skipped stop gate some of whose runs ran, with why the others could not start (a
+/// nested project whose own install is missing): `None` when none ran or none was skipped.
+fn partly(r: &GateResult) -> Option<String> {
+    let skipped: Vec<String> = r
+        .run_details
+        .iter()
+        .filter_map(|d| {
+            let why = d.skipped.as_deref()?;
+            let what = d.label.as_deref().unwrap_or(&d.dir);
+            Some(format!("{what}: {why}"))
+        })
+        .collect();
+    let ran = r.run_details.len() - skipped.len();
+    if ran == 0 || skipped.is_empty() || !r.unverified.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} ({} of its {} runs could not start: {}; or a person marks the gate `optional = true`)",
+        r.name,
+        skipped.len(),
+        r.run_details.len(),
+        skipped.join("; ")
+    ))
 }
 
 /// A stop gate that verified nothing, and why.
@@ -214,7 +252,7 @@ fn head(r: &Refusal<'_>, blockers: &[String]) -> String {
         head.push_str(&near_cap(r, blockers));
     }
     if !r.unverified.is_empty() {
-        head.push_str("\nA stop gate that checked nothing cannot grant completion. If that is expected, a person marks it `optional = true` in the config; do not change the config yourself.\n");
+        head.push_str("\nA stop gate that checked nothing, or only part of the project, cannot grant completion. If that is expected, a person installs what is missing or marks the gate `optional = true` in the config; do not change the config yourself.\n");
     }
     if let Some(hold) = r.hold {
         head.push_str(&format!("\n{hold}\n"));
@@ -245,4 +283,32 @@ fn near_cap(r: &Refusal<'_>, blockers: &[String]) -> String {
         "ralph-gate: {} stops in a row with nothing changed.{cap_note} Stopping again does not help; do the work: {work}.\n",
         r.blocks_in_a_row
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ralph_runner::runner::{GateStatus, RunDetail};
+
+    #[test]
+    fn a_gate_whose_nested_project_could_not_start_checked_part_not_nothing() {
+        let run = |dir: &str, skipped: Option<&str>| RunDetail {
+            dir: dir.into(),
+            skipped: skipped.map(str::to_string),
+            ..Default::default()
+        };
+        let mut r = GateResult {
+            name: "tsc".into(),
+            status: GateStatus::Skipped,
+            run_details: vec![run(".", None), run("examples/app", Some("not installed"))],
+            ..Default::default()
+        };
+        let said = partly(&r).expect("part");
+        assert!(
+            said.contains("1 of its 2 runs could not start: examples/app: not installed"),
+            "{said}"
+        );
+        r.run_details.remove(0);
+        assert_eq!(partly(&r), None, "none ran: nothing was checked");
+    }
 }
