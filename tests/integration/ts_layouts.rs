@@ -330,3 +330,73 @@ fn a_pnpm_workspace() {
     );
     core_breaks_app(&repo, "installed by pnpm");
 }
+
+/// An example app with a TypeScript of its own that nobody installed (zustand's
+/// `examples/starter`): the stop gate checks the root and cannot start the example's run.
+/// A loop that never went there ends, saying so; one whose agent wrote there, or that
+/// uninstalled a TypeScript that ran at the start, is held.
+#[test]
+fn an_example_app_not_installed_at_the_start_holds_only_a_loop_that_went_there() {
+    let setup = |installed: bool| -> Option<Repo> {
+        let repo = typescript_repo()?;
+        repo.write(
+            "tsconfig.json",
+            r#"{ "compilerOptions": { "strict": true, "noEmit": true }, "include": ["src"] }"#,
+        )
+        .write("src/a.ts", "export const a: number = 'x';\n")
+        .write(
+            "examples/app/package.json",
+            r#"{ "name": "app", "private": true, "devDependencies": { "typescript": "^5.0.0" } }"#,
+        )
+        .write(
+            "examples/app/tsconfig.json",
+            r#"{ "compilerOptions": { "strict": true, "noEmit": true } }"#,
+        )
+        .write("examples/app/main.ts", "export const m: number = 1;\n");
+        if installed {
+            repo.install_typescript("examples/app");
+        }
+        repo.commit_all();
+        repo.start_loop(&[]);
+        Some(repo)
+    };
+    let decide = |repo: &Repo| crate::surface::decision(&crate::surface::promise(repo));
+    let Some(repo) = setup(false) else {
+        return;
+    };
+    repo.write("src/a.ts", "export const a: number = 1;\n");
+    let out = decide(&repo);
+    let journal = std::fs::read_to_string(repo.path().join(".ralph/journal.jsonl")).unwrap();
+    assert!(
+        out.get("decision").is_none(),
+        "the loop ends: {out}\n{journal}"
+    );
+    assert!(
+        journal.contains("could not start when the loop started either"),
+        "{journal}"
+    );
+    // The agent wrote where no run could check.
+    let Some(repo) = setup(false) else {
+        return;
+    };
+    repo.write("src/a.ts", "export const a: number = 1;\n")
+        .write("examples/app/main.ts", "export const m: number = 'x';\n");
+    let out = decide(&repo);
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("checked only part") && reason.contains("examples/app"),
+        "{reason}"
+    );
+    // The example ran at the start; its TypeScript is gone at the end.
+    let Some(repo) = setup(true) else {
+        return;
+    };
+    repo.write("src/a.ts", "export const a: number = 1;\n");
+    std::fs::remove_dir_all(repo.path().join("examples/app/node_modules")).unwrap();
+    let out = decide(&repo);
+    assert_eq!(out["decision"], "block", "{out}");
+    // Under CI, a gate that checked part fails as before.
+    let ci = repo.run(["check", "--strict"]);
+    assert_eq!(ci.code, 1, "{ci:?}");
+}

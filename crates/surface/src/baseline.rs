@@ -141,6 +141,96 @@ pub fn excuse(
     notes
 }
 
+/// Pure: the runs of a gate that checked only part of the project (some of its runs ran,
+/// the others could not start: a nested project whose own install is missing), by name
+/// (what the run covers, else its folder), with their folders (that of a file it covers);
+/// `None` for any other result.
+pub fn unstarted(r: &ralph_runner::runner::GateResult) -> Option<Vec<(String, String)>> {
+    use ralph_runner::runner::GateStatus;
+    let skipped = could_not_start(r);
+    let some_ran = skipped.len() < r.run_details.len();
+    let partly = r.status == GateStatus::Skipped && r.unverified.is_empty() && some_ran;
+    (partly && !skipped.is_empty()).then_some(skipped)
+}
+
+/// Pure: the runs of a gate that could not start, whatever the others did, by name, with
+/// their folders (see [`unstarted`]).
+pub fn could_not_start(r: &ralph_runner::runner::GateResult) -> Vec<(String, String)> {
+    r.run_details
+        .iter()
+        .filter(|d| d.skipped.is_some())
+        .map(|d| match &d.label {
+            // What it covers is a file (a tsconfig): its folder is the run's.
+            Some(label) => {
+                let path = std::path::Path::new(label);
+                let folder = match path.extension() {
+                    Some(_) => path.parent().map(|p| p.to_string_lossy().into_owned()),
+                    None => Some(label.clone()),
+                };
+                let folder = folder
+                    .filter(|f| !f.is_empty())
+                    .unwrap_or_else(|| ".".into());
+                (label.clone(), folder)
+            }
+            None => (d.dir.clone(), d.dir.clone()),
+        })
+        .collect()
+}
+
+/// Names of runs, by gate.
+pub type Runs = BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// Turns each stop gate of `results` that checked only part of the project into a pass
+/// that says so, where each run that could not start could not start on the start tree
+/// either (`unstarted_then`, by gate) and no file the loop changed lies in its folder: what
+/// was never checked is not the loop's to check, and nothing of the loop's went there. Not
+/// under `strict` (CI), where a gate that checked part fails as before.
+pub fn excuse_unstarted(
+    strict: bool,
+    (unstarted_then, changed, then): (&Runs, &[String], &str),
+    results: &mut [ralph_runner::runner::GateResult],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for r in results.iter_mut().filter(|r| !strict && !r.optional) {
+        let Some(runs) = unstarted(r) else {
+            continue;
+        };
+        let before = unstarted_then.get(&r.name);
+        let old = runs
+            .iter()
+            .all(|(name, _)| before.is_some_and(|b| b.contains(name)));
+        let inside = |dir: &str| {
+            dir == "."
+                || changed
+                    .iter()
+                    .any(|f| std::path::Path::new(f).starts_with(dir))
+        };
+        let touched = runs.iter().any(|(_, dir)| inside(dir));
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        if !old || touched {
+            let why = if old {
+                "a file the loop changed is there"
+            } else {
+                "it ran then"
+            };
+            notes.push(format!(
+                "{}: {} could not start ({why})",
+                r.name,
+                names.join(", ")
+            ));
+            continue;
+        }
+        let why = format!(
+            "checked all but {}, which could not start {then} either, and no file changed there",
+            names.join(", ")
+        );
+        notes.push(format!("{}: {why}: not counted", r.name));
+        r.status = ralph_runner::runner::GateStatus::Pass;
+        r.reason = Some(why);
+    }
+    notes
+}
+
 /// True when a gate of `results` the config lists in `baseline` fails: worth the start
 /// tree's or the base's runs.
 pub fn asked(
@@ -168,6 +258,61 @@ fn names(line: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn partly_checked(skipped_label: &str) -> ralph_runner::runner::GateResult {
+        use ralph_runner::runner::{GateResult, GateStatus, RunDetail};
+        let run = |dir: &str, label: Option<&str>, skipped: bool| RunDetail {
+            dir: dir.into(),
+            label: label.map(str::to_string),
+            skipped: skipped.then(|| "not installed".to_string()),
+            ..Default::default()
+        };
+        GateResult {
+            name: "tsc".into(),
+            status: GateStatus::Skipped,
+            run_details: vec![
+                run(".", Some("tsconfig.json"), false),
+                run(".", Some(skipped_label), true),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_that_could_not_start_then_either_in_a_folder_nobody_touched_is_not_counted() {
+        use ralph_runner::runner::GateStatus;
+        let then: Runs = [(
+            "tsc".to_string(),
+            ["ex/app/tsconfig.json".to_string()].into(),
+        )]
+        .into();
+        let mut ok = [partly_checked("ex/app/tsconfig.json")];
+        let notes = excuse_unstarted(false, (&then, &["src/a.ts".into()], "then"), &mut ok);
+        assert_eq!(ok[0].status, GateStatus::Pass, "{notes:?}");
+        // A file changed in its folder; a run that started then; under CI: counted.
+        for (changed, label, strict) in [
+            ("ex/app/main.ts", "ex/app/tsconfig.json", false),
+            ("src/a.ts", "ex/other/tsconfig.json", false),
+            ("src/a.ts", "ex/app/tsconfig.json", true),
+        ] {
+            let mut r = [partly_checked(label)];
+            excuse_unstarted(strict, (&then, &[changed.into()], "then"), &mut r);
+            assert_eq!(
+                r[0].status,
+                GateStatus::Skipped,
+                "{changed} {label} {strict}"
+            );
+        }
+        // The root's own run could not start: its folder is every file's.
+        let mut root = [partly_checked("tsconfig.build.json")];
+        let then: Runs = [(
+            "tsc".to_string(),
+            ["tsconfig.build.json".to_string()].into(),
+        )]
+        .into();
+        excuse_unstarted(false, (&then, &["src/a.ts".into()], "then"), &mut root);
+        assert_eq!(root[0].status, GateStatus::Skipped);
+    }
 
     fn start(output: &str) -> StartFailure {
         StartFailure {

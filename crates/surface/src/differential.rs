@@ -78,6 +78,8 @@ pub struct Prepared {
     /// What git ignores that is new or changed since the start (an ignored `conftest.py`, a
     /// local config): the checkout does not get it, so a run that needs it fails there.
     pub unlent: Vec<String>,
+    /// What git ignored at the start that is gone (an installed folder removed).
+    pub ignored_gone: Vec<String>,
 }
 
 impl Prepared {
@@ -111,6 +113,18 @@ impl Prepared {
     /// True when anything of the checks differs from the start: a differential run is due.
     pub fn changed(&self) -> bool {
         !self.put_back.is_empty() || !self.unlent.is_empty()
+    }
+
+    /// The files changed since `start` (see [`Self::changed_files`]), with what git ignores
+    /// that is new, changed or gone since (relative to the top, as git names it).
+    pub fn changed_with_ignored(&self, start: &str) -> Result<Vec<String>, GitError> {
+        let mut all = self.changed_files(start)?;
+        for rel in self.unlent.iter().chain(&self.ignored_gone) {
+            let path = Path::new(rel);
+            let inside = path.strip_prefix(&self.inside).unwrap_or(path);
+            all.push(inside.to_string_lossy().into_owned());
+        }
+        Ok(all)
     }
 
     /// Every path a differential run gives as it was: put back, or not lent.
@@ -154,7 +168,16 @@ pub fn prepare(
     let top = snapshot::top(root)?;
     let tree = snapshot::work_tree(&top)?;
     let stamps = snapshot::stamps(&top, &tree)?;
-    let (lend, unlent) = lending(&snapshot::ignored_state(&top)?, start_ignored);
+    let ignored_now = snapshot::ignored_state(&top)?;
+    let (lend, unlent) = lending(&ignored_now, start_ignored);
+    let ignored_gone = start_ignored
+        .map(|was| {
+            was.keys()
+                .filter(|k| !ignored_now.contains_key(*k))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
     let inside = within(root, &top);
     let facts = Facts::of(surfaces.0, surfaces.1).with_start_folders(folders(
         &top,
@@ -204,6 +227,7 @@ pub fn prepare(
         edited,
         lend,
         unlent,
+        ignored_gone,
     })
 }
 
@@ -864,6 +888,8 @@ pub struct StartRuns {
     pub tests: Tests,
     /// Those that failed, of each gate for which that is known ([`failed`]).
     pub failed: Tests,
+    /// The runs of each gate that could not start (`baseline::unstarted`), by name.
+    pub unstarted: Tests,
     /// The gates that passed.
     pub passed: BTreeSet<String>,
     /// How each gate that failed failed (its output as the work tree's run would print it).
@@ -885,6 +911,13 @@ pub fn start_runs(
     Ok(StartRuns {
         tests: ran(&results),
         failed: self::failed(&results, env.strict()),
+        unstarted: results
+            .iter()
+            .map(|r| {
+                let runs = crate::baseline::could_not_start(r);
+                (r.name.clone(), runs.into_iter().map(|(n, _)| n).collect())
+            })
+            .collect(),
         passed: passed.iter().map(|r| r.name.clone()).collect(),
         failures: failed
             .iter()
@@ -1064,6 +1097,7 @@ mod tests {
         let base = StartRuns {
             tests: [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into(),
             failed: Tests::new(),
+            unstarted: Tests::new(),
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
             failures: Default::default(),
         };

@@ -286,6 +286,7 @@ fn base_runs(
         return Ok(differential::StartRuns {
             tests: differential::Tests::new(),
             failed: differential::Tests::new(),
+            unstarted: differential::Tests::new(),
             passed: BTreeSet::new(),
             failures: Default::default(),
         });

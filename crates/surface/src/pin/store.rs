@@ -36,6 +36,9 @@ struct KeptTests {
     /// had it: one without says nothing of them).
     #[serde(default)]
     failed: Option<StartTests>,
+    /// The runs of each gate that could not start there.
+    #[serde(default)]
+    unstarted: Option<StartTests>,
 }
 
 /// How many start trees' tests are kept: the oldest go first.
@@ -118,6 +121,11 @@ impl Store {
         self.kept(key).and_then(|k| k.failed)
     }
 
+    /// The runs of each gate that could not start on a start tree, where the record says.
+    pub fn start_unstarted(&self, key: &str) -> Option<StartTests> {
+        self.kept(key).and_then(|k| k.unstarted)
+    }
+
     fn kept(&self, key: &str) -> Option<KeptTests> {
         let bytes = std::fs::read(self.tests_path(key)).ok()?;
         let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
@@ -130,6 +138,7 @@ impl Store {
             gates: runs.tests.clone(),
             failures: runs.failures.clone(),
             failed: Some(runs.failed.clone()),
+            unstarted: Some(runs.unstarted.clone()),
         };
         let path = self.tests_path(key);
         let Ok(bytes) = serde_json::to_vec(&kept) else {

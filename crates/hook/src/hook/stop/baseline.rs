@@ -28,18 +28,31 @@ pub fn excuse_old_failures(
     notes: &mut Vec<String>,
 ) {
     let config = &project.config;
-    if !baseline::asked(config, env.strict(), results) {
+    if !asked(config, env.strict(), results) {
         return;
     }
+    let then = "when the loop started";
     match at_start(project, env, deadline, start) {
-        Ok((failures, changed)) => notes.extend(baseline::excuse(
-            config,
-            env.strict(),
-            (&failures, &changed, "when the loop started"),
-            results,
-        )),
+        Ok(((failures, unstarted), changed)) => {
+            let strict = env.strict();
+            notes.extend(baseline::excuse(
+                config,
+                strict,
+                (&failures, &changed, then),
+                results,
+            ));
+            let unstarted = (&unstarted, changed.as_slice(), then);
+            notes.extend(baseline::excuse_unstarted(strict, unstarted, results));
+        }
         Err(why) => notes.push(format!("baseline not known: {why}")),
     }
+}
+
+/// Whether the start tree's runs are worth taking: a baseline gate fails, or a stop gate
+/// checked only part of the project.
+pub fn asked(config: &ralph_config::Config, strict: bool, results: &[GateResult]) -> bool {
+    let partly = |r: &GateResult| !strict && !r.optional && baseline::unstarted(r).is_some();
+    baseline::asked(config, strict, results) || results.iter().any(partly)
 }
 
 /// Why the start tree's failures or the files changed since are not known.
@@ -58,7 +71,7 @@ fn at_start(
     env: &Environment,
     deadline: Instant,
     start: &Start<'_>,
-) -> Result<(StartFailures, Vec<String>), Unknown> {
+) -> Result<((StartFailures, differential::Tests), Vec<String>), Unknown> {
     let take = || {
         differential::start_runs(
             project,
@@ -70,8 +83,10 @@ fn at_start(
     };
     let failures = match start.kept {
         Some((store, key)) => super::start_tests::failures_at_stop(store, key, deadline, take),
-        None => take().map(|runs| runs.failures),
+        None => take().map(|runs| (runs.failures, runs.unstarted)),
     }?;
-    let changed = start.prepared.changed_files(start.tree)?;
+    // An install removed or changed since is a change there: a run that could not start at
+    // the end may have started at the start (the start's runs may be taken only now).
+    let changed = start.prepared.changed_with_ignored(start.tree)?;
     Ok((failures, changed))
 }

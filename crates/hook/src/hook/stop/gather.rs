@@ -316,8 +316,9 @@ impl Judgement {
         }
     }
 
-    /// The failures of `baseline` gates that are as they were on the start tree: passes, at
-    /// every stop (the final run's and the others').
+    /// The failures of `baseline` gates that are as they were on the start tree, and the
+    /// runs that could not start there either, in folders the loop did not touch: passes,
+    /// at every stop (the final run's and the others').
     fn excuse(
         &self,
         project: &Project,
@@ -329,7 +330,7 @@ impl Judgement {
         let (Some(tree), start_surface) = pinning.start() else {
             return;
         };
-        if !ralph_surface::baseline::asked(&project.config, env.strict(), results) {
+        if !super::baseline::asked(&project.config, env.strict(), results) {
             return;
         }
         // A stop with no promise prepares nothing else: the tree is described for this.

@@ -32,13 +32,14 @@ pub fn at_stop(
 }
 
 /// How the stop gates that failed on the start tree failed, kept under `key` with its tests
-/// (or taken as [`at_stop`] takes them): what a baseline gate is compared with.
+/// (or taken as [`at_stop`] takes them): what a baseline gate is compared with; and the
+/// runs that could not start there (empty where the record does not say).
 pub fn failures_at_stop(
     store: &Store,
     key: &str,
     deadline: Instant,
     take: impl FnOnce() -> Result<StartRuns, RunError>,
-) -> Result<StartFailures, RunError> {
+) -> Result<(StartFailures, Tests), RunError> {
     kept_or_taken(store, key, deadline, take).map(|(_, failures, _)| failures)
 }
 
@@ -47,10 +48,12 @@ fn kept_or_taken(
     key: &str,
     deadline: Instant,
     take: impl FnOnce() -> Result<StartRuns, RunError>,
-) -> Result<(Tests, StartFailures, Tests), RunError> {
+) -> Result<(Tests, (StartFailures, Tests), Tests), RunError> {
     let kept = || {
         let failed = store.start_failed(key).unwrap_or_default();
-        Some((store.start_tests(key)?, store.start_failures(key)?, failed))
+        let unstarted = store.start_unstarted(key).unwrap_or_default();
+        let failures = (store.start_failures(key)?, unstarted);
+        Some((store.start_tests(key)?, failures, failed))
     };
     if let Some(k) = kept() {
         return Ok(k);
@@ -61,7 +64,7 @@ fn kept_or_taken(
     }
     let taken = take()?;
     store.keep_start_tests(key, &taken);
-    Ok((taken.tests, taken.failures, taken.failed))
+    Ok((taken.tests, (taken.failures, taken.unstarted), taken.failed))
 }
 
 /// The background job `loop start` starts for the loop `loop_file`: takes and keeps its start
