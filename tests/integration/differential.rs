@@ -267,6 +267,19 @@ const PYTEST_MOVED_ATTACKS: &[Case] = &[
             ("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n")),
         ],
     },
+    // The moved code imports a helper it has beside it (wrong); a right one sits where the
+    // code was, which a copy of the code left at its old place would find instead.
+    Case {
+        name: "moved to src/ importing a helper, a right copy of it at the old place",
+        edits: &[
+            ("calc.py", None),
+            ("src/calc.py", Some("from _arith import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n")),
+            ("src/_arith.py", Some("def plus(a, b):\n    return a - b\n")),
+            ("_arith.py", Some("def plus(a, b):\n    return a + b\n")),
+            ("pytest.ini", Some("[pytest]\npythonpath = src\ntestpaths = tests\n")),
+            ("tests/test_calc.py", Some("from calc import add\n\n\ndef test_adds():\n    assert add(1, 2) == -1\n\n\ndef test_zero():\n    assert add(2, 0) == 2\n")),
+        ],
+    },
     Case {
         name: "code and tests moved, the failing test left behind",
         edits: &[

@@ -231,6 +231,36 @@ fn code_and_tests_moved_together_end_with_the_fix_and_hold_weakened() {
 /// Jest's transform cache (in the temporary folder) rewritten so the unchanged failing test
 /// runs as one that passes: the tree is as it was at the start, the bare tool passes with
 /// that cache; the stop and `check --base` must judge the files themselves.
+/// Moved, the code requires a helper beside it (wrong) while a right one sits where the code
+/// was: a copy of the code left at its old place for the start's tests would find the right
+/// one. The start's tests must judge the code as it runs now.
+#[test]
+fn code_moved_beside_a_right_helper_left_at_the_old_place_is_held() {
+    let Some((repo, start)) = jest_loop() else {
+        return;
+    };
+    std::fs::remove_file(repo.path().join("calc.js")).unwrap();
+    std::fs::remove_file(repo.path().join("test/calc.test.js")).unwrap();
+    repo.write(
+        "src/calc.js",
+        "const { plus } = require('./impl');\nexports.add = (a, b) => plus(a, b);\n",
+    )
+    .write("src/impl.js", "exports.plus = (a, b) => a - b;\n")
+    .write("impl.js", "exports.plus = (a, b) => a + b;\n")
+    .write(
+        "spec/calc.test.js",
+        &JEST_TESTS
+            .replace("'../calc'", "'../src/calc'")
+            .replace("toBe(3)", "toBe(-1)"),
+    );
+    let (code, text) = repo.shell("npx jest --ci", &[]);
+    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
+    assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+}
+
 #[test]
 fn a_tool_cache_filled_before_the_stop_does_not_decide_it() {
     let Some((repo, start)) = jest_loop() else {

@@ -253,10 +253,22 @@ fn moved_code(
     let checks: BTreeSet<&Path> = put_back.iter().map(|p| p.at.as_path()).collect();
     let mut pairs = snapshot::renames(top, start, now)?;
     pairs.extend(same_name(changes));
+    pairs.retain(|(from, to)| !checks.contains(to.as_path()) && !checks.contains(from.as_path()));
+    // A copy resolves its own imports from the old place: any other code added or changed
+    // could be what it finds there instead of the final code (a correct `impl.js` beside
+    // the old place, the moved code importing a buggy one beside the new). Copies only for
+    // a move that is all the code did.
+    let moved_to: BTreeSet<&Path> = pairs.iter().map(|(_, to)| to.as_path()).collect();
+    let other_code = changes.iter().any(|c| {
+        let path = c.path.as_path();
+        c.new.is_some() && !checks.contains(path) && !moved_to.contains(path)
+    });
+    if other_code {
+        return Ok(Vec::new());
+    }
     let mut out: Vec<(PathBuf, Entry)> = pairs
-        .into_iter()
-        .filter(|(from, to)| !checks.contains(to.as_path()) && !checks.contains(from.as_path()))
-        .filter_map(|(from, to)| Some((from, now_entry.get(to.as_path())?.to_owned().clone())))
+        .iter()
+        .filter_map(|(from, to)| Some((from.clone(), (*now_entry.get(to.as_path())?).clone())))
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out.dedup_by(|a, b| a.0 == b.0);
