@@ -1013,6 +1013,14 @@ fn dead_code_deleted_with_its_only_test_ends_and_a_live_ones_deleted_test_holds(
             ],
         },
         Case {
+            name: "broken and merged into another module, its test deleted",
+            edits: &[
+                ("calc.py", Some(FIXED_NO_MUL)),
+                ("fixtures.py", Some("PAIRS = [(2, 3, 6), (0, 5, 0)]\nOTHER = 1\n\n\ndef mul(a, b):\n    return a + b\n")),
+                ("tests/test_mul.py", None),
+            ],
+        },
+        Case {
             name: "broken by a line deleted, the name its test imports deleted, its test deleted",
             edits: &[
                 ("calc.py", Some("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    if a == 0:\n        return 0\n")),

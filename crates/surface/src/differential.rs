@@ -72,6 +72,8 @@ pub struct Prepared {
     deleted: Vec<(PathBuf, Entry)>,
     /// Code changed since the start (not put back): each path with its entries then and now.
     edited: Vec<(PathBuf, Entry, Entry)>,
+    /// Code added since the start (not put back): each entry.
+    came: Vec<Entry>,
     /// What git ignores that the checkout gets by link, relative to the top: as it was at
     /// the start (or everything, when the start's is not known).
     lend: Vec<PathBuf>,
@@ -214,6 +216,11 @@ pub fn prepare(
         .filter(|c| !put_back.iter().any(|p| p.at == c.path))
         .filter_map(|c| Some((c.path.clone(), c.old.clone()?, c.new.clone()?)))
         .collect();
+    let came = changes
+        .iter()
+        .filter(|c| c.old.is_none() && !put_back.iter().any(|p| p.at == c.path))
+        .filter_map(|c| c.new.clone())
+        .collect();
     Ok(Prepared {
         top,
         inside: inside.unwrap_or_default(),
@@ -225,6 +232,7 @@ pub fn prepare(
         moved,
         deleted,
         edited,
+        came,
         lend,
         unlent,
         ignored_gone,
@@ -502,7 +510,7 @@ pub fn gone_with_their_code(
             .get(gate)
             .is_some_and(|failed| failed.is_disjoint(ids))
     });
-    if !passed_at_start {
+    if !passed_at_start || moved_elsewhere(prepared, &deleted).unwrap_or(true) {
         return None;
     }
     let is_deleted = |p: &PutBack| deleted.iter().any(|d| d.at == p.at);
@@ -577,6 +585,88 @@ fn tests_of(files: &[String], start: &Tests) -> Option<Tests> {
     Some(out)
 }
 
+/// Whether code the deleted tests tested came back elsewhere: a name both they and the
+/// code deleted since the start use (not one the code kept unchanged uses: `def`, `return`)
+/// is in a line of code added or changed since. Code moved (merged into another file),
+/// not gone; its tests did not go with it.
+fn moved_elsewhere(prepared: &Prepared, tests: &[&PutBack]) -> Result<bool, GitError> {
+    let text = |e: &Entry| -> Result<String, GitError> {
+        let bytes = snapshot::run_raw(&prepared.top, &["cat-file", "blob", &e.object])?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let mut lines = Lines::default();
+    for t in tests.iter().filter_map(|t| t.was.as_ref()) {
+        lines.tests.push(text(t)?);
+    }
+    for (_, was) in &prepared.deleted {
+        lines.deleted.push(text(was)?);
+    }
+    for e in &prepared.came {
+        lines.added.push(text(e)?);
+    }
+    for (_, was, now) in &prepared.edited {
+        let (old, new) = (text(was)?, text(now)?);
+        let (gone, came, kept) = line_changes(&old, &new);
+        lines.deleted.push(gone.concat());
+        lines.added.push(came.concat());
+        lines.kept.push(kept.concat());
+    }
+    Ok(lines.moved())
+}
+
+/// The text of what changed since the start, for [`moved_elsewhere`].
+#[derive(Default)]
+struct Lines {
+    tests: Vec<String>,
+    deleted: Vec<String>,
+    added: Vec<String>,
+    kept: Vec<String>,
+}
+
+impl Lines {
+    /// Pure: the names (three characters or more, a letter among them) in `texts`.
+    fn names(texts: &[String]) -> BTreeSet<&str> {
+        texts
+            .iter()
+            .flat_map(|t| t.split(|c: char| !c.is_alphanumeric() && c != '_'))
+            .filter(|w| w.len() >= 3 && w.chars().any(char::is_alphabetic))
+            .collect()
+    }
+
+    /// Pure: whether a name of the tests' deleted code is in what was added.
+    fn moved(&self) -> bool {
+        let (tests, kept) = (Self::names(&self.tests), Self::names(&self.kept));
+        let added = Self::names(&self.added);
+        Self::names(&self.deleted)
+            .into_iter()
+            .filter(|n| tests.contains(n) && !kept.contains(n))
+            .any(|n| added.contains(n))
+    }
+}
+
+/// Pure: the lines `new` deleted from `old` (rather than changed), those it added or
+/// changed, and those it kept, paired as [`with_deletions_undone`] pairs them.
+fn line_changes<'a>(old: &'a str, new: &'a str) -> (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>) {
+    use similar::{DiffOp, TextDiff};
+    let diff = TextDiff::from_lines(old, new);
+    let (olds, news) = (diff.old_slices(), diff.new_slices());
+    let (mut deleted, mut added, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+    for op in diff.ops() {
+        let (o, n) = (&olds[op.old_range()], &news[op.new_range()]);
+        match op {
+            DiffOp::Equal { .. } => kept.extend(n.iter().copied()),
+            DiffOp::Delete { .. } => deleted.extend(o.iter().copied()),
+            DiffOp::Insert { .. } => added.extend(n.iter().copied()),
+            DiffOp::Replace { .. } => {
+                added.extend(n.iter().copied());
+                let gone = o.iter().zip(alignment(o, n)).filter(|(_, k)| k.is_none());
+                deleted.extend(gone.map(|(l, _)| *l));
+            }
+        }
+    }
+    (deleted, added, kept)
+}
+
 /// The code files changed since the start with each run of lines deleted since put back
 /// (the lines changed or added kept as they are now), where any was deleted.
 fn deletions_undone(prepared: &Prepared) -> Result<Vec<(PathBuf, Option<Entry>)>, GitError> {
@@ -635,22 +725,32 @@ fn with_deletions_undone(old: &str, new: &str) -> Option<String> {
 /// Pure: the lines of one changed place, `new` kept and each line of `old` no line of `new`
 /// is like put back in its order, onto `out`; whether any was.
 fn replaced(old: &[&str], new: &[&str], out: &mut String) -> bool {
-    let alike = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio() >= 0.5;
-    let (mut next_new, mut undone) = (0, false);
-    for line in old {
-        match new[next_new..].iter().position(|n| alike(line, n)) {
+    let (mut next_new, aligned) = (0, alignment(old, new));
+    for (line, like) in old.iter().zip(aligned.iter().copied()) {
+        match like {
             Some(k) => {
-                out.extend(new[next_new..=next_new + k].iter().copied());
-                next_new += k + 1;
+                out.extend(new[next_new..=k].iter().copied());
+                next_new = k + 1;
             }
-            None => {
-                undone = true;
-                out.push_str(line);
-            }
+            None => out.push_str(line),
         }
     }
     out.extend(new[next_new..].iter().copied());
-    undone
+    aligned.contains(&None)
+}
+
+/// Pure: for each line of `old`, the line of `new` that is it changed (by characters, at
+/// least half alike, in order), or `None` where it was deleted.
+fn alignment(old: &[&str], new: &[&str]) -> Vec<Option<usize>> {
+    let alike = |a: &str, b: &str| similar::TextDiff::from_chars(a, b).ratio() >= 0.5;
+    let mut next_new = 0;
+    old.iter()
+        .map(|line| {
+            let k = new[next_new..].iter().position(|n| alike(line, n))? + next_new;
+            next_new = k + 1;
+            Some(k)
+        })
+        .collect()
 }
 
 /// Pure: whether, in `there`, each gate of `tests` was heard and every one of `tests` ran
@@ -1052,6 +1152,24 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn code_whose_name_comes_back_elsewhere_moved_and_did_not_go() {
+        let t = |s: &str| vec![s.to_string()];
+        let merged = Lines {
+            tests: t("from calc.mul import mul\ndef test_mul():\n    assert mul(2, 3) == 6\n"),
+            deleted: t("def mul(a, b):\n    return a * b\n"),
+            added: t("def mul(a, b):\n    return a * b + 1\n"),
+            kept: t("def add(a, b):\n"),
+        };
+        assert!(merged.moved());
+        // Gone: the fix shares only words the kept code uses too (`def`, `return`).
+        let gone = Lines {
+            added: t("    return a + b\n"),
+            ..merged
+        };
+        assert!(!gone.moved());
     }
 
     #[test]
