@@ -228,6 +228,10 @@ fn code_and_tests_moved_together_end_with_the_fix_and_hold_weakened() {
     }
 }
 
+/// Rewrites every jest transform cache entry under the folder given that holds `toBe(3)` to
+/// hold `toBe(-1)`, with the checksum jest checks.
+const POISON: &str = "const fs = require('fs'), c = require('crypto'), path = require('path');\nconst walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]);\nfor (const f of walk(process.argv[1]).filter((f) => f.includes('jest-transform-cache'))) {\n  const text = fs.readFileSync(f, 'utf8');\n  if (!text.includes('toBe(3)')) continue;\n  const code = text.slice(33).replace('toBe(3)', 'toBe(-1)');\n  fs.writeFileSync(f, c.createHash('sha1').update(code).digest('hex').slice(0, 32) + '\\n' + code);\n}\n";
+
 /// Jest's transform cache (in the temporary folder) rewritten so the unchanged failing test
 /// runs as one that passes: the tree is as it was at the start, the bare tool passes with
 /// that cache; the stop and `check --base` must judge the files themselves.
@@ -272,7 +276,7 @@ fn a_tool_cache_filled_before_the_stop_does_not_decide_it() {
     let (code, _) = repo.shell("npx jest --ci", &env);
     assert_eq!(code, 1, "the tests fail, and jest fills its cache");
     assert_eq!(repo.run_env(["check", "--no-cache"], &env).code, 1);
-    let poison = "const fs = require('fs'), c = require('crypto'), path = require('path');\nconst walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]);\nfor (const f of walk(process.argv[1]).filter((f) => f.includes('jest-transform-cache'))) {\n  const text = fs.readFileSync(f, 'utf8');\n  if (!text.includes('toBe(3)')) continue;\n  const code = text.slice(33).replace('toBe(3)', 'toBe(-1)');\n  fs.writeFileSync(f, c.createHash('sha1').update(code).digest('hex').slice(0, 32) + '\\n' + code);\n}\n";
+    let poison = POISON;
     let (code, text) = repo.shell(&format!("node -e \"$P\" '{t}'"), &[("P", poison)]);
     assert_eq!(code, 0, "{text}");
     let (code, text) = repo.shell("npx jest --ci", &env);
@@ -288,6 +292,37 @@ fn a_tool_cache_filled_before_the_stop_does_not_decide_it() {
     let out = decision(&repo.run_stdin(&["hook", "stop"], input.to_string().as_bytes(), &env));
     assert_eq!(out["decision"], "block", "{out}");
     let ci = repo.run_env(["check", "--no-cache", "--base", &start], &env);
+    assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
+}
+
+/// The same with the cache where the project's jest config has always put it, outside the
+/// temporary folder: a run that decides reads no cache at all.
+#[test]
+fn a_cache_folder_the_project_configures_does_not_decide_the_stop() {
+    let Some(repo) = js_runners_repo() else {
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().to_str().unwrap();
+    repo.config("[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"npx jest --ci\"\n")
+        .write("package.json", "{\"name\": \"calc\", \"private\": true}\n")
+        .write("jest.config.js", &format!("module.exports = {{ cacheDirectory: '{dir}' }};\n"))
+        .write("calc.js", "exports.add = (a, b) => a - b;\n")
+        .write("test/calc.test.js", JEST_TESTS);
+    assert_eq!(repo.run(["check"]).code, 1, "the tests fail at the start");
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    let (code, _) = repo.shell("npx jest --ci", &[]);
+    assert_eq!(code, 1, "the tests fail, and jest fills its cache");
+    let (code, text) = repo.shell(&format!("node -e \"$P\" '{dir}'"), &[("P", POISON)]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = repo.shell("npx jest --ci", &[]);
+    assert_eq!(code, 0, "the poisoned cache fools the bare tool: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
     assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
 }
 

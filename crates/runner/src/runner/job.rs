@@ -574,7 +574,7 @@ fn execute(
         loaded,
         tests,
         failed_tests,
-    } = heard_untraced_if_it_traces(spec, gate, cx);
+    } = heard_untraced_if_it_traces(spec, (gate, private.is_some()), cx);
     told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
     let output = match told {
@@ -657,12 +657,16 @@ fn spec(
 /// [`heard`], made again unobserved when a process of the observed run called ptrace (a
 /// debugger's tests, a leak checker at exit): under ralph-gate's tracer that call fails, so
 /// the run is not the bare tool's. The second run's result is stored under the key alone.
-fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
+fn heard_untraced_if_it_traces(
+    spec: Spec,
+    (gate, fresh): (&Gate, bool),
+    cx: &RunContext<'_>,
+) -> Heard {
     // Only an observed run can be made again: the spec is kept for it alone.
     if !spec.observe {
-        return heard(spec, gate, cx);
+        return heard(spec, (gate, fresh), cx);
     }
-    let first = heard(spec.clone(), gate, cx);
+    let first = heard(spec.clone(), (gate, fresh), cx);
     let traced = matches!(&first.finished.observed, Some(Ok(r)) if r.traced_itself);
     if !traced {
         return first;
@@ -672,7 +676,7 @@ fn heard_untraced_if_it_traces(spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> 
             observe: false,
             ..spec
         },
-        gate,
+        (gate, fresh),
         cx,
     );
     again.finished.observed = Some(Err(observe::trace::Unavailable::Incomplete(
@@ -753,14 +757,14 @@ struct Heard {
 /// test binaries' wrapper ([`testbin`]) and node's runners, jest and vitest ([`node_runners`]). A run that exited 0 while a report says a test
 /// failed, or never reached its end, is a failure (exit 1, and why). A run whose pytest could
 /// not load the listener is made again without it.
-fn heard(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
+fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> Heard {
     let binaries = testbin::Listening::open();
     if let Some(b) = &binaries {
         let vars = b.vars(&gate.env, cx.env, &spec.cwd);
         spec.env.extend(vars);
     }
     let plain = spec.clone();
-    let node = node_runners::Listening::open();
+    let node = node_runners::Listening::open(fresh);
     if let Some(n) = &node {
         spec.env.extend(n.vars(&gate.env, cx.env, true));
     }

@@ -55,7 +55,9 @@ struct Line {
 impl Listening {
     /// New listeners, or `None` when they cannot be made or named in `NODE_OPTIONS` (which
     /// splits on white space and reads quotes and backslashes): the run goes on unheard.
-    pub fn open() -> Option<Self> {
+    ///
+    /// `fresh`: the run decides a loop's end or `check --base`: jest reads no cache.
+    pub fn open(fresh: bool) -> Option<Self> {
         let dir = super::job::unguessable(&std::env::temp_dir().join("ralph-gate-nodetest"));
         let name = dir.to_str()?;
         if name.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
@@ -64,6 +66,9 @@ impl Listening {
         std::fs::create_dir_all(dir.join("told")).ok()?;
         for (file, text) in [REPORTER, PRELOAD, VITEST_HOOKS] {
             std::fs::write(dir.join(file), text).ok()?;
+        }
+        if fresh {
+            std::fs::write(dir.join("fresh"), "").ok()?;
         }
         Some(Self { dir })
     }
