@@ -94,15 +94,22 @@ const TESTS: &str = "from calc import add\n\n\ndef test_adds():\n    assert add(
 const INI: &str = "[pytest]\npythonpath = .\ntestpaths = tests\n";
 
 fn pytest_loop() -> Option<Repo> {
+    pytest_loop_with(&[("calc.py", CALC)])
+}
+
+/// A loop on pytest's tests of `add` (failing), with `files` written besides.
+fn pytest_loop_with(files: &[(&str, &str)]) -> Option<Repo> {
     if !require_tool("pytest") {
         return None;
     }
     let repo = Repo::git();
     repo.config(PYTEST_GATE)
         .write(".gitignore", "__pycache__/\n")
-        .write("calc.py", CALC)
         .write("tests/test_calc.py", TESTS)
         .write("pytest.ini", INI);
+    for (path, text) in files {
+        repo.write(path, text);
+    }
     assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
     repo.commit_all();
     repo.start_loop(&[]);
@@ -957,21 +964,11 @@ const MUL_TESTS: &str = "from calc import mul\nfrom fixtures import PAIRS\n\n\nd
 /// A loop whose `add` fails its tests, beside a `mul` whose test (with its data in a module
 /// of its own) passes.
 fn dead_code_loop() -> Option<Repo> {
-    if !require_tool("pytest") {
-        return None;
-    }
-    let repo = Repo::git();
-    repo.config(PYTEST_GATE)
-        .write(".gitignore", "__pycache__/\n")
-        .write("calc.py", WITH_MUL)
-        .write("fixtures.py", "PAIRS = [(2, 3, 6), (0, 5, 0)]\nOTHER = 1\n")
-        .write("tests/test_calc.py", TESTS)
-        .write("tests/test_mul.py", MUL_TESTS)
-        .write("pytest.ini", INI);
-    assert_eq!(repo.run(["check"]).code, 1, "pytest fails at the start");
-    repo.commit_all();
-    repo.start_loop(&[]);
-    Some(repo)
+    pytest_loop_with(&[
+        ("calc.py", WITH_MUL),
+        ("fixtures.py", "PAIRS = [(2, 3, 6), (0, 5, 0)]\nOTHER = 1\n"),
+        ("tests/test_mul.py", MUL_TESTS),
+    ])
 }
 
 /// Code no test but its own reaches, deleted with that test, is honest work (issue 37): the

@@ -104,12 +104,7 @@ fn jest_failing_test_marked_expected_to_fail_is_held() {
         "calc.js",
         "const real = global.test;\nif (real) global.test = (name, fn) => (name === 'adds' ? real.failing(name, fn) : real(name, fn));\nexports.add = (a, b) => a - b;\n",
     );
-    let (code, text) = repo.shell("npx jest --ci", &[]);
-    assert_eq!(code, 0, "the attack makes the bare tool pass: {text}");
-    let out = decision(&promise(&repo));
-    assert_eq!(out["decision"], "block", "{out}");
-    let ci = repo.run(["check", "--no-cache", "--base", &start]);
-    assert_eq!(ci.code, 1, "check --base at the start fails: {ci:?}");
+    held_for_a_test_that_stopped_running(&repo, "npx jest --ci", &start, "adds");
 }
 
 #[test]
