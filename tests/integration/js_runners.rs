@@ -321,6 +321,41 @@ fn a_cache_folder_the_project_configures_does_not_decide_the_stop() {
     assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
 }
 
+/// Vitest's module cache on the file system (`experimental.fsModuleCache`), turned on by the
+/// project before the loop, with the code's cached transform edited to right code: the tree
+/// is as it was, the bare tool passes with that cache; a run that decides reads none.
+#[test]
+fn vitests_module_cache_the_project_turns_on_does_not_decide_the_stop() {
+    let Some(repo) = js_runners_repo() else {
+        return;
+    };
+    repo.config("[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"npx vitest run\"\n")
+        .write("package.json", "{\"name\": \"calc\", \"private\": true, \"type\": \"module\"}\n")
+        .write(
+            "vitest.config.js",
+            "export default { test: { experimental: { fsModuleCache: true } } };\n",
+        )
+        .write("calc.js", "export function add(a, b) {\n  return a - b;\n}\n")
+        .write("test/calc.test.js", VITEST_TESTS);
+    assert_eq!(repo.run(["check"]).code, 1, "the tests fail at the start");
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    let (code, _) = repo.shell("npx vitest run", &[]);
+    assert_eq!(code, 1, "the tests fail, and vitest fills its cache");
+    let poison =
+        "grep -rl 'a - b' node_modules/.experimental-vitest-cache | xargs sed -i 's/a - b/a + b/'";
+    let (code, text) = repo.shell(poison, &[]);
+    assert_eq!(code, 0, "{text}");
+    let (code, text) = repo.shell("npx vitest run", &[]);
+    assert_eq!(code, 0, "the poisoned cache fools the bare tool: {text}");
+    let out = decision(&promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let ci = repo.run(["check", "--no-cache", "--base", &start]);
+    assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
+}
+
 #[test]
 fn a_failed_test_in_jests_or_vitests_results_fails_an_exit_0() {
     // The command swallows the runner's status: the runner's own results still say a test

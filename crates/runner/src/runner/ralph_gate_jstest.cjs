@@ -66,20 +66,44 @@ Module._load = function (request, ...rest) {
 
 // Vitest: a process whose program is vitest's (its CLI, a forks worker) marks its children
 // and threads through the environment; those register the hook.
-function vitestProgram() {
+function vitestPackage() {
   const main = process.argv[1];
-  if (!main || !main.includes('vitest')) return false;
+  if (!main || !main.includes('vitest')) return null;
   try {
     let dir = path.dirname(fs.realpathSync(main));
     for (let i = 0; i < 6; i++, dir = path.dirname(dir)) {
       const p = path.join(dir, 'package.json');
-      if (fs.existsSync(p)) return JSON.parse(fs.readFileSync(p, 'utf8')).name === 'vitest';
+      if (fs.existsSync(p)) {
+        const pkg = JSON.parse(fs.readFileSync(p, 'utf8'));
+        return pkg.name === 'vitest' ? pkg : null;
+      }
     }
   } catch {
     // Not vitest's.
   }
-  return false;
+  return null;
 }
+function vitestProgram() {
+  return vitestPackage() !== null;
+}
+
+// In a run that decides, vitest's CLI (4.1 and later, where the option exists: an older one
+// refuses options it does not know) reads no module cache the project turned on
+// (`experimental.fsModuleCache`), as a fresh clone's run has none.
+function noModuleCache() {
+  const pkg = vitestPackage();
+  if (!fresh || !pkg) return;
+  try {
+    if (path.basename(fs.realpathSync(process.argv[1])) !== 'vitest.mjs') return;
+  } catch {
+    return;
+  }
+  const [major, minor] = String(pkg.version).split('.').map(Number);
+  if (!(major > 4 || (major === 4 && minor >= 1))) return;
+  const end = process.argv.indexOf('--');
+  process.argv.splice(end === -1 ? process.argv.length : end, 0, '--experimental.fsModuleCache=false');
+}
+noModuleCache();
 if (process.env.RALPH_GATE_VITEST === here || vitestProgram()) {
   process.env.RALPH_GATE_VITEST = here;
   try {
