@@ -25,20 +25,35 @@ pub enum ReadError {
 /// The tests each stop gate ran, by gate.
 pub type StartTests = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
 
-#[derive(serde::Serialize, serde::Deserialize)]
-struct KeptTests {
+/// What a start tree's runs are kept as: every stop of every loop on that tree reads it.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct KeptStart {
     key: String,
-    gates: StartTests,
+    /// The tests each stop gate ran there.
+    #[serde(rename = "gates")]
+    pub tests: StartTests,
     /// How the gates that failed on the start tree failed (the baseline's).
     #[serde(default)]
-    failures: crate::baseline::StartFailures,
-    /// The tests that failed, of each gate for which that is known (kept since the records
-    /// had it: one without says nothing of them).
+    pub failures: crate::baseline::StartFailures,
+    /// The tests that failed, of each gate for which that is known (a record from before
+    /// it was kept knows none).
     #[serde(default)]
-    failed: Option<StartTests>,
-    /// The runs of each gate that could not start there.
+    pub failed: StartTests,
+    /// The runs of each gate that could not start there (none, in an older record).
     #[serde(default)]
-    unstarted: Option<StartTests>,
+    pub unstarted: StartTests,
+}
+
+impl From<crate::differential::StartRuns> for KeptStart {
+    fn from(runs: crate::differential::StartRuns) -> Self {
+        Self {
+            key: String::new(),
+            tests: runs.tests,
+            failures: runs.failures,
+            failed: runs.failed,
+            unstarted: runs.unstarted,
+        }
+    }
 }
 
 /// How many start trees' tests are kept: the oldest go first.
@@ -104,41 +119,19 @@ impl Store {
         self.dir.join("start-tests").join(format!("{key}.json"))
     }
 
-    /// The tests the stop gates ran on a start tree, by gate, when a stop already took them.
-    /// `key` names the tree and the gates ([`super::Record::start_key`]): a tree's content
-    /// never changes, so one run serves every stop of every loop that starts on it.
-    pub fn start_tests(&self, key: &str) -> Option<StartTests> {
-        self.kept(key).map(|k| k.gates)
-    }
-
-    /// How the stop gates that failed on a start tree failed, kept with its tests.
-    pub fn start_failures(&self, key: &str) -> Option<crate::baseline::StartFailures> {
-        self.kept(key).map(|k| k.failures)
-    }
-
-    /// The tests that failed on a start tree, of each gate for which that is known.
-    pub fn start_failed(&self, key: &str) -> Option<StartTests> {
-        self.kept(key).and_then(|k| k.failed)
-    }
-
-    /// The runs of each gate that could not start on a start tree, where the record says.
-    pub fn start_unstarted(&self, key: &str) -> Option<StartTests> {
-        self.kept(key).and_then(|k| k.unstarted)
-    }
-
-    fn kept(&self, key: &str) -> Option<KeptTests> {
+    /// What the stop gates' runs on a start tree were, when a stop already took them, read
+    /// once. `key` names the tree and the gates ([`super::Record::start_key`]): a tree's
+    /// content never changes, so one run serves every stop of every loop that starts on it.
+    pub fn kept_start(&self, key: &str) -> Option<KeptStart> {
         let bytes = std::fs::read(self.tests_path(key)).ok()?;
-        let kept: KeptTests = serde_json::from_slice(&bytes).ok()?;
+        let kept: KeptStart = serde_json::from_slice(&bytes).ok()?;
         (kept.key == key).then_some(kept)
     }
 
-    pub fn keep_start_tests(&self, key: &str, runs: &crate::differential::StartRuns) {
-        let kept = KeptTests {
+    pub fn keep_start_tests(&self, key: &str, runs: &KeptStart) {
+        let kept = KeptStart {
             key: key.to_string(),
-            gates: runs.tests.clone(),
-            failures: runs.failures.clone(),
-            failed: Some(runs.failed.clone()),
-            unstarted: Some(runs.unstarted.clone()),
+            ..runs.clone()
         };
         let path = self.tests_path(key);
         let Ok(bytes) = serde_json::to_vec(&kept) else {

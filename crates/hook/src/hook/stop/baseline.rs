@@ -82,7 +82,8 @@ fn at_start(
         )
     };
     let failures = match start.kept {
-        Some((store, key)) => super::start_tests::failures_at_stop(store, key, deadline, take),
+        Some((store, key)) => super::start_tests::at_stop(store, key, deadline, take)
+            .map(|kept| (kept.failures, kept.unstarted)),
         None => take().map(|runs| (runs.failures, runs.unstarted)),
     }?;
     // An install removed or changed since is a change there: a run that could not start at

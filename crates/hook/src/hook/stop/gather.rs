@@ -495,15 +495,12 @@ fn at_start(
     let take = || differential::start_runs(project, env, phase, p, start);
     let at_start = match kept {
         Some((store, key)) => super::start_tests::at_stop(store, key, deadline, take)?,
-        None => {
-            let runs = take()?;
-            (runs.tests, runs.failed)
-        }
+        None => take()?.into(),
     };
     Ok(AtStart {
-        not_run: differential::not_run(&at_start.0, &now),
-        ran: at_start.0,
-        failed: at_start.1,
+        not_run: differential::not_run(&at_start.tests, &now),
+        ran: at_start.tests,
+        failed: at_start.failed,
     })
 }
 
