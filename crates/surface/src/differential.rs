@@ -387,7 +387,7 @@ fn back(c: Changed, shown: String, why: &'static str) -> PutBack {
 /// A manifest's text, read from git only when its role may depend on it.
 fn text(top: &Path, entry: Option<&Entry>) -> Option<String> {
     let e = entry?;
-    let out = snapshot::run_raw(top, &["cat-file", "blob", &e.object]).ok()?;
+    let out = blob(top, e).ok()?;
     // Big files are never manifests: no need to hold them in memory as text.
     (out.len() < 1 << 20)
         .then(|| String::from_utf8(out).ok())
@@ -591,8 +591,7 @@ fn tests_of(files: &[String], start: &Tests) -> Option<Tests> {
 /// not gone; its tests did not go with it.
 fn moved_elsewhere(prepared: &Prepared, tests: &[&PutBack]) -> Result<bool, GitError> {
     let text = |e: &Entry| -> Result<String, GitError> {
-        let bytes = snapshot::run_raw(&prepared.top, &["cat-file", "blob", &e.object])?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        Ok(String::from_utf8_lossy(&blob(&prepared.top, e)?).into_owned())
     };
     let mut lines = Lines::default();
     for t in tests.iter().filter_map(|t| t.was.as_ref()) {
@@ -612,6 +611,11 @@ fn moved_elsewhere(prepared: &Prepared, tests: &[&PutBack]) -> Result<bool, GitE
         lines.kept.push(kept.concat());
     }
     Ok(lines.moved())
+}
+
+/// A blob's content.
+fn blob(top: &Path, e: &Entry) -> Result<Vec<u8>, GitError> {
+    snapshot::run_raw(top, &["cat-file", "blob", &e.object])
 }
 
 /// The text of what changed since the start, for [`moved_elsewhere`].
@@ -645,26 +649,62 @@ impl Lines {
 }
 
 /// Pure: the lines `new` deleted from `old` (rather than changed), those it added or
-/// changed, and those it kept, paired as [`with_deletions_undone`] pairs them.
+/// changed, and those it kept, as [`line_events`] tells them.
 fn line_changes<'a>(old: &'a str, new: &'a str) -> (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>) {
-    use similar::{DiffOp, TextDiff};
-    let diff = TextDiff::from_lines(old, new);
-    let (olds, news) = (diff.old_slices(), diff.new_slices());
     let (mut deleted, mut added, mut kept) = (Vec::new(), Vec::new(), Vec::new());
-    for op in diff.ops() {
-        let (o, n) = (&olds[op.old_range()], &news[op.new_range()]);
-        match op {
-            DiffOp::Equal { .. } => kept.extend(n.iter().copied()),
-            DiffOp::Delete { .. } => deleted.extend(o.iter().copied()),
-            DiffOp::Insert { .. } => added.extend(n.iter().copied()),
-            DiffOp::Replace { .. } => {
-                added.extend(n.iter().copied());
-                let gone = o.iter().zip(alignment(o, n)).filter(|(_, k)| k.is_none());
-                deleted.extend(gone.map(|(l, _)| *l));
-            }
+    for (what, line) in line_events(old, new) {
+        match what {
+            LineEvent::Kept => kept.push(line),
+            LineEvent::Deleted => deleted.push(line),
+            LineEvent::Added => added.push(line),
         }
     }
     (deleted, added, kept)
+}
+
+/// What became of a line between two texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineEvent {
+    /// In both, unchanged.
+    Kept,
+    /// In the old text only, and no new line is it changed.
+    Deleted,
+    /// In the new text only: added, or an old line changed.
+    Added,
+}
+
+/// Pure: every line of `old` and `new` in order, with what became of it. Where lines were
+/// both changed and deleted in one place, an old line is the changed one when a new line is
+/// like it (by characters, at least half alike, in order), and deleted otherwise; a deleted
+/// line stands where it stood among the new ones.
+fn line_events<'a>(old: &'a str, new: &'a str) -> Vec<(LineEvent, &'a str)> {
+    use similar::{DiffOp, TextDiff};
+    let diff = TextDiff::from_lines(old, new);
+    let (olds, news) = (diff.old_slices(), diff.new_slices());
+    let mut out = Vec::new();
+    for op in diff.ops() {
+        let (o, n) = (&olds[op.old_range()], &news[op.new_range()]);
+        let each = |what, lines: &[&'a str]| lines.iter().map(|l| (what, *l)).collect::<Vec<_>>();
+        match op {
+            DiffOp::Equal { .. } => out.extend(each(LineEvent::Kept, n)),
+            DiffOp::Delete { .. } => out.extend(each(LineEvent::Deleted, o)),
+            DiffOp::Insert { .. } => out.extend(each(LineEvent::Added, n)),
+            DiffOp::Replace { .. } => {
+                let mut next_new = 0;
+                for (line, like) in o.iter().zip(alignment(o, n)) {
+                    match like {
+                        Some(k) => {
+                            out.extend(each(LineEvent::Added, &n[next_new..=k]));
+                            next_new = k + 1;
+                        }
+                        None => out.push((LineEvent::Deleted, *line)),
+                    }
+                }
+                out.extend(each(LineEvent::Added, &n[next_new..]));
+            }
+        }
+    }
+    out
 }
 
 /// The code files changed since the start with each run of lines deleted since put back
@@ -673,8 +713,8 @@ fn deletions_undone(prepared: &Prepared) -> Result<Vec<(PathBuf, Option<Entry>)>
     let top = &prepared.top;
     let mut out = Vec::new();
     for (at, was, now) in &prepared.edited {
-        let blob = |e: &Entry| snapshot::run_raw(top, &["cat-file", "blob", &e.object]);
-        let (old, new) = (blob(was)?, blob(now)?);
+        let (old, new) = (blob(top, was)?, blob(top, now)?);
+        // Only text is written back: a file that is not UTF-8 keeps its deletions.
         let (Ok(old), Ok(new)) = (std::str::from_utf8(&old), std::str::from_utf8(&new)) else {
             continue;
         };
@@ -689,54 +729,11 @@ fn deletions_undone(prepared: &Prepared) -> Result<Vec<(PathBuf, Option<Entry>)>
 }
 
 /// Pure: `new` with each line of `old` that it deleted (rather than changed) put back where
-/// it was; `None` when it deleted none. Where lines were both changed and deleted in one
-/// place, an old line is the changed one when a new line is like it (by characters, at
-/// least half alike, in order), and deleted otherwise.
+/// it was ([`line_events`]); `None` when it deleted none.
 fn with_deletions_undone(old: &str, new: &str) -> Option<String> {
-    use similar::{DiffOp, TextDiff};
-    let diff = TextDiff::from_lines(old, new);
-    let (olds, news) = (diff.old_slices(), diff.new_slices());
-    let mut out = String::new();
-    let mut undone = false;
-    for op in diff.ops() {
-        match *op {
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => {
-                undone = true;
-                out.extend(olds[old_index..old_index + old_len].iter().copied());
-            }
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                let old = &olds[old_index..old_index + old_len];
-                let new = &news[new_index..new_index + new_len];
-                undone |= replaced(old, new, &mut out);
-            }
-            _ => out.extend(news[op.new_range()].iter().copied()),
-        }
-    }
-    undone.then_some(out)
-}
-
-/// Pure: the lines of one changed place, `new` kept and each line of `old` no line of `new`
-/// is like put back in its order, onto `out`; whether any was.
-fn replaced(old: &[&str], new: &[&str], out: &mut String) -> bool {
-    let (mut next_new, aligned) = (0, alignment(old, new));
-    for (line, like) in old.iter().zip(aligned.iter().copied()) {
-        match like {
-            Some(k) => {
-                out.extend(new[next_new..=k].iter().copied());
-                next_new = k + 1;
-            }
-            None => out.push_str(line),
-        }
-    }
-    out.extend(new[next_new..].iter().copied());
-    aligned.contains(&None)
+    let events = line_events(old, new);
+    let undone = events.iter().any(|(what, _)| *what == LineEvent::Deleted);
+    undone.then(|| events.iter().map(|(_, line)| *line).collect())
 }
 
 /// Pure: for each line of `old`, the line of `new` that is it changed (by characters, at
