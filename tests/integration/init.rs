@@ -347,3 +347,43 @@ fn init_runs_the_gates_it_wrote_once_and_names_those_failing_on_the_clean_tree()
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stdout.contains("fails on this tree"), "{run:?}");
 }
+
+/// A project's tests that make git repositories of their own (git-open's bats suite does):
+/// run by the pre-commit hook, they must not inherit the variables git sets for the hook
+/// (`GIT_INDEX_FILE`: with `commit -a`, the commit's own index), or they write into the
+/// commit being made and fail where the bare tool passes.
+#[test]
+fn a_gate_under_the_commit_hook_does_not_see_the_commits_git_variables() {
+    let repo = Repo::git();
+    repo.write(
+        "t.sh",
+        "set -e\nd=$(mktemp -d)\ncd \"$d\"\ngit init -q\necho x > sandbox-file\ngit add sandbox-file\n\
+         git -c user.email=t@t -c user.name=t commit -qm m\ntest \"$(git ls-files)\" = sandbox-file\n",
+    )
+    .write(
+        "ralph.toml",
+        "[[gate]]\nname = \"sandbox\"\nglobs = [\"**\"]\nrun = \"sh t.sh\"\nscope = \"project\"\nphases = [\"stop\", \"check\"]\n",
+    )
+    .write("a.txt", "1\n");
+    repo.commit_all();
+    let bare = std::process::Command::new("sh")
+        .arg("t.sh")
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(bare.success(), "the bare command fails");
+    assert_eq!(repo.run(["init"]).code, 0);
+    let path = path_with_binary();
+    repo.write("a.txt", "2\n");
+    let (ok, said) = repo.git_with_path(path.as_ref(), &["commit", "-q", "-am", "all"]);
+    assert!(ok, "the hook failed what the bare tool passes: {said}");
+    repo.write("a.txt", "3\n");
+    assert!(repo.git_with_path(path.as_ref(), &["add", "a.txt"]).0);
+    let (ok, said) = repo.git_with_path(path.as_ref(), &["commit", "-q", "-m", "staged"]);
+    assert!(ok, "{said}");
+    let (_, files) = repo.git_with_path(path.as_ref(), &["ls-files"]);
+    assert!(
+        !files.contains("sandbox-file"),
+        "a gate wrote into the commit: {files}"
+    );
+}

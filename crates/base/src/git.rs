@@ -22,6 +22,29 @@ impl GitError {
     }
 }
 
+/// The variables that tie git to one repository (`git rev-parse --local-env-vars`, git
+/// 2.39). git sets some for the hooks it runs (`GIT_INDEX_FILE`: under `commit -a`, the
+/// commit's own index); a gate's tools must not inherit them, or a test that makes a
+/// repository of its own writes into the commit being made. git clears the same list when it
+/// enters another repository (a submodule).
+pub const REPOSITORY_ENV: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
 /// `git -C dir` with the environment every call needs.
 pub fn command(dir: &Path) -> Command {
     let mut c = crate::child::command("git");

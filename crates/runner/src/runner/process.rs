@@ -216,7 +216,12 @@ fn command(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Command
         // shell's, not as ralph-gate's.
         .arg("sh")
         .args(&spec.args)
-        .current_dir(&spec.cwd)
+        .current_dir(&spec.cwd);
+    // The tools see the tree as when run by hand, not the repository of a hook git runs.
+    for name in ralph_base::git::REPOSITORY_ENV {
+        command.env_remove(name);
+    }
+    command
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
