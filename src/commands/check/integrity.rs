@@ -324,7 +324,9 @@ fn push_not_run(a: &mut Against, not_run: &differential::Tests, put_back: Option
     }
 }
 
-pub fn result(a: &Against) -> GateResult {
+/// The integrity gate's result; `local`: a commit being made here (`--staged`), where the
+/// person committing is the one who accepts a weakening.
+pub fn result(a: &Against, local: bool) -> GateResult {
     let c = &a.comparison;
     let weak = !c.weaker.is_empty();
     let severity = if a.warn_only { "warning" } else { "error" };
@@ -337,11 +339,22 @@ pub fn result(a: &Against) -> GateResult {
         })
         .collect();
     if weak {
-        output.push_str(&format!(
-            "{} since {}: a person accepts {} by merging with a reviewer's approval, or the base's ralph.toml sets [integrity] on_weakening = \"warn\"\n",
-            plural(c.weaker.len(), "weakening", "weakenings"),
-            a.rev,
+        let (n, it) = (
+            c.weaker.len(),
             if c.weaker.len() == 1 { "it" } else { "them" },
+        );
+        let how = match local {
+            true => format!(
+                "if you mean {it}, commit with `git commit --no-verify` (CI's `check --base` names {it} again, for a reviewer)"
+            ),
+            false => format!(
+                "a person accepts {it} by merging with a reviewer's approval, or the base's ralph.toml sets [integrity] on_weakening = \"warn\""
+            ),
+        };
+        output.push_str(&format!(
+            "{} since {}: {how}\n",
+            plural(n, "weakening", "weakenings"),
+            a.rev,
         ));
     }
     for f in &c.stronger {

@@ -177,7 +177,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     let against =
         against.map(|a| integrity::by_effect(a, (project, whole), env, s.phase, &mut results));
     if let Some(a) = &against {
-        let r = integrity::result(a);
+        let r = integrity::result(a, s.selection == Selection::Staged);
         reporter.event(&runner::Event::Finished(&r), &name);
         results.push(r);
     }
