@@ -207,6 +207,13 @@ fn the_config_init_writes_commits_through_its_own_hook() {
     let (ok, said) = commit("drop shellcheck");
     assert!(!ok, "a config that drops a preset's gate passes: {said}");
     assert!(said.contains("shellcheck"), "{said}");
+    // A local commit is accepted by the person making it, and the message says how.
+    assert!(
+        said.contains(
+            "2 weakenings since HEAD: if you mean them, commit with `git commit --no-verify`"
+        ),
+        "{said}"
+    );
 }
 
 #[test]
@@ -346,6 +353,120 @@ fn init_runs_the_gates_it_wrote_once_and_names_those_failing_on_the_clean_tree()
     let run = clean.run_env(["init"], &[("PATH", &path_with_binary())]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stdout.contains("fails on this tree"), "{run:?}");
+}
+
+/// A bash project as one is found: bats tests and ShellCheck in its CI workflow, a Makefile
+/// whose `lint` needs a tool this machine lacks. `init` proposes what the project runs,
+/// keeps live what passes on the tree, comments out what fails, and the gate it wrote
+/// agrees with the bare tool both ways.
+#[test]
+fn init_proposes_the_projects_own_checks_and_keeps_those_that_pass() {
+    if !require_tool("bats") || !require_tool("shellcheck") || !require_tool("make") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("greet.sh", "#!/bin/bash\ngreet() { echo \"hello $1\"; }\n")
+        .write(
+            "test/greet.bats",
+            "setup() { source \"$BATS_TEST_DIRNAME/../greet.sh\"; }\n\
+             @test \"greets\" {\n  run greet you\n  [ \"$output\" = \"hello you\" ]\n}\n",
+        )
+        .write(
+            "Makefile",
+            "all:\n\t@true\nlint:\n\tshfmt-not-installed -d .\ninstall:\n\tcp greet.sh /usr/local/bin\n",
+        )
+        .write(
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n\
+             \x20     - uses: actions/checkout@v4\n\
+             \x20     - run: sudo apt-get install -y bats shellcheck\n\
+             \x20     - name: Lint\n        run: shellcheck *.sh\n\
+             \x20     - name: Run tests\n        run: |\n          make lint\n          bats test/\n\
+             \x20     - name: Slow tests\n        continue-on-error: true\n        run: bats test/slow\n",
+        );
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    assert!(
+        config.contains("[[gate]]\nname = \"bats\"\nglobs = [\"**\"]\nrun = \"bats test/\"\nscope = \"project\"\nphases = [\"stop\", \"check\"]\n"),
+        "CI's bats is a live stop gate: {config}"
+    );
+    assert!(
+        config.contains("# [[gate]]\n# name = \"make-lint\"\n"),
+        "a check failing on the clean tree is written commented out: {config}"
+    );
+    assert!(!config.contains("test/slow"), "{config}");
+    assert!(
+        !config.contains("apt-get") && !config.contains("make-install"),
+        "{config}"
+    );
+    assert!(
+        run.stdout.contains("bats (`bats test/`, from .github/workflows/ci.yml, job test, step \"Run tests\"): passes"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("make-lint (`make lint`, from .github/workflows/ci.yml, job test, step \"Run tests\"): fails on this tree as it is (exit 2)"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("`shellcheck *.sh` (the project runs it) is the shell preset's gate"),
+        "{run:?}"
+    );
+    // What init wrote commits through the hook it installed.
+    let path = path_with_binary();
+    assert!(repo.git_with_path(path.as_ref(), &["add", "-A"]).0);
+    let (ok, said) = repo.git_with_path(path.as_ref(), &["commit", "-q", "-m", "init"]);
+    assert!(ok, "init's config is refused by its own hook: {said}");
+    // The verdict is bats's, both ways.
+    let bare = |repo: &Repo| {
+        std::process::Command::new("bats")
+            .arg("test/")
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(bare(&repo));
+    assert_eq!(repo.run(["check"]).code, 0);
+    repo.write("greet.sh", "#!/bin/bash\ngreet() { echo \"bye $1\"; }\n");
+    assert!(!bare(&repo));
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("bats"), "{check:?}");
+}
+
+/// package.json's scripts whose names say they check, through the project's package
+/// manager: a fast one also after edits; a fixer and npm's placeholder test never.
+#[test]
+fn init_proposes_package_scripts_that_check_and_never_a_fixer() {
+    if !require_tool("node") || !require_tool("npm") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(
+        "package.json",
+        r#"{"name":"p","version":"1.0.0","scripts":{"typecheck":"node check.js","lint:fix":"node fix.js","test":"echo \"Error: no test specified\" && exit 1"}}"#,
+    )
+    .write("check.js", "process.exit(require('fs').existsSync('broken') ? 1 : 0);\n")
+    .write("fix.js", "require('fs').writeFileSync('fixed', '');\n")
+    .write("index.js", "module.exports = 1;\n");
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    assert!(
+        config.contains("name = \"npm-typecheck\"\nglobs = [\"**\"]\nrun = \"npm run typecheck\"\nscope = \"project\"\nphases = [\"edit\", \"stop\", \"check\"]\n"),
+        "a fast check runs after edits too: {config}"
+    );
+    assert!(
+        !config.contains("lint:fix") && !config.contains("npm-test"),
+        "{config}"
+    );
+    assert!(!repo.path().join("fixed").exists(), "init ran a fixer");
+    repo.write("broken", "");
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("npm-typecheck"), "{check:?}");
 }
 
 /// A project's tests that make git repositories of their own (git-open's bats suite does):

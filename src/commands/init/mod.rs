@@ -8,6 +8,7 @@
 
 mod frameworks;
 pub(crate) mod hook_files;
+mod proposals;
 
 use crate::commands::AppError;
 use frameworks::Framework;
@@ -49,8 +50,8 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
             report.push(warning);
         }
     }
-    let written = !ws.join(ralph_config::FILE_NAME).exists();
-    report.push(write_config(&ws, env)?);
+    let (said, written) = write_config(&ws, env)?;
+    report.push(said);
     let mut asked: Vec<ralph_hook::agents::Agent> = Vec::new();
     for a in &opts.agents {
         if !asked.contains(a) {
@@ -83,8 +84,8 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
     for c in super::doctor::conflicts(env, &ws) {
         report.push(format!("warning: {c}"));
     }
-    if let Some(said) = written.then(|| first_verdicts(&ws, env)).flatten() {
-        report.push(said);
+    if let Some(written) = written {
+        report.extend(first_verdicts(&ws, env, &written)?);
     }
     let mut text = report.join("\n  ");
     text.push('\n');
@@ -120,13 +121,22 @@ fn path_warning(env: &Environment, ws: &Path, me: Option<&Path>) -> Option<Strin
     }
 }
 
-fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
+/// The config `init` wrote: its text without the project's own checks, and those checks,
+/// which the first run settles.
+struct Written {
+    base: String,
+    found: proposals::Found,
+}
+
+fn write_config(ws: &Path, env: &Environment) -> Result<(String, Option<Written>), AppError> {
     let path = ws.join(ralph_config::FILE_NAME);
     if path.exists() {
-        return Ok("ralph.toml: exists, left as it is".into());
+        return Ok(("ralph.toml: exists, left as it is".into(), None));
     }
     let listing = files::all(ws)?;
     let found = presets::detect_in(ws, &listing);
+    let chosen: Vec<&str> = found.iter().map(|d| d.name).collect();
+    let own = proposals::propose(&proposals::Sources::read(ws), &chosen);
     let names: Vec<String> = found.iter().map(|d| format!("\"{}\"", d.name)).collect();
     let why: Vec<String> = found
         .iter()
@@ -151,25 +161,122 @@ fn write_config(ws: &Path, env: &Environment) -> Result<String, AppError> {
          # run = \"make test\"\n\
          # scope = \"project\"\n\
          # phases = [\"stop\", \"check\"]\n",
-        if why.is_empty() { "nothing yet; add presets or gates".to_string() } else { why.join(", ") },
+        match (why.is_empty(), own.proposals.is_empty()) {
+            (true, true) => "nothing yet; add presets or gates".to_string(),
+            (true, false) => "no preset's stack; the project's own checks are below".to_string(),
+            _ => why.join(", "),
+        },
         names.join(", ")
     );
-    atomic::write(&path, text.as_bytes())?;
-    let mut out = format!(
-        "ralph.toml: written with presets [{}]",
-        found.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
-    );
+    let unsettled: Vec<_> = own
+        .proposals
+        .iter()
+        .map(|p| (p.clone(), proposals::Verdict::Unknown))
+        .collect();
+    atomic::write(
+        &path,
+        format!("{text}{}", proposals::render(&unsettled)).as_bytes(),
+    )?;
+    let mut out = format!("ralph.toml: written with presets [{}]", chosen.join(", "));
+    if !own.proposals.is_empty() {
+        let names: Vec<&str> = own.proposals.iter().map(|p| p.name.as_str()).collect();
+        out.push_str(&format!(
+            " and the project's own checks [{}]",
+            names.join(", ")
+        ));
+    }
     for line in what_runs(ws, env) {
         out.push_str("\n      ");
         out.push_str(&line);
     }
-    Ok(out)
+    for (command, preset) in &own.covered {
+        out.push_str(&format!(
+            "\n      `{}` (the project runs it) is the {preset} preset's gate",
+            ralph_base::text::shorten(command, 80)
+        ));
+    }
+    Ok((
+        out,
+        Some(Written {
+            base: text,
+            found: own,
+        }),
+    ))
 }
 
-/// What the new config's gates say of the tree as it is, when any fails (see
-/// [`first_failures`]).
-fn first_verdicts(ws: &Path, env: &Environment) -> Option<String> {
-    let failing = first_failures(ws, env);
+/// What the new config's gates say of the tree as it is: the project's own checks settled
+/// (those that failed commented out, fast ones also after edits; ralph.toml rewritten),
+/// and the presets' gates that fail named (see [`first_results`]).
+fn first_verdicts(
+    ws: &Path,
+    env: &Environment,
+    written: &Written,
+) -> Result<Vec<String>, AppError> {
+    let results = first_results(ws, env);
+    let mut said = Vec::new();
+    let own = &written.found.proposals;
+    if !own.is_empty() {
+        let settled: Vec<_> = own
+            .iter()
+            .map(|p| {
+                let r = results.iter().find(|r| r.name == p.name);
+                (p.clone(), verdict(r))
+            })
+            .collect();
+        let text = format!("{}{}", written.base, proposals::render(&settled));
+        atomic::write(&ws.join(ralph_config::FILE_NAME), text.as_bytes())?;
+        said.extend(settled.iter().map(|(p, v)| settled_line(p, v)));
+    }
+    let failing: Vec<&str> = results
+        .iter()
+        .filter(|r| r.failed() && !own.iter().any(|p| p.name == r.name))
+        .map(|r| r.name.as_str())
+        .collect();
+    let why: Vec<String> = failing
+        .iter()
+        .filter_map(|n| results.iter().find(|r| r.name == *n))
+        .map(|r| match r.exit_code {
+            Some(code) => format!("{} (exit {code})", r.name),
+            None => format!("{} ({})", r.name, r.status.label()),
+        })
+        .collect();
+    said.extend(failing_line(&failing, &why));
+    Ok(said)
+}
+
+/// A proposal's verdict from its gate's first result (none: it did not run).
+fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
+    match r {
+        None => proposals::Verdict::Unknown,
+        Some(r) if r.failed() => proposals::Verdict::Failed(match r.exit_code {
+            Some(code) => format!("exit {code}"),
+            None => r.status.label().to_string(),
+        }),
+        Some(r) => proposals::Verdict::Passed(r.duration.as_millis()),
+    }
+}
+
+fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
+    let what = format!(
+        "{} (`{}`, from {})",
+        p.name,
+        ralph_base::text::shorten(&p.command, 80),
+        p.source
+    );
+    match v {
+        proposals::Verdict::Failed(why) => format!(
+            "{what}: fails on this tree as it is ({why}), so it is written commented out; \
+             uncomment it in ralph.toml once it passes"
+        ),
+        proposals::Verdict::Passed(ms) => format!("{what}: passes ({ms} ms)"),
+        proposals::Verdict::Unknown => format!("{what}: did not run"),
+    }
+}
+
+/// The gates that fail on the tree as `init` found it (`names`, each said with its exit in
+/// `why`), and the ways out.
+fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
+    let failing = why;
     if failing.is_empty() {
         return None;
     }
@@ -181,16 +288,22 @@ fn first_verdicts(ws: &Path, env: &Environment) -> Option<String> {
     };
     Some(format!(
         "{gates} on this tree as it is: {}. A loop is held until {they}, and so is a \
-         commit; `ralph-gate check` shows why (fix the tree first, or narrow the gates in \
-         ralph.toml)",
-        failing.join(", ")
+         commit; `ralph-gate check` shows why. Fix the tree first, narrow the gates in \
+         ralph.toml, or hold loops and commits only for what is new: `baseline = [{}]` at \
+         the top of ralph.toml",
+        failing.join(", "),
+        names
+            .iter()
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 
 /// Runs the new config's `check` gates once on the tree as it is, after every file init
-/// writes (stored, so the first `check` after init is warm), and names those that fail: a
-/// gate written that already fails would hold the first loop and every commit unsaid.
-fn first_failures(ws: &Path, env: &Environment) -> Vec<String> {
+/// writes (stored, so the first `check` after init is warm): a gate written that already
+/// fails would hold the first loop and every commit unsaid.
+fn first_results(ws: &Path, env: &Environment) -> Vec<ralph_runner::runner::GateResult> {
     let Ok(mut project) = ralph_plan::project::Project::open(ws, None) else {
         return Vec::new();
     };
@@ -206,7 +319,7 @@ fn first_failures(ws: &Path, env: &Environment) -> Vec<String> {
         private_tmp: false,
         untracked: None,
     };
-    let results = ralph_runner::results::run_recorded(
+    ralph_runner::results::run_recorded(
         &project.config,
         &plan,
         &limits,
@@ -214,15 +327,7 @@ fn first_failures(ws: &Path, env: &Environment) -> Vec<String> {
         ralph_runner::runner::Reuse::Everything,
         phase,
         &|_| {},
-    );
-    results
-        .iter()
-        .filter(|r| r.failed())
-        .map(|r| match r.exit_code {
-            Some(code) => format!("{} (exit {code})", r.name),
-            None => format!("{} ({})", r.name, r.status.label()),
-        })
-        .collect()
+    )
 }
 
 /// One line per gate of the new config: the evidence for its preset, how many runs it makes

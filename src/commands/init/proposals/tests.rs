@@ -1,0 +1,131 @@
+use super::classify::Scripts;
+use super::*;
+
+fn commands(found: &[Candidate]) -> Vec<&str> {
+    found.iter().map(|c| c.command.as_str()).collect()
+}
+
+#[test]
+fn a_workflows_check_steps_are_read_and_the_rest_left() {
+    let yaml = "on: push\njobs:\n  lint:\n    defaults:\n      run:\n        working-directory: web\n    steps:\n      - run: npm ci\n      - run: npm run lint\n  test:\n    runs-on: ${{ matrix.os }}\n    steps:\n      - name: Tests\n        run: |\n          # the suite\n          pytest -q \\\n            tests/\n          go test ./... || true\n          ruff check . && mypy src | tee log\n      - run: cargo test --features ${{ matrix.f }}\n      - run: bats test/\n        continue-on-error: true\n      - run: make -C sub test\n        working-directory: ./pkg\n";
+    let found = sources::workflow("ci.yml", yaml, &Scripts::new());
+    assert_eq!(
+        commands(&found),
+        [
+            "cd web && npm run lint",
+            "pytest -q tests/",
+            "ruff check .",
+            "mypy src",
+            "cd ./pkg && make -C sub test"
+        ]
+    );
+    assert_eq!(found[1].source, "ci.yml, job test, step \"Tests\"");
+    assert!(sources::workflow("x.yml", "jobs: [unclosed", &Scripts::new()).is_empty());
+}
+
+#[test]
+fn makefile_targets_that_check_and_would_run() {
+    let text = ".PHONY: lint\nCC := gcc\nlint:\n\tshellcheck *.sh\ntest: build\n\t@bats test/\ncheck:\n\t$(MAKE) lint\ninstall:\n\tcp x /usr/bin\n%.o: %.c\n\tcc $<\n";
+    let none = |_: &str| false;
+    let found = sources::makefile(text, &none, &Scripts::new());
+    assert_eq!(commands(&found), ["make lint", "make test", "make check"]);
+    // `make test` is the same gate as `bats test`: its one-line recipe.
+    let bats = sources::line_commands("bats test", None, "ci", &Scripts::new());
+    assert_eq!(found[1].identity, bats[0].identity);
+    // `test` is a folder and not phony: make would call it up to date.
+    let folder = |name: &str| name == "test" || name == "lint";
+    assert_eq!(
+        commands(&sources::makefile(text, &folder, &Scripts::new())),
+        ["make lint", "make check"]
+    );
+}
+
+#[test]
+fn pre_commit_local_hooks_over_the_whole_project_only() {
+    let yaml = "repos:\n  - repo: https://github.com/x/y\n    rev: v1\n    hooks: [{id: ruff}]\n  - repo: local\n    hooks:\n      - id: mypy\n        name: mypy\n        entry: mypy\n        args: [src, --strict]\n        language: system\n        pass_filenames: false\n      - id: eslint\n        entry: eslint\n        language: system\n      - id: tests\n        entry: python -m pytest\n        language: python\n        pass_filenames: false\n";
+    let found = sources::pre_commit_local(".pre-commit-config.yaml", yaml, &Scripts::new());
+    assert_eq!(commands(&found), ["mypy src --strict"]);
+}
+
+#[test]
+fn proposals_are_once_each_and_not_what_a_preset_runs() {
+    let sources = Sources {
+        workflows: vec![(
+            "ci.yml".into(),
+            "jobs:\n  t:\n    steps:\n      - run: pytest\n      - run: npm run lint\n      - run: bats test/\n".into(),
+        )],
+        makefile: Some(".PHONY: test\ntest:\n\tbats test\n".into()),
+        entries: vec!["test".into()],
+        package_json: Some(r#"{"scripts":{"lint":"eslint .","typecheck":"tsc"}}"#.into()),
+        manager: "pnpm",
+        pre_commit: None,
+    };
+    let found = propose(&sources, &["pytest"]);
+    let proposed: Vec<(&str, &str)> = found
+        .proposals
+        .iter()
+        .map(|p| (p.name.as_str(), p.command.as_str()))
+        .collect();
+    assert_eq!(
+        proposed,
+        [
+            ("npm-lint", "npm run lint"),
+            ("bats", "bats test/"),
+            ("npm-typecheck", "pnpm run typecheck")
+        ]
+    );
+    assert_eq!(found.covered, [("pytest".to_string(), "pytest")]);
+}
+
+#[test]
+fn scripts_the_test_script_runs_are_the_npm_test_presets() {
+    let sources = Sources {
+        workflows: vec![(
+            "ci.yml".into(),
+            "jobs:\n  t:\n    steps:\n      - run: npm run unit\n      - run: npm run lint\n".into(),
+        )],
+        package_json: Some(
+            r#"{"scripts":{"test":"npm run unit && npm run lint","unit":"bats test/","lint":"npm run lint:md","lint:md":"markdownlint .","typecheck":"tsc"}}"#.into(),
+        ),
+        manager: "npm",
+        ..Sources::default()
+    };
+    let found = propose(&sources, &["npm-test"]);
+    let proposed: Vec<&str> = found.proposals.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(proposed, ["npm-typecheck"]);
+    let covered: Vec<&str> = found.covered.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(
+        covered,
+        [
+            "npm run unit",
+            "npm run lint",
+            "npm run lint:md",
+            "npm run test"
+        ]
+    );
+    // Without the preset they are the project's own checks.
+    assert_eq!(propose(&sources, &[]).proposals.len(), 5);
+}
+
+#[test]
+fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits() {
+    let p = |name: &str, kind| Proposal {
+        name: name.into(),
+        command: format!("run \"{name}\""),
+        kind,
+        source: "ci.yml".into(),
+    };
+    let text = render(&[
+        (p("lint", Kind::Check), Verdict::Passed(200)),
+        (p("slow-lint", Kind::Check), Verdict::Passed(60_000)),
+        (p("tests", Kind::Test), Verdict::Failed("exit 1".into())),
+    ]);
+    let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
+    let gates = parsed["gate"].as_array().unwrap();
+    assert_eq!(gates.len(), 2, "{text}");
+    assert_eq!(gates[0]["run"].as_str(), Some("run \"lint\""));
+    assert_eq!(gates[0]["phases"].as_array().unwrap().len(), 3);
+    assert_eq!(gates[1]["phases"].as_array().unwrap().len(), 2);
+    assert!(text.contains("(exit 1), so it is left out"), "{text}");
+    assert!(text.contains("# name = \"tests\""), "{text}");
+}
