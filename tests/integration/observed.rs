@@ -93,6 +93,24 @@ fn a_file_the_command_reads_but_no_config_names_is_an_input() {
     assert!(agrees(&repo, "g", cmd, &[], "flag.cfg put back"));
 }
 
+/// A file read through a folder the run made and removed (git-open's bats suite runs
+/// `../git-open` from a sandbox repository it deletes after each test): the file, not the
+/// name through the folder that is gone, decides whether the stored verdict serves.
+#[test]
+fn a_file_read_through_a_folder_the_run_removed_is_an_input() {
+    let repo = Repo::git();
+    repo.write("a.sh", "x\n").write("input.txt", "ok\n");
+    let cmd = "mkdir -p sb && (cd sb && grep -q ok ../input.txt); s=$?; rm -rf sb; exit $s";
+    repo.config(&format!(
+        "[[gate]]\nname = \"g\"\nglobs = [\"*.sh\"]\nrun = '{cmd}'\nscope = \"project\"\n"
+    ));
+    assert!(agrees(&repo, "g", cmd, &[], "before"));
+    repo.write("input.txt", "bad\n");
+    assert!(!agrees(&repo, "g", cmd, &[], "input.txt broken"));
+    repo.write("input.txt", "ok\n");
+    assert!(agrees_as(&repo, "g", cmd, &[], "input.txt put back", None));
+}
+
 #[test]
 fn the_environment_a_run_inherits_is_in_its_key_but_the_session_is_not() {
     let repo = Repo::git();

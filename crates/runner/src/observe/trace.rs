@@ -338,7 +338,33 @@ fn seen_call(pid: i32, record: &mut Record) {
             .get_or_insert_with(|| "a relative path's folder could not be read".into());
         return;
     };
+    let Some(path) = through_parents(path) else {
+        record
+            .incomplete
+            .get_or_insert_with(|| "a path through `..` named a folder already gone".into());
+        return;
+    };
     note(record, path, access);
+}
+
+/// `path` with its `..` taken as the kernel takes them: from the real folder before the last
+/// one, resolved now, while the call that names it waits. Kept as it was, a name through a
+/// folder the run removes later (`sandbox/../tool`, a test's scratch repository) names
+/// nothing once the run is over, and would serve a stored verdict whatever `tool` holds.
+/// `None` when that folder is already gone.
+fn through_parents(path: PathBuf) -> Option<PathBuf> {
+    use std::path::Component;
+    let parts: Vec<Component<'_>> = path.components().collect();
+    let Some(last) = parts.iter().rposition(|c| *c == Component::ParentDir) else {
+        return Some(path);
+    };
+    let head: PathBuf = parts[..=last].iter().collect();
+    let tail: PathBuf = parts[last + 1..].iter().collect();
+    let real = std::fs::canonicalize(head).ok()?;
+    Some(match tail.as_os_str().is_empty() {
+        true => real,
+        false => real.join(tail),
+    })
 }
 
 /// The path of the Unix socket a `struct sockaddr_un` at `addr` (of `len` bytes) names;
