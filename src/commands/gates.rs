@@ -135,19 +135,57 @@ fn explain(
                         }
                     }
                 }
-                if runs.is_empty() {
+                let readers = read_by(project, &rel, &phases, &runs);
+                if runs.is_empty() && readers.is_empty() {
                     out.push_str("  no gate matches this path\n");
                 }
                 for (head, body, on) in runs {
                     let name = head.split('\u{0}').next().unwrap_or_default();
                     let _ = write!(out, "  {name}  [{}]\n{body}", on.join(", "));
                 }
+                out.push_str(&readers);
                 out.push_str(&surface_of(&surface, &rel));
             }
             Ok(())
         },
     )?;
     Ok(out)
+}
+
+/// The gates no glob gives `rel` to whose last run read it (observed): a change to it runs
+/// them again (`check --staged`, the edit hook), so they are named too.
+fn read_by(
+    project: &Project,
+    rel: &std::path::Path,
+    phases: &[Phase],
+    runs: &[(String, String, Vec<&str>)],
+) -> String {
+    let root = &project.config.root;
+    let mut found: Vec<(&str, Vec<&str>)> = Vec::new();
+    for &ph in phases {
+        for name in ralph_runner::cache::readers::gates_reading(
+            &project.config,
+            (root, ph),
+            &[rel.to_path_buf()],
+        ) {
+            if runs.iter().any(|r| r.0.split('\u{0}').next() == Some(name)) {
+                continue;
+            }
+            match found.iter_mut().find(|f| f.0 == name) {
+                Some(f) => f.1.push(ph.as_str()),
+                None => found.push((name, vec![ph.as_str()])),
+            }
+        }
+    }
+    found
+        .iter()
+        .map(|(name, on)| {
+            format!(
+                "  {name}  [{}]\n    read: its last run read this file (observed), so a change to it runs {name} again\n",
+                on.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// How a run's inputs are known beyond the drivers' model: observed as it runs (and what its

@@ -408,7 +408,7 @@ fn init_proposes_the_projects_own_checks_and_keeps_those_that_pass() {
     assert!(run.stdout.contains("make-lint (`make lint`, from .github/workflows/ci.yml, job test, step \"Run tests\"): fails on this tree as it is (exit 2)"), "{run:?}");
     assert!(
         run.stdout
-            .contains("`shellcheck *.sh` (the project runs it) is the shell preset's gate"),
+            .contains("`shellcheck *.sh` (the project runs it) is run by the shell preset"),
         "{run:?}"
     );
     // What init wrote commits through the hook it installed.

@@ -109,6 +109,14 @@ fn a_file_read_through_a_folder_the_run_removed_is_an_input() {
     assert!(!agrees(&repo, "g", cmd, &[], "input.txt broken"));
     repo.write("input.txt", "ok\n");
     assert!(agrees_as(&repo, "g", cmd, &[], "input.txt put back", None));
+    // No glob gives the gate input.txt; what its run read does, and explain says so.
+    let explain = repo.run(["gates", "--explain", "input.txt"]);
+    assert!(
+        explain
+            .stdout
+            .contains("  g  [edit, stop, check]\n    read: its last run read this file (observed)"),
+        "{explain:?}"
+    );
 }
 
 #[test]

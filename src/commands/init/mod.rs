@@ -189,11 +189,9 @@ fn write_config(ws: &Path, env: &Environment) -> Result<(String, Option<Written>
         out.push_str("\n      ");
         out.push_str(&line);
     }
-    for (command, preset) in &own.covered {
-        out.push_str(&format!(
-            "\n      `{}` (the project runs it) is the {preset} preset's gate",
-            ralph_base::text::shorten(command, 80)
-        ));
+    for line in covered_lines(&own.covered) {
+        out.push_str("\n      ");
+        out.push_str(&line);
     }
     Ok((
         out,
@@ -202,6 +200,32 @@ fn write_config(ws: &Path, env: &Environment) -> Result<(String, Option<Written>
             found: own,
         }),
     ))
+}
+
+/// One line per preset that runs commands the project runs (so CI's `pytest` is not taken
+/// for forgotten).
+fn covered_lines(covered: &[(String, &'static str)]) -> Vec<String> {
+    let mut presets: Vec<&str> = covered.iter().map(|c| c.1).collect();
+    presets.sort_unstable();
+    presets.dedup();
+    presets
+        .into_iter()
+        .map(|preset| {
+            let commands: Vec<String> = covered
+                .iter()
+                .filter(|c| c.1 == preset)
+                .map(|c| format!("`{}`", ralph_base::text::shorten(&c.0, 60)))
+                .collect();
+            let (them, are) = match commands.len() {
+                1 => ("it", "is"),
+                _ => ("them", "are"),
+            };
+            format!(
+                "{} (the project runs {them}) {are} run by the {preset} preset",
+                commands.join(", ")
+            )
+        })
+        .collect()
 }
 
 /// What the new config's gates say of the tree as it is: the project's own checks settled
