@@ -207,13 +207,17 @@ fn script_check(script: &str, scripts: &Scripts) -> Option<(Kind, Option<&'stati
     Some((kind, first.preset))
 }
 
+/// A simple command that rewrites what it checks (`--fix`, `ruff format` without
+/// `--check`).
+pub fn writes(words: &[String]) -> bool {
+    words.iter().any(|w| WRITES.contains(&w.as_str()))
+        || formats_in_place(tool_words(words).get(1..).unwrap_or_default())
+}
+
 /// The checker a simple command runs, if it is one; `scripts` are the package's, for
 /// `npm run NAME`.
 pub fn checker(words: &[String], scripts: &Scripts) -> Option<Checker> {
-    if words.iter().any(|w| WRITES.contains(&w.as_str())) {
-        return None;
-    }
-    if formats_in_place(tool_words(words).get(1..).unwrap_or_default()) {
+    if writes(words) {
         return None;
     }
     if let Some(script) = script_of(words) {

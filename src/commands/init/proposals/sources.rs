@@ -31,12 +31,7 @@ pub fn line_commands(
     source: &str,
     scripts: &Scripts,
 ) -> Vec<Candidate> {
-    let squeezed: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
-    if squeezed.contains("${{")
-        || ["|| true", "|| :", "|| exit 0", "||true"]
-            .iter()
-            .any(|s| squeezed.contains(s))
-    {
+    if unsound(line, scripts) {
         return Vec::new();
     }
     let simples = shell::parse(line, 0);
@@ -71,6 +66,42 @@ pub fn line_commands(
         }
     }
     out
+}
+
+/// A command that cannot fail, or changes the tree, or that GitHub expands (`${{ }}`): a
+/// failure swallowed (`|| true`, `|| echo`, `; exit 0`), a fixer's option, or a package
+/// script it runs (through any depth of scripts) that does either. Never proposed.
+pub fn unsound(text: &str, scripts: &Scripts) -> bool {
+    if text.contains("${{") || swallows_or_writes(text) {
+        return true;
+    }
+    shell::parse(text, 1)
+        .iter()
+        .filter_map(|s| classify::script_of(&s.words))
+        .flat_map(|name| scripts_run_by(name, scripts))
+        .any(|name| scripts.get(&name).is_some_and(|b| swallows_or_writes(b)))
+}
+
+/// [`unsound`] for one text, its scripts not followed.
+fn swallows_or_writes(text: &str) -> bool {
+    let simples = shell::parse(text, 1);
+    let succeeds = |w: &[String]| match w {
+        [only] => only == "true" || only == ":",
+        [exit, code] => exit == "exit" && code == "0",
+        _ => false,
+    };
+    if simples
+        .iter()
+        .any(|s| succeeds(&s.words) || classify::writes(&s.words))
+    {
+        return true;
+    }
+    // What runs after `||` decides the exit: only a check or a failing exit keeps it.
+    text.split("||").skip(1).any(|rest| {
+        let first = shell::parse(rest, 0).into_iter().next().unwrap_or_default();
+        let fails = matches!(first.words.as_slice(), [e, c] if e == "exit" && c != "0");
+        !fails && classify::checker(&first.words, &Scripts::new()).is_none()
+    })
 }
 
 fn candidate(command: String, checker: Checker, source: &str, dir: Option<&str>) -> Candidate {
@@ -165,8 +196,15 @@ fn step_commands(
     if step["continue-on-error"].as_bool() == Some(true) {
         return Vec::new();
     }
+    // A step in another shell (`pwsh`, `python {0}`) or a folder only GitHub knows is not
+    // a command to run here.
+    let shell = step["shell"].as_str().unwrap_or("bash");
     let dir = step["working-directory"].as_str().or(job_dir);
-    let dir = dir.filter(|d| !d.contains("${{") && *d != "." && *d != "./");
+    let posix = ["bash", "sh"].contains(&shell.split_whitespace().next().unwrap_or_default());
+    if !posix || dir.is_some_and(|d| d.contains("${{")) {
+        return Vec::new();
+    }
+    let dir = dir.filter(|d| *d != "." && *d != "./");
     let source = match step["name"].as_str() {
         Some(name) => format!("{path}, job {job}, step \"{name}\""),
         None => format!("{path}, job {job}"),
@@ -189,8 +227,7 @@ fn rules(text: &str) -> Vec<Rule<'_>> {
     for line in text.lines() {
         if let Some(command) = line.strip_prefix('\t') {
             if let Some(rule) = out.last_mut() {
-                rule.recipe
-                    .push(command.trim_start_matches(['@', '-', '+']));
+                rule.recipe.push(command);
             }
             continue;
         }
@@ -224,6 +261,16 @@ pub fn makefile(text: &str, exists: &dyn Fn(&str) -> bool, scripts: &Scripts) ->
         .collect();
     let mut out = Vec::new();
     for rule in rules.iter().filter(|r| r.targets != [".PHONY"]) {
+        // make's `-` runs on past a failure: such a target cannot fail.
+        let lines: Vec<&str> = rule
+            .recipe
+            .iter()
+            .map(|l| l.trim_start_matches(['@', '+']))
+            .collect();
+        let ignored = lines.iter().any(|l| l.starts_with('-'));
+        if ignored || lines.iter().any(|l| unsound(l, scripts)) {
+            continue;
+        }
         for target in &rule.targets {
             if exists(target) && !phony.contains(target) {
                 continue;
@@ -231,7 +278,7 @@ pub fn makefile(text: &str, exists: &dyn Fn(&str) -> bool, scripts: &Scripts) ->
             let line = format!("make {target}");
             let source = format!("Makefile target {target}");
             for mut c in line_commands(&line, None, &source, scripts) {
-                if let [only] = rule.recipe.as_slice() {
+                if let [only] = lines.as_slice() {
                     if let Some(same) = line_commands(only, None, &source, scripts).first() {
                         c.identity.clone_from(&same.identity);
                     }
@@ -279,7 +326,7 @@ const NPM_PLACEHOLDER: &str = "no test specified";
 pub fn package_scripts(scripts: &Scripts, manager: &str) -> Vec<Candidate> {
     let mut out = Vec::new();
     for (name, body) in scripts {
-        if body.contains(NPM_PLACEHOLDER) {
+        if body.contains(NPM_PLACEHOLDER) || unsound(body, scripts) {
             continue;
         }
         let line = format!("{manager} run {}", shell_quote(name));

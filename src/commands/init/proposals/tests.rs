@@ -129,3 +129,29 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
     assert!(text.contains("(exit 1), so it is left out"), "{text}");
     assert!(text.contains("# name = \"tests\""), "{text}");
 }
+
+/// Commands that would check nothing or change the tree are never proposed, however they
+/// are spelled: a failure swallowed in a script's body or a make recipe (`|| true`, make's
+/// `-`), a fixer behind a checking name, a step whose folder or shell is unknown.
+#[test]
+fn what_checks_nothing_or_writes_is_not_proposed() {
+    let scripts = sources::scripts_of(
+        r#"{"scripts":{"test:ci":"jest || true","lint":"eslint . --fix","check":"npm run lint","typecheck":"tsc --noEmit; exit 0","types":"tsc --noEmit"}}"#,
+    );
+    let found: Vec<String> = sources::package_scripts(&scripts, "npm")
+        .into_iter()
+        .map(|c| c.command)
+        .collect();
+    assert_eq!(found, ["npm run types"]);
+    let make = "test:\n\t-pytest\nlint:\n\truff check --fix .\ncheck:\n\tmypy src || exit 0\nvet:\n\tgo vet ./...\n";
+    let none = |_: &str| false;
+    assert_eq!(
+        commands(&sources::makefile(make, &none, &Scripts::new())),
+        ["make vet"]
+    );
+    let yaml = "jobs:\n  t:\n    steps:\n      - run: npm run lint\n      - run: pytest\n        working-directory: ${{ github.workspace }}/sub\n      - run: Invoke-Pester\n        shell: pwsh\n      - run: mypy .\n        shell: python {0}\n      - run: ruff check .\n        shell: bash\n";
+    assert_eq!(
+        commands(&sources::workflow("ci.yml", yaml, &scripts)),
+        ["ruff check ."]
+    );
+}
