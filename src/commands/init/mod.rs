@@ -175,7 +175,7 @@ fn write_config(ws: &Path, env: &Environment) -> Result<(String, Option<Written>
         .collect();
     atomic::write(
         &path,
-        format!("{text}{}", proposals::render(&unsettled)).as_bytes(),
+        format!("{text}{}", proposals::render(&unsettled, &own.path)).as_bytes(),
     )?;
     let mut out = format!("ralph.toml: written with presets [{}]", chosen.join(", "));
     if !own.proposals.is_empty() {
@@ -247,7 +247,11 @@ fn first_verdicts(
                 (p.clone(), verdict(r))
             })
             .collect();
-        let text = format!("{}{}", written.base, proposals::render(&settled));
+        let text = format!(
+            "{}{}",
+            written.base,
+            proposals::render(&settled, &written.found.path)
+        );
         atomic::write(&ws.join(ralph_config::FILE_NAME), text.as_bytes())?;
         said.extend(settled.iter().map(|(p, v)| settled_line(p, v)));
     }
@@ -273,6 +277,7 @@ fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
     match r {
         None => proposals::Verdict::Unknown,
         Some(r) if r.failed() => proposals::Verdict::Failed(match r.exit_code {
+            Some(127) => "exit 127: its program is not installed here".to_string(),
             Some(code) => format!("exit {code}"),
             None => r.status.label().to_string(),
         }),

@@ -26,6 +26,9 @@ pub struct Proposal {
 pub struct Found {
     pub proposals: Vec<Proposal>,
     pub covered: Vec<(String, &'static str)>,
+    /// The project's own tool folders, first on the proposed gates' PATH (as `npm run`, a
+    /// venv's activation and CI's setup put them).
+    pub path: Vec<String>,
 }
 
 /// The files read, as text.
@@ -37,9 +40,12 @@ pub struct Sources {
     /// The root's entries, by name (a Makefile target named like one is not run by make).
     pub entries: Vec<String>,
     pub package_json: Option<String>,
+    pub pyproject: Option<String>,
     /// The command that runs a package script here (`npm`, `pnpm`, `yarn`, `bun`).
     pub manager: &'static str,
     pub pre_commit: Option<(String, String)>,
+    /// Which of the project's tool folders are there.
+    pub tool_dirs: Vec<String>,
 }
 
 impl Sources {
@@ -67,6 +73,7 @@ impl Sources {
                 .iter()
                 .find_map(|f| text(f)),
             package_json: text("package.json"),
+            pyproject: text("pyproject.toml"),
             entries: std::fs::read_dir(root)
                 .into_iter()
                 .flatten()
@@ -75,9 +82,17 @@ impl Sources {
                 .collect(),
             manager: manager(root),
             pre_commit,
+            tool_dirs: TOOL_DIRS
+                .iter()
+                .filter(|d| root.join(d).is_dir())
+                .map(|d| d.to_string())
+                .collect(),
         }
     }
 }
+
+/// Where a project keeps the tools its checks run.
+const TOOL_DIRS: &[&str] = &[".venv/bin", "venv/bin", "node_modules/.bin"];
 
 /// The package manager the project installs with, by its lockfile (as the npm-test preset).
 fn manager(root: &Path) -> &'static str {
@@ -110,6 +125,11 @@ pub fn propose(sources: &Sources, presets: &[&str]) -> Found {
         all.extend(sources::makefile(text, &exists, &scripts));
     }
     all.extend(sources::package_scripts(&scripts, sources.manager));
+    let exists = |name: &str| sources.entries.iter().any(|e| e == name);
+    all.extend(sources::python_configs(
+        sources.pyproject.as_deref(),
+        &exists,
+    ));
     if let Some((path, text)) = &sources.pre_commit {
         all.extend(sources::pre_commit_local(path, text, &scripts));
     }
@@ -118,7 +138,10 @@ pub fn propose(sources: &Sources, presets: &[&str]) -> Found {
         true => sources::scripts_run_by("test", &scripts),
         false => Vec::new(),
     };
-    let mut found = Found::default();
+    let mut found = Found {
+        path: sources.tool_dirs.clone(),
+        ..Found::default()
+    };
     let mut seen: Vec<String> = Vec::new();
     for c in all {
         if seen.contains(&c.identity) {
@@ -173,7 +196,7 @@ const FAST_MS: u128 = 5_000;
 
 /// The `[[gate]]` tables for the proposals, each with its verdict: live when it passed (or
 /// has not run), commented out with the reason when it failed.
-pub fn render(proposals: &[(Proposal, Verdict)]) -> String {
+pub fn render(proposals: &[(Proposal, Verdict)], path: &[String]) -> String {
     if proposals.is_empty() {
         return String::new();
     }
@@ -185,11 +208,15 @@ pub fn render(proposals: &[(Proposal, Verdict)]) -> String {
             (Kind::Check, Verdict::Passed(ms)) if *ms <= FAST_MS => r#"["edit", "stop", "check"]"#,
             _ => r#"["stop", "check"]"#,
         };
-        let table = format!(
+        let mut table = format!(
             "[[gate]]\nname = {}\nglobs = [\"**\"]\nrun = {}\nscope = \"project\"\nphases = {phases}\n",
             toml_string(&p.name),
             toml_string(&p.command),
         );
+        if !path.is_empty() {
+            let dirs: Vec<String> = path.iter().map(|d| toml_string(d)).collect();
+            table.push_str(&format!("path = [{}]\n", dirs.join(", ")));
+        }
         out.push_str(&format!("\n# From {}.\n", p.source));
         match verdict {
             Verdict::Failed(why) => {

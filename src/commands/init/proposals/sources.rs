@@ -376,3 +376,26 @@ pub fn pre_commit_local(path: &str, text: &str, scripts: &Scripts) -> Vec<Candid
     }
     out
 }
+
+/// Python checkers a project configures without a command: `[tool.ruff]` (or `ruff.toml`)
+/// is `ruff check .`, `[tool.pyright]` (or `pyrightconfig.json`) is `pyright`.
+pub fn python_configs(pyproject: Option<&str>, exists: &dyn Fn(&str) -> bool) -> Vec<Candidate> {
+    let tool = pyproject
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("tool").and_then(|v| v.as_table()).cloned())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    let configured: [(&str, &[&str], &str); 2] = [
+        ("ruff", &["ruff.toml", ".ruff.toml"], "ruff check ."),
+        ("pyright", &["pyrightconfig.json"], "pyright"),
+    ];
+    for (name, files, command) in configured {
+        let source = match (tool.contains_key(name), files.iter().find(|f| exists(f))) {
+            (true, _) => format!("pyproject.toml [tool.{name}]"),
+            (false, Some(file)) => (*file).to_string(),
+            (false, None) => continue,
+        };
+        out.extend(line_commands(command, None, &source, &Scripts::new()));
+    }
+    out
+}

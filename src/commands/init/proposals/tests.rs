@@ -58,7 +58,7 @@ fn proposals_are_once_each_and_not_what_a_preset_runs() {
         entries: vec!["test".into()],
         package_json: Some(r#"{"scripts":{"lint":"eslint .","typecheck":"tsc"}}"#.into()),
         manager: "pnpm",
-        pre_commit: None,
+        ..Sources::default()
     };
     let found = propose(&sources, &["pytest"]);
     let proposed: Vec<(&str, &str)> = found
@@ -115,17 +115,24 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
         kind,
         source: "ci.yml".into(),
     };
-    let text = render(&[
-        (p("lint", Kind::Check), Verdict::Passed(200)),
-        (p("slow-lint", Kind::Check), Verdict::Passed(60_000)),
-        (p("tests", Kind::Test), Verdict::Failed("exit 1".into())),
-    ]);
+    let text = render(
+        &[
+            (p("lint", Kind::Check), Verdict::Passed(200)),
+            (p("slow-lint", Kind::Check), Verdict::Passed(60_000)),
+            (p("tests", Kind::Test), Verdict::Failed("exit 1".into())),
+        ],
+        &[".venv/bin".to_string()],
+    );
     let parsed: toml::Table = toml::from_str(&text).expect("valid TOML");
     let gates = parsed["gate"].as_array().unwrap();
     assert_eq!(gates.len(), 2, "{text}");
     assert_eq!(gates[0]["run"].as_str(), Some("run \"lint\""));
     assert_eq!(gates[0]["phases"].as_array().unwrap().len(), 3);
     assert_eq!(gates[1]["phases"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        gates[1]["path"].as_array().unwrap()[0].as_str(),
+        Some(".venv/bin")
+    );
     assert!(text.contains("(exit 1), so it is left out"), "{text}");
     assert!(text.contains("# name = \"tests\""), "{text}");
 }
@@ -154,4 +161,17 @@ fn what_checks_nothing_or_writes_is_not_proposed() {
         commands(&sources::workflow("ci.yml", yaml, &scripts)),
         ["ruff check ."]
     );
+}
+
+#[test]
+fn python_checkers_configured_without_a_command() {
+    let none = |_: &str| false;
+    let pyproject = "[project]\nname = \"x\"\n[tool.ruff]\nline-length = 100\n";
+    assert_eq!(
+        commands(&sources::python_configs(Some(pyproject), &none)),
+        ["ruff check ."]
+    );
+    let file = |name: &str| name == "pyrightconfig.json";
+    assert_eq!(commands(&sources::python_configs(None, &file)), ["pyright"]);
+    assert!(sources::python_configs(Some("not toml [["), &none).is_empty());
 }
