@@ -27,11 +27,11 @@ pub struct Candidate {
 /// whose failure is ignored (`|| true`) or that GitHub expands (`${{ }}`) gives none.
 pub fn line_commands(
     line: &str,
-    dir: Option<&str>,
+    (dir, shell): (Option<&str>, Shell),
     source: &str,
     scripts: &Scripts,
 ) -> Vec<Candidate> {
-    if unsound(line, scripts) {
+    if unsound(line, scripts, shell) {
         return Vec::new();
     }
     let simples = shell::parse(line, 0);
@@ -48,7 +48,9 @@ pub fn line_commands(
     let whole = simples
         .iter()
         .all(|s| is_cd(&s.words) || classify::checker(&s.words, scripts).is_some());
-    if whole && checks.len() == 1 && simples.iter().all(|s| s.writes.is_empty()) {
+    // Verbatim only where ralph-gate's own `sh -c` keeps the check's failure too.
+    let plain = shell == PLAIN || !unsound(line, scripts, PLAIN);
+    if whole && plain && checks.len() == 1 && simples.iter().all(|s| s.writes.is_empty()) {
         let (_, checker) = checks.into_iter().next().expect("one check");
         let command = format!("{}{}", prefix(dir), line.trim());
         return vec![candidate(command, checker, source, dir)];
@@ -68,22 +70,43 @@ pub fn line_commands(
     out
 }
 
+/// How a shell runs a text: GitHub's bash step is `bash -e -o pipefail`, its sh step
+/// `sh -e`; a package script, a make recipe's line and a hook's entry run plainly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shell {
+    /// A failing command ends the text (`-e`): `a; b` keeps a's failure.
+    pub errexit: bool,
+    /// A pipeline fails when any stage does: `a | b` keeps a's failure.
+    pub pipefail: bool,
+}
+
+/// `sh -c`, as npm and make run a script or a recipe's line.
+pub const PLAIN: Shell = Shell {
+    errexit: false,
+    pipefail: false,
+};
+
 /// A command that cannot fail, or changes the tree, or that GitHub expands (`${{ }}`): a
-/// failure swallowed (`|| true`, `|| echo`, `; exit 0`), a fixer's option, or a package
-/// script it runs (through any depth of scripts) that does either. Never proposed.
-pub fn unsound(text: &str, scripts: &Scripts) -> bool {
-    if text.contains("${{") || swallows_or_writes(text) {
+/// failure swallowed (`|| true`, `|| echo`, `; exit 0`, a check before `;` or `|` where
+/// the shell goes on), a fixer's option, or a package script it runs (through any depth of
+/// scripts, each as npm runs it) that does either. Never proposed.
+pub fn unsound(text: &str, scripts: &Scripts, shell: Shell) -> bool {
+    if text.contains("${{") || swallows_or_writes(text, shell) {
         return true;
     }
     shell::parse(text, 1)
         .iter()
         .filter_map(|s| classify::script_of(&s.words))
         .flat_map(|name| scripts_run_by(name, scripts))
-        .any(|name| scripts.get(&name).is_some_and(|b| swallows_or_writes(b)))
+        .any(|name| {
+            scripts
+                .get(&name)
+                .is_some_and(|b| swallows_or_writes(b, PLAIN))
+        })
 }
 
 /// [`unsound`] for one text, its scripts not followed.
-fn swallows_or_writes(text: &str) -> bool {
+fn swallows_or_writes(text: &str, sh: Shell) -> bool {
     let simples = shell::parse(text, 1);
     let succeeds = |w: &[String]| match w {
         [only] => only == "true" || only == ":",
@@ -96,12 +119,30 @@ fn swallows_or_writes(text: &str) -> bool {
     {
         return true;
     }
+    let first = |t: &str| shell::parse(t, 0).into_iter().next().unwrap_or_default();
+    let checks = |t: &str| {
+        shell::parse(t, 0)
+            .iter()
+            .any(|s| classify::checker(&s.words, &Scripts::new()).is_some())
+    };
     // What runs after `||` decides the exit: only a check or a failing exit keeps it.
-    text.split("||").skip(1).any(|rest| {
-        let first = shell::parse(rest, 0).into_iter().next().unwrap_or_default();
+    let or = text.split("||").skip(1).any(|rest| {
+        let first = first(rest);
         let fails = matches!(first.words.as_slice(), [e, c] if e == "exit" && c != "0");
         !fails && classify::checker(&first.words, &Scripts::new()).is_none()
-    })
+    });
+    // Where the shell goes on, a check before `;`, a newline or a pipe's `|` does not
+    // decide the exit: what comes last does.
+    let hides =
+        |parts: Vec<&str>| parts.len() > 1 && parts[..parts.len() - 1].iter().any(|p| checks(p));
+    let errexit = sh.errexit || text.trim_start().starts_with("set -e");
+    let sequence = !errexit && hides(text.split([';', '\n']).collect());
+    let piped = text.replace("||", "\u{0}");
+    let pipe = !sh.pipefail
+        && piped
+            .split([';', '\n'])
+            .any(|c| hides(c.split('|').collect()));
+    or || sequence || pipe
 }
 
 fn candidate(command: String, checker: Checker, source: &str, dir: Option<&str>) -> Candidate {
@@ -197,13 +238,17 @@ fn step_commands(
         return Vec::new();
     }
     // A step in another shell (`pwsh`, `python {0}`) or a folder only GitHub knows is not
-    // a command to run here.
-    let shell = step["shell"].as_str().unwrap_or("bash");
+    // a command to run here. GitHub runs `bash` as `bash -e -o pipefail`, `sh` as `sh -e`.
+    let name = step["shell"].as_str().unwrap_or("bash");
     let dir = step["working-directory"].as_str().or(job_dir);
-    let posix = ["bash", "sh"].contains(&shell.split_whitespace().next().unwrap_or_default());
+    let posix = ["bash", "sh"].contains(&name.split_whitespace().next().unwrap_or_default());
     if !posix || dir.is_some_and(|d| d.contains("${{")) {
         return Vec::new();
     }
+    let shell = Shell {
+        errexit: name == "bash" || name == "sh",
+        pipefail: name == "bash",
+    };
     let dir = dir.filter(|d| *d != "." && *d != "./");
     let source = match step["name"].as_str() {
         Some(name) => format!("{path}, job {job}, step \"{name}\""),
@@ -211,7 +256,7 @@ fn step_commands(
     };
     logical_lines(run)
         .iter()
-        .flat_map(|line| line_commands(line, dir, &source, scripts))
+        .flat_map(|line| line_commands(line, (dir, shell), &source, scripts))
         .collect()
 }
 
@@ -268,7 +313,7 @@ pub fn makefile(text: &str, exists: &dyn Fn(&str) -> bool, scripts: &Scripts) ->
             .map(|l| l.trim_start_matches(['@', '+']))
             .collect();
         let ignored = lines.iter().any(|l| l.starts_with('-'));
-        if ignored || lines.iter().any(|l| unsound(l, scripts)) {
+        if ignored || lines.iter().any(|l| unsound(l, scripts, PLAIN)) {
             continue;
         }
         for target in &rule.targets {
@@ -277,9 +322,10 @@ pub fn makefile(text: &str, exists: &dyn Fn(&str) -> bool, scripts: &Scripts) ->
             }
             let line = format!("make {target}");
             let source = format!("Makefile target {target}");
-            for mut c in line_commands(&line, None, &source, scripts) {
+            for mut c in line_commands(&line, (None, PLAIN), &source, scripts) {
                 if let [only] = lines.as_slice() {
-                    if let Some(same) = line_commands(only, None, &source, scripts).first() {
+                    if let Some(same) = line_commands(only, (None, PLAIN), &source, scripts).first()
+                    {
                         c.identity.clone_from(&same.identity);
                     }
                 }
@@ -326,13 +372,13 @@ const NPM_PLACEHOLDER: &str = "no test specified";
 pub fn package_scripts(scripts: &Scripts, manager: &str) -> Vec<Candidate> {
     let mut out = Vec::new();
     for (name, body) in scripts {
-        if body.contains(NPM_PLACEHOLDER) || unsound(body, scripts) {
+        if body.contains(NPM_PLACEHOLDER) || unsound(body, scripts, PLAIN) {
             continue;
         }
         let line = format!("{manager} run {}", shell_quote(name));
         out.extend(line_commands(
             &line,
-            None,
+            (None, PLAIN),
             &format!("package.json script {name}"),
             scripts,
         ));
@@ -370,7 +416,12 @@ pub fn pre_commit_local(path: &str, text: &str, scripts: &Scripts) -> Vec<Candid
                     .collect::<Vec<_>>();
                 let id = hook["id"].as_str().unwrap_or("?");
                 let source = format!("{path}, local hook {id}");
-                out.extend(line_commands(&line.join(" "), None, &source, scripts));
+                out.extend(line_commands(
+                    &line.join(" "),
+                    (None, PLAIN),
+                    &source,
+                    scripts,
+                ));
             }
         }
     }
@@ -395,7 +446,12 @@ pub fn python_configs(pyproject: Option<&str>, exists: &dyn Fn(&str) -> bool) ->
             (false, Some(file)) => (*file).to_string(),
             (false, None) => continue,
         };
-        out.extend(line_commands(command, None, &source, &Scripts::new()));
+        out.extend(line_commands(
+            command,
+            (None, PLAIN),
+            &source,
+            &Scripts::new(),
+        ));
     }
     out
 }

@@ -30,7 +30,7 @@ fn makefile_targets_that_check_and_would_run() {
     let found = sources::makefile(text, &none, &Scripts::new());
     assert_eq!(commands(&found), ["make lint", "make test", "make check"]);
     // `make test` is the same gate as `bats test`: its one-line recipe.
-    let bats = sources::line_commands("bats test", None, "ci", &Scripts::new());
+    let bats = sources::line_commands("bats test", (None, sources::PLAIN), "ci", &Scripts::new());
     assert_eq!(found[1].identity, bats[0].identity);
     // `test` is a folder and not phony: make would call it up to date.
     let folder = |name: &str| name == "test" || name == "lint";
@@ -143,23 +143,23 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
 #[test]
 fn what_checks_nothing_or_writes_is_not_proposed() {
     let scripts = sources::scripts_of(
-        r#"{"scripts":{"test:ci":"jest || true","lint":"eslint . --fix","check":"npm run lint","typecheck":"tsc --noEmit; exit 0","types":"tsc --noEmit"}}"#,
+        r#"{"scripts":{"test:ci":"jest || true","lint":"eslint . --fix","check":"npm run lint","typecheck":"tsc --noEmit; exit 0","types":"tsc --noEmit","test:unit":"jest | tee out.log","lint:all":"tsc\necho done","vet":"set -e; tsc; eslint ."}}"#,
     );
     let found: Vec<String> = sources::package_scripts(&scripts, "npm")
         .into_iter()
         .map(|c| c.command)
         .collect();
-    assert_eq!(found, ["npm run types"]);
+    assert_eq!(found, ["npm run types", "npm run vet"]);
     let make = "test:\n\t-pytest\nlint:\n\truff check --fix .\ncheck:\n\tmypy src || exit 0\nvet:\n\tgo vet ./...\n";
     let none = |_: &str| false;
     assert_eq!(
         commands(&sources::makefile(make, &none, &Scripts::new())),
         ["make vet"]
     );
-    let yaml = "jobs:\n  t:\n    steps:\n      - run: npm run lint\n      - run: pytest\n        working-directory: ${{ github.workspace }}/sub\n      - run: Invoke-Pester\n        shell: pwsh\n      - run: mypy .\n        shell: python {0}\n      - run: ruff check .\n        shell: bash\n";
+    let yaml = "jobs:\n  t:\n    steps:\n      - run: npm run lint\n      - run: pytest\n        working-directory: ${{ github.workspace }}/sub\n      - run: Invoke-Pester\n        shell: pwsh\n      - run: mypy .\n        shell: python {0}\n      - run: ruff check .\n        shell: bash\n      - run: mypy . | tee log\n        shell: sh\n      - run: tsc; eslint .\n";
     assert_eq!(
         commands(&sources::workflow("ci.yml", yaml, &scripts)),
-        ["ruff check ."]
+        ["ruff check .", "tsc", "eslint ."]
     );
 }
 
