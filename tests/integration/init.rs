@@ -463,6 +463,12 @@ fn init_proposes_package_scripts_that_check_and_never_a_fixer() {
         "{config}"
     );
     assert!(!repo.path().join("fixed").exists(), "init ran a fixer");
+    // A gate added to run a script the project had is no change to the script: init's
+    // config commits through its own hook.
+    let path = path_with_binary();
+    assert!(repo.git_with_path(path.as_ref(), &["add", "-A"]).0);
+    let (ok, said) = repo.git_with_path(path.as_ref(), &["commit", "-q", "-m", "init"]);
+    assert!(ok, "init's config is refused by its own hook: {said}");
     repo.write("broken", "");
     let check = repo.run(["check"]);
     assert_eq!(check.code, 1, "{check:?}");

@@ -108,6 +108,10 @@ pub struct Surface {
     /// what the gate runs is part of the checks, even where another gate checks it as code.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub runners: BTreeSet<String>,
+    /// The settings the gates run by name (`scripts.check`, `target test`): one another
+    /// side records only because its gates run it is a new check's, not a change to one.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub ran: BTreeSet<String>,
     /// Every file of the tree described, to tell a file that left a gate from one that is
     /// gone. Not stored: only the surface described now needs it.
     #[serde(skip)]
@@ -214,6 +218,12 @@ fn describe_planned(
             .collect(),
         tools: BTreeMap::new(),
         runners: runners(config, phase, source),
+        ran: scripts
+            .npm
+            .iter()
+            .map(|n| format!("scripts.{n}"))
+            .chain(scripts.make.iter().map(|t| format!("target {t}")))
+            .collect(),
         present: source.files.iter().map(|f| text(f)).collect(),
     }
 }
@@ -270,7 +280,7 @@ pub fn text(p: &std::path::Path) -> String {
 /// Every weakening and strengthening from `old` to `new`.
 pub fn compare(old: &Surface, new: &Surface) -> Comparison {
     let mut out = Comparison::default();
-    configs::compare(&old.settings, &new.settings, &mut out);
+    configs::compare(&old.settings, &newly_run_left_out(old, new), &mut out);
     markers::compare_markers(old, new, &mut out);
     markers::compare_tests(&old.tests, &new.tests, &mut out);
     compare_checked(old, new, &mut out);
@@ -284,6 +294,24 @@ pub fn compare(old: &Surface, new: &Surface) -> Comparison {
         });
     }
     out
+}
+
+/// `new`'s settings but the scripts and targets its gates run that `old`'s did not (a gate
+/// added to run an existing `npm run check`): the gate's addition is judged with the gates;
+/// the script's text was no check before it.
+fn newly_run_left_out(old: &Surface, new: &Surface) -> Vec<Setting> {
+    new.settings
+        .iter()
+        .filter(|s| {
+            let by_name = new.ran.contains(&s.key) && !old.ran.contains(&s.key);
+            let recorded = old
+                .settings
+                .iter()
+                .any(|o| o.key == s.key && o.file == s.file);
+            !by_name || recorded
+        })
+        .cloned()
+        .collect()
 }
 
 fn compare_checked(old: &Surface, new: &Surface, out: &mut Comparison) {

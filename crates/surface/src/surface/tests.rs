@@ -561,3 +561,39 @@ fn a_tool_running_a_file_of_the_project_is_judged_and_one_outside_it_is_not() {
         "the machine's business"
     );
 }
+
+/// A gate added to run a script the project already had records the script on the new
+/// side only: that is the new gate's, not a change to a check. A script the old gates ran,
+/// gone unset to set or changed, is compared as ever.
+#[test]
+fn a_script_newly_run_by_an_added_gate_is_no_change_to_the_checks() {
+    let setting = |body: &str| Setting {
+        file: "package.json".into(),
+        key: "scripts.check".into(),
+        value: body.into(),
+        line: 3,
+        rule: Rule::Command,
+    };
+    let surface = |settings: Vec<Setting>, ran: &[&str]| Surface {
+        settings,
+        markers: Vec::new(),
+        tests: Vec::new(),
+        checked: BTreeMap::new(),
+        absent: BTreeSet::new(),
+        tools: BTreeMap::new(),
+        runners: BTreeSet::new(),
+        ran: ran.iter().map(|s| s.to_string()).collect(),
+        present: BTreeSet::new(),
+    };
+    let weaker = |old: &Surface, new: &Surface| compare(old, new).weaker.len();
+    let now = surface(vec![setting("tsc --noEmit")], &["scripts.check"]);
+    assert_eq!(weaker(&surface(Vec::new(), &[]), &now), 0);
+    // Run before and missing then (the gate failed): the script's coming is compared.
+    assert_eq!(weaker(&surface(Vec::new(), &["scripts.check"]), &now), 1);
+    // Run before with another body that ran more.
+    let before = surface(
+        vec![setting("tsc --noEmit && eslint .")],
+        &["scripts.check"],
+    );
+    assert_eq!(weaker(&before, &now), 1);
+}

@@ -207,10 +207,31 @@ fn script_check(script: &str, scripts: &Scripts) -> Option<(Kind, Option<&'stati
     Some((kind, first.preset))
 }
 
+/// Options that put a checker in another mode than checking: it clears or writes its own
+/// state, sets itself up, never ends (a watch), or only says something about itself.
+const NOT_CHECKING: &[&str] = &[
+    "--clearCache",
+    "--clear-cache",
+    "--init",
+    "--version",
+    "--help",
+    "--watch",
+    "--watchAll",
+    "--generateTrace",
+    "--showConfig",
+    "--install-types",
+    "--updateSnapshot",
+    "--update-snapshots",
+    "-u",
+];
+
 /// A simple command that rewrites what it checks (`--fix`, `ruff format` without
-/// `--check`).
+/// `--check`) or that runs a checker in a mode that checks nothing (`jest --clearCache`,
+/// `tsc --watch`, `vitest -u`).
 pub fn writes(words: &[String]) -> bool {
-    words.iter().any(|w| WRITES.contains(&w.as_str()))
+    words
+        .iter()
+        .any(|w| WRITES.contains(&w.as_str()) || NOT_CHECKING.contains(&w.as_str()))
         || formats_in_place(tool_words(words).get(1..).unwrap_or_default())
 }
 

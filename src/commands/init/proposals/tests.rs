@@ -143,7 +143,7 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
 #[test]
 fn what_checks_nothing_or_writes_is_not_proposed() {
     let scripts = sources::scripts_of(
-        r#"{"scripts":{"test:ci":"jest || true","lint":"eslint . --fix","check":"npm run lint","typecheck":"tsc --noEmit; exit 0","types":"tsc --noEmit","test:unit":"jest | tee out.log","lint:all":"tsc\necho done","vet":"set -e; tsc; eslint ."}}"#,
+        r#"{"scripts":{"test:ci":"jest || true","lint":"eslint . --fix","check":"npm run lint","typecheck":"tsc --noEmit; exit 0","types":"tsc --noEmit","test:unit":"jest | tee out.log","lint:all":"tsc\necho done","vet":"set -e; tsc; eslint .","clear-test":"jest --clearCache","test:watch2":"vitest --watch","test:snap":"jest -u","trace":"tsc --generateTrace trace"}}"#,
     );
     let found: Vec<String> = sources::package_scripts(&scripts, "npm")
         .into_iter()
