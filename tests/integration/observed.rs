@@ -117,6 +117,21 @@ fn a_file_read_through_a_folder_the_run_removed_is_an_input() {
             .contains("  g  [edit, stop, check]\n    read: its last run read this file (observed)"),
         "{explain:?}"
     );
+    // The edit hook and a commit reach the gate through what its run read.
+    repo.commit_all();
+    repo.write("input.txt", "bad\n");
+    let hook = crate::hooks::post_tool_use(
+        &repo,
+        "Write",
+        json!({"file_path": repo.path().join("input.txt"), "content": "bad\n"}),
+    );
+    assert!(
+        hook.stdout.contains("[g]"),
+        "the edit hook runs g: {hook:?}"
+    );
+    repo.git_cmd(&["add", "input.txt"]);
+    let staged = repo.run(["check", "--staged", "--format", "json"]);
+    assert_eq!(verdict(&staged, "g").0, "fail", "{staged:?}");
 }
 
 #[test]
