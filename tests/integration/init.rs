@@ -514,3 +514,34 @@ fn a_gate_under_the_commit_hook_does_not_see_the_commits_git_variables() {
         "a gate wrote into the commit: {files}"
     );
 }
+
+/// A gate added to a project reads markers that were there unread (more-itertools: ruff
+/// proposed by init reads its old `# noqa`s, a unittest gate its old `skipTest`s): they are
+/// no change to the checks, and the commit adding the gate is not a weakening.
+#[test]
+fn a_new_gate_reading_old_markers_is_no_weakening() {
+    let repo = Repo::git();
+    repo.write("lib.py", "import os  # noqa: F401\n\n\ndef f():\n    return 1\n")
+        .write(
+            "test_lib.py",
+            "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.skipTest('slow')\n",
+        );
+    repo.commit_all();
+    repo.write(
+        "ralph.toml",
+        "presets = [\"python\"]\n\n[[gate]]\nname = \"lint\"\nglobs = [\"**/*.py\"]\nrun = \"echo ruff check; python3 -m unittest -q\"\nscope = \"project\"\nphases = [\"stop\", \"check\"]\n",
+    );
+    repo.commit_all();
+    let run = repo.run(["check", "--base", "HEAD~1"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("noqa"), "{run:?}");
+    // A marker added with the gate is still one.
+    repo.write(
+        "lib.py",
+        "import os  # noqa: F401\nimport sys  # noqa: F401\n\n\ndef f():\n    return 1\n",
+    );
+    repo.commit_all();
+    let run = repo.run(["check", "--base", "HEAD~2"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("noqa"), "{run:?}");
+}

@@ -43,9 +43,13 @@ pub fn against(
     let base_config = config_at(config, &base);
     // Each side as its own gates saw it: code the base's gates checked stays code for the
     // differential run even where the gates now leave it out.
+    // Both through one lens: a gate added since the base reads markers and scripts that
+    // were there unread (a `# noqa` ruff now reads), which are no change to the checks.
+    let then = base_config.as_ref().unwrap_or(config);
+    let lens = super::Lens::of(then, phase).union(&super::Lens::of(config, phase));
     let surfaces = (
-        super::describe(base_config.as_ref().unwrap_or(config), phase, &base),
-        super::describe(config, phase, &head),
+        super::describe_through(then, phase, &base, &lens),
+        super::describe_through(config, phase, &head, &lens),
     );
     let comparison = super::compare(&surfaces.0, &surfaces.1);
     Ok(Against {

@@ -167,6 +167,22 @@ pub struct Reads {
 }
 
 impl Reads {
+    /// What either reads: the lens two sides are compared through, so a marker a new
+    /// gate reads is not taken for one added (it was there, unread).
+    pub fn union(self, o: Reads) -> Reads {
+        Reads {
+            tsc: self.tsc || o.tsc,
+            tests: self.tests || o.tests,
+            clippy: self.clippy || o.clippy,
+            python_lint: self.python_lint || o.python_lint,
+            python_types: self.python_types || o.python_types,
+            eslint: self.eslint || o.eslint,
+            shellcheck: self.shellcheck || o.shellcheck,
+            cargo: self.cargo || o.cargo,
+            go: self.go || o.go,
+        }
+    }
+
     pub fn of(config: &Config, phase: Phase) -> Self {
         let mut r = Reads::default();
         for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
@@ -188,18 +204,57 @@ impl Reads {
 
 /// The surface of `source` for `config`'s gates of `phase`.
 pub fn describe(config: &Config, phase: Phase, source: &source::Source) -> Surface {
-    describe_planned(config, phase, source, &source.plan(config, phase))
+    let lens = Lens::of(config, phase);
+    describe_planned(config, phase, source, (&source.plan(config, phase), &lens))
+}
+
+/// What a surface records beyond the files the gates check: the kinds of markers and
+/// tests the gates read, and the scripts they run by name.
+#[derive(Debug, Clone, Default)]
+pub struct Lens {
+    pub reads: Reads,
+    pub scripts: configs::Scripts,
+}
+
+impl Lens {
+    pub fn of(config: &Config, phase: Phase) -> Lens {
+        Lens {
+            reads: Reads::of(config, phase),
+            scripts: configs::scripts_run(config, phase),
+        }
+    }
+
+    /// Both lenses at once: two sides described through it differ only where their files
+    /// do, not where one side's gates look further.
+    pub fn union(&self, other: &Lens) -> Lens {
+        let mut scripts = self.scripts.clone();
+        scripts.npm.extend(other.scripts.npm.iter().cloned());
+        scripts.make.extend(other.scripts.make.iter().cloned());
+        Lens {
+            reads: self.reads.union(other.reads),
+            scripts,
+        }
+    }
+}
+
+/// The surface of `source` for `config`'s gates of `phase`, through `lens`.
+pub fn describe_through(
+    config: &Config,
+    phase: Phase,
+    source: &source::Source,
+    lens: &Lens,
+) -> Surface {
+    describe_planned(config, phase, source, (&source.plan(config, phase), lens))
 }
 
 fn describe_planned(
     config: &Config,
     phase: Phase,
     source: &source::Source,
-    plan: &ralph_plan::plan::Plan,
+    (plan, lens): (&ralph_plan::plan::Plan, &Lens),
 ) -> Surface {
-    let reads = Reads::of(config, phase);
-    let scripts = configs::scripts_run(config, phase);
-    let settings = configs::settings(source, &reads, &scripts);
+    let (reads, scripts) = (lens.reads, &lens.scripts);
+    let settings = configs::settings(source, &reads, scripts);
     let checked = source::checked(config, plan);
     let code: BTreeSet<&PathBuf> = source
         .files
@@ -252,7 +307,8 @@ pub fn of_loop(
 ) -> Surface {
     let source = source::Source::work_tree(&config.root, files, env);
     let plan = source.plan(config, Phase::Stop);
-    let mut surface = describe_planned(config, Phase::Stop, &source, &plan);
+    let lens = Lens::of(config, Phase::Stop);
+    let mut surface = describe_planned(config, Phase::Stop, &source, (&plan, &lens));
     surface.tools = tools::of(config, env, &plan);
     surface
 }
