@@ -405,7 +405,7 @@ fn init_proposes_the_projects_own_checks_and_keeps_those_that_pass() {
         run.stdout.contains("bats (`bats test/`, from .github/workflows/ci.yml, job test, step \"Run tests\"): passes"),
         "{run:?}"
     );
-    assert!(run.stdout.contains("make-lint (`make lint`, from .github/workflows/ci.yml, job test, step \"Run tests\"): fails on this tree as it is (exit 2)"), "{run:?}");
+    assert!(run.stdout.contains("make-lint (`make lint`, from .github/workflows/ci.yml, job test, step \"Run tests\"): it fails on this tree as it is (exit 2); it is written commented out"), "{run:?}");
     assert!(
         run.stdout
             .contains("`shellcheck *.sh` (the project runs it) is run by the shell preset"),
@@ -544,4 +544,78 @@ fn a_new_gate_reading_old_markers_is_no_weakening() {
     let run = repo.run(["check", "--base", "HEAD~2"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("noqa"), "{run:?}");
+}
+
+/// A proposed test command whose runner reports that it ran no test (`--co`,
+/// `--setup-plan`, a workflow's env that makes every test skip) would pass whatever the
+/// code does: by what pytest reported, it is written commented out; the same command
+/// that runs the test is live, and fails when the code breaks.
+#[test]
+fn a_proposed_test_command_that_ran_no_test_is_not_live() {
+    if !require_tool("python3") || !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tests/test_calc.py",
+            "import os\nimport pytest\nfrom calc import add\n\n\n@pytest.mark.skipif(os.environ.get('RUN') != '1', reason='ci only')\ndef test_add():\n    assert add(2, 3) == 5\n",
+        )
+        .write(
+            ".github/workflows/ci.yml",
+            "jobs:\n  t:\n    steps:\n      - run: python3 -m pytest -q tests --co\n      - run: python3 -m pytest -q tests --setup-plan\n      - run: python3 -m pytest -q tests\n        env:\n          RUN: '1'\n      - run: RUN=1 python3 -m pytest -q tests -p no:cacheprovider\n",
+        );
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    let live: Vec<&str> = config.lines().filter(|l| l.starts_with("run = ")).collect();
+    assert_eq!(
+        live,
+        ["run = \"RUN=1 python3 -m pytest -q tests -p no:cacheprovider\""],
+        "{config}"
+    );
+    assert_eq!(
+        run.stdout.matches("its test runner ran no test").count(),
+        3,
+        "--co, --setup-plan and the step whose env made the test skip: {run:?}"
+    );
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+}
+
+/// A proposed check that writes the tree is no check (a "lint" that appends to the code
+/// it lints): found by what running it alone changed, written commented out; the tree's
+/// change is said.
+#[test]
+fn a_proposed_check_that_changes_files_is_not_live() {
+    if !require_tool("python3") || !require_tool("make") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write(
+            "tools/lint.py",
+            "with open('calc.py', 'a') as f:\n    f.write('# checked\\n')\n",
+        )
+        .write(
+            "Makefile",
+            ".PHONY: lint vet\nlint:\n\tpython3 tools/lint.py\nvet:\n\tpython3 -c 'import calc'\n",
+        );
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    assert!(config.contains("# name = \"make-lint\""), "{config}");
+    assert!(config.contains("\nname = \"make-vet\""), "{config}");
+    assert!(
+        run.stdout.contains("make-lint (`make lint`, from Makefile target lint): it changed files when run (calc.py)"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("WARNING: running the gates changed the work tree: calc.py"),
+        "{run:?}"
+    );
 }

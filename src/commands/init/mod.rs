@@ -236,7 +236,18 @@ fn first_verdicts(
     env: &Environment,
     written: &Written,
 ) -> Result<Vec<String>, AppError> {
+    let before = ralph_base::snapshot::work_tree(ws).ok();
     let results = first_results(ws, env);
+    // Something the run wrote in the tree: which of the project's own checks did it is
+    // found by running each alone (a preset's gate writing, say coverage, is not one).
+    let after = ralph_base::snapshot::work_tree(ws).ok();
+    let written_paths: Vec<String> = match (&before, &after) {
+        (Some(b), Some(a)) if b != a => ralph_base::snapshot::diff(ws, b, a)
+            .map(|c| c.iter().map(|c| c.path.display().to_string()).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let wrote = !written_paths.is_empty();
     let mut said = Vec::new();
     let own = &written.found.proposals;
     if !own.is_empty() {
@@ -244,7 +255,16 @@ fn first_verdicts(
             .iter()
             .map(|p| {
                 let r = results.iter().find(|r| r.name == p.name);
-                (p.clone(), verdict(r))
+                let mut v = verdict(r);
+                if wrote && matches!(v, proposals::Verdict::Passed(_)) {
+                    if let Some(paths) = changes_when_run(ws, env, &p.name) {
+                        v = proposals::Verdict::Failed(format!(
+                            "it changed files when run ({}), so it is no check",
+                            paths.join(", ")
+                        ));
+                    }
+                }
+                (p.clone(), v)
             })
             .collect();
         let text = format!(
@@ -269,6 +289,13 @@ fn first_verdicts(
         })
         .collect();
     said.extend(failing_line(&failing, &why));
+    if wrote {
+        said.push(format!(
+            "WARNING: running the gates changed the work tree: {}. A gate that writes what it \
+             checks is no check; look at what ran (ralph-gate gates)",
+            ralph_base::text::shorten(&written_paths.join(", "), 200)
+        ));
+    }
     Ok(said)
 }
 
@@ -277,12 +304,26 @@ fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
     match r {
         None => proposals::Verdict::Unknown,
         Some(r) if r.failed() => proposals::Verdict::Failed(match r.exit_code {
-            Some(127) => "exit 127: its program is not installed here".to_string(),
-            Some(code) => format!("exit {code}"),
-            None => r.status.label().to_string(),
+            Some(127) => "it fails here: exit 127, its program is not installed".to_string(),
+            Some(code) => format!("it fails on this tree as it is (exit {code})"),
+            None => format!("it fails on this tree as it is ({})", r.status.label()),
         }),
+        Some(r) if ran_no_test(r) => proposals::Verdict::Failed(
+            "its test runner ran no test, so it would pass whatever the code does".to_string(),
+        ),
         Some(r) => proposals::Verdict::Passed(r.duration.as_millis()),
     }
+}
+
+/// By what the runners reported: every run heard one, and none ran a test (pytest's
+/// `--collect-only`, every test skipped, a filter that selects none).
+fn ran_no_test(r: &ralph_runner::runner::GateResult) -> bool {
+    let heard: Vec<&Vec<String>> = r
+        .run_details
+        .iter()
+        .filter_map(|d| d.tests.as_ref())
+        .collect();
+    !heard.is_empty() && heard.len() == r.run_details.len() && heard.iter().all(|t| t.is_empty())
 }
 
 fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
@@ -294,8 +335,8 @@ fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
     );
     match v {
         proposals::Verdict::Failed(why) => format!(
-            "{what}: fails on this tree as it is ({why}), so it is written commented out; \
-             uncomment it in ralph.toml once it passes"
+            "{what}: {why}; it is written commented out: uncomment it in ralph.toml once \
+             it passes and checks"
         ),
         proposals::Verdict::Passed(ms) => format!("{what}: passes ({ms} ms)"),
         proposals::Verdict::Unknown => format!("{what}: did not run"),
@@ -329,10 +370,28 @@ fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
     ))
 }
 
+/// How long init's first run of the gates may take.
+const FIRST_RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180);
+
 /// Runs the new config's `check` gates once on the tree as it is, after every file init
 /// writes (stored, so the first `check` after init is warm): a gate written that already
 /// fails would hold the first loop and every commit unsaid.
 fn first_results(ws: &Path, env: &Environment) -> Vec<ralph_runner::runner::GateResult> {
+    let _ = writeln!(
+        std::io::stderr(),
+        "ralph-gate init: running the gates once on the tree as it is (at most {}s)...",
+        FIRST_RUN_LIMIT.as_secs()
+    );
+    run_gates(ws, env, &[], ralph_runner::runner::Reuse::Everything)
+}
+
+/// The `check` gates (`only` these, when named) run on the tree as it is.
+fn run_gates(
+    ws: &Path,
+    env: &Environment,
+    only: &[String],
+    reuse: ralph_runner::runner::Reuse,
+) -> Vec<ralph_runner::runner::GateResult> {
     let Ok(mut project) = ralph_plan::project::Project::open(ws, None) else {
         return Vec::new();
     };
@@ -340,23 +399,37 @@ fn first_results(ws: &Path, env: &Environment) -> Vec<ralph_runner::runner::Gate
         return Vec::new();
     };
     let phase = ralph_config::Phase::Check;
-    let plan = project.plan(&all, &all, phase, &[]);
+    let plan = project.plan(&all, &all, phase, only);
+    // A gate that never ends (a test script in watch mode) must not hold init: past this,
+    // it is said to have timed out, as a check that failed.
     let limits = ralph_runner::runner::Limits {
         jobs: project.config.settings.jobs,
-        deadline: None,
+        deadline: Some(std::time::Instant::now() + FIRST_RUN_LIMIT),
         cargo_target: None,
         private_tmp: false,
         untracked: None,
     };
-    ralph_runner::results::run_recorded(
-        &project.config,
-        &plan,
-        &limits,
+    ralph_runner::results::run_recorded(&project.config, &plan, &limits, env, reuse, phase, &|_| {})
+}
+
+/// The files `gate` changes in the work tree when run alone (fresh), where it changes any:
+/// a command that writes what it is meant to check is no check.
+fn changes_when_run(ws: &Path, env: &Environment, gate: &str) -> Option<Vec<String>> {
+    let before = ralph_base::snapshot::work_tree(ws).ok()?;
+    let _ = run_gates(
+        ws,
         env,
-        ralph_runner::runner::Reuse::Everything,
-        phase,
-        &|_| {},
-    )
+        &[gate.to_string()],
+        ralph_runner::runner::Reuse::Nothing,
+    );
+    let after = ralph_base::snapshot::work_tree(ws).ok()?;
+    let changed = ralph_base::snapshot::diff(ws, &before, &after).ok()?;
+    (!changed.is_empty()).then(|| {
+        changed
+            .iter()
+            .map(|c| c.path.display().to_string())
+            .collect()
+    })
 }
 
 /// One line per gate of the new config: the evidence for its preset, how many runs it makes

@@ -221,7 +221,7 @@ pub fn render(proposals: &[(Proposal, Verdict)], path: &[String]) -> String {
         match verdict {
             Verdict::Failed(why) => {
                 out.push_str(&format!(
-                    "# Failed on the tree as init found it ({why}), so it is left out: uncomment it once it passes.\n"
+                    "# Left out when init ran it: {why}. Uncomment it once it passes and checks.\n"
                 ));
                 for line in table.lines() {
                     out.push_str(&format!("# {line}\n"));

@@ -119,7 +119,10 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
         &[
             (p("lint", Kind::Check), Verdict::Passed(200)),
             (p("slow-lint", Kind::Check), Verdict::Passed(60_000)),
-            (p("tests", Kind::Test), Verdict::Failed("exit 1".into())),
+            (
+                p("tests", Kind::Test),
+                Verdict::Failed("it fails on this tree as it is (exit 1)".into()),
+            ),
         ],
         &[".venv/bin".to_string()],
     );
@@ -133,7 +136,10 @@ fn a_proposal_that_failed_is_written_commented_out_and_a_fast_check_after_edits(
         gates[1]["path"].as_array().unwrap()[0].as_str(),
         Some(".venv/bin")
     );
-    assert!(text.contains("(exit 1), so it is left out"), "{text}");
+    assert!(
+        text.contains("# Left out when init ran it: it fails on this tree as it is (exit 1)."),
+        "{text}"
+    );
     assert!(text.contains("# name = \"tests\""), "{text}");
 }
 
