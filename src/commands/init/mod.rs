@@ -288,7 +288,17 @@ fn first_verdicts(
             None => format!("{} ({})", r.name, r.status.label()),
         })
         .collect();
-    said.extend(failing_line(&failing, &why));
+    // A baseline is for findings a tool printed, not for a gate that timed out.
+    let printed: Vec<&str> = failing
+        .iter()
+        .copied()
+        .filter(|n| {
+            results
+                .iter()
+                .any(|r| r.name == *n && r.exit_code.is_some())
+        })
+        .collect();
+    said.extend(failing_line(&printed, &why));
     if wrote {
         said.push(format!(
             "WARNING: running the gates changed the work tree: {}. A gate that writes what it \
@@ -343,8 +353,8 @@ fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
     }
 }
 
-/// The gates that fail on the tree as `init` found it (`names`, each said with its exit in
-/// `why`), and the ways out.
+/// The gates that fail on the tree as `init` found it (each said with its exit in `why`;
+/// `names`: those that printed findings a baseline can hold), and the ways out.
 fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
     let failing = why;
     if failing.is_empty() {
@@ -356,17 +366,23 @@ fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
     } else {
         "they pass"
     };
+    let baseline = match names.is_empty() {
+        true => String::new(),
+        false => format!(
+            ", or hold loops and commits only for what is new: `baseline = [{}]` at the top \
+             of ralph.toml",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     Some(format!(
         "{gates} on this tree as it is: {}. A loop is held until {they}, and so is a \
-         commit; `ralph-gate check` shows why. Fix the tree first, narrow the gates in \
-         ralph.toml, or hold loops and commits only for what is new: `baseline = [{}]` at \
-         the top of ralph.toml",
+         commit; `ralph-gate check` shows why. Fix the tree first or narrow the gates in \
+         ralph.toml{baseline}",
         failing.join(", "),
-        names
-            .iter()
-            .map(|n| format!("\"{n}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
     ))
 }
 
