@@ -619,3 +619,39 @@ fn a_proposed_check_that_changes_files_is_not_live() {
         "{run:?}"
     );
 }
+
+/// Tests run through make are live only where a runner ralph-gate hears reported them (a
+/// Makefile can run anything in their place: `SHELL := /bin/true`, `.IGNORE`, an include):
+/// pytest's are, unittest's under make are not.
+#[test]
+fn tests_through_make_are_live_only_when_a_runner_reported_them() {
+    if !require_tool("python3") || !require_tool("pytest") || !require_tool("make") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write("tests/__init__.py", "")
+        .write(
+            "tests/test_calc.py",
+            "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+        )
+        .write(
+            "Makefile",
+            ".PHONY: test unit\n.IGNORE: unit\ntest:\n\tpython3 -m pytest -q tests -p no:cacheprovider\nunit:\n\tpython3 -m unittest -q tests.test_calc\n",
+        );
+    repo.commit_all();
+    let run = repo.run_env(["init"], &[("PATH", &path_with_binary())]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let config = std::fs::read_to_string(repo.path().join("ralph.toml")).unwrap();
+    assert!(config.contains("\nname = \"make-test\""), "{config}");
+    assert!(config.contains("# name = \"make-unit\""), "{config}");
+    assert!(
+        run.stdout.contains(
+            "make-unit (`make unit`, from Makefile target unit): it runs its tests through make"
+        ),
+        "{run:?}"
+    );
+    repo.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let check = repo.run(["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+}

@@ -12,6 +12,8 @@ mod proposals;
 
 use crate::commands::AppError;
 use frameworks::Framework;
+use proposals::classify::Kind;
+use proposals::Verdict;
 use ralph_base::atomic;
 use ralph_base::env::Environment;
 use ralph_base::exit;
@@ -255,16 +257,7 @@ fn first_verdicts(
             .iter()
             .map(|p| {
                 let r = results.iter().find(|r| r.name == p.name);
-                let mut v = verdict(r);
-                if wrote && matches!(v, proposals::Verdict::Passed(_)) {
-                    if let Some(paths) = changes_when_run(ws, env, &p.name) {
-                        v = proposals::Verdict::Failed(format!(
-                            "it changed files when run ({}), so it is no check",
-                            paths.join(", ")
-                        ));
-                    }
-                }
-                (p.clone(), v)
+                (p.clone(), settle(p, r, (ws, env), wrote))
             })
             .collect();
         let text = format!(
@@ -309,6 +302,36 @@ fn first_verdicts(
     Ok(said)
 }
 
+/// A proposal's verdict, by what its first run did: failed, ran no test, ran its tests
+/// where no runner was heard (through make or a script), or (when the run `wrote` the tree)
+/// changes files when run alone.
+fn settle(
+    p: &proposals::Proposal,
+    r: Option<&ralph_runner::runner::GateResult>,
+    (ws, env): (&Path, &Environment),
+    wrote: bool,
+) -> Verdict {
+    let v = verdict(r);
+    if !matches!(v, Verdict::Passed(_)) {
+        return v;
+    }
+    let unheard = r.is_some_and(|r| !heard_a_test(r));
+    if p.kind == Kind::Test && unheard && proposals::classify::wrapped(&p.command) {
+        return Verdict::Failed(
+            "it runs its tests through make or a package script, and no test runner \
+             ralph-gate hears reported a test it ran, so a pass would say nothing"
+                .to_string(),
+        );
+    }
+    match wrote.then(|| changes_when_run(ws, env, &p.name)).flatten() {
+        Some(paths) => Verdict::Failed(format!(
+            "it changed files when run ({}), so it is no check",
+            paths.join(", ")
+        )),
+        None => v,
+    }
+}
+
 /// A proposal's verdict from its gate's first result (none: it did not run).
 fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
     match r {
@@ -323,6 +346,14 @@ fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
         ),
         Some(r) => proposals::Verdict::Passed(r.duration.as_millis()),
     }
+}
+
+/// Whether a runner ralph-gate hears (pytest, node's, jest, vitest, go, cargo) reported a
+/// test it ran.
+fn heard_a_test(r: &ralph_runner::runner::GateResult) -> bool {
+    r.run_details
+        .iter()
+        .any(|d| d.tests.as_ref().is_some_and(|t| !t.is_empty()))
 }
 
 /// By what the runners reported: every run heard one, and none ran a test (pytest's
@@ -398,7 +429,9 @@ fn first_results(ws: &Path, env: &Environment) -> Vec<ralph_runner::runner::Gate
         "ralph-gate init: running the gates once on the tree as it is (at most {}s)...",
         FIRST_RUN_LIMIT.as_secs()
     );
-    run_gates(ws, env, &[], ralph_runner::runner::Reuse::Everything)
+    // Fresh: what the runners report decides which proposals are live, and a stored
+    // result (a worktree's) does not keep it. The results are still stored.
+    run_gates(ws, env, &[], ralph_runner::runner::Reuse::Nothing)
 }
 
 /// The `check` gates (`only` these, when named) run on the tree as it is.

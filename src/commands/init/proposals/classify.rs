@@ -301,6 +301,19 @@ fn make_target(args: &[String]) -> Option<&String> {
     None
 }
 
+/// Whether `command` runs its checks through something whose body ralph-gate does not see
+/// as it runs (a make rule, a package script: a Makefile's `SHELL`, an include, npm's
+/// `script-shell` can change what runs), so only what the runners report tells.
+pub fn wrapped(command: &str) -> bool {
+    shell::parse(command, 0).iter().any(|s| {
+        let words = tool_words(&s.words);
+        let make = words
+            .first()
+            .is_some_and(|p| ["make", "gmake"].contains(&shell::base(p)));
+        make || script_of(&s.words).is_some()
+    })
+}
+
 /// A gate name made of a command's words: letters, digits and dashes.
 pub fn slug(text: &str) -> String {
     let mut out = String::new();
