@@ -161,22 +161,27 @@ fn read_by(
     runs: &[(String, String, Vec<&str>)],
 ) -> String {
     let root = &project.config.root;
-    let mut found: Vec<(&str, Vec<&str>)> = Vec::new();
-    for &ph in phases {
-        for name in ralph_runner::cache::readers::gates_reading(
-            &project.config,
-            (root, ph),
-            &[rel.to_path_buf()],
-        ) {
-            if runs.iter().any(|r| r.0.split('\u{0}').next() == Some(name)) {
-                continue;
-            }
-            match found.iter_mut().find(|f| f.0 == name) {
-                Some(f) => f.1.push(ph.as_str()),
-                None => found.push((name, vec![ph.as_str()])),
-            }
-        }
-    }
+    let rels = [rel.to_path_buf()];
+    let found: Vec<(&str, Vec<&str>)> = project
+        .config
+        .gates
+        .iter()
+        .filter(|g| {
+            !runs
+                .iter()
+                .any(|r| r.0.split('\u{0}').next() == Some(g.name.as_str()))
+        })
+        .filter_map(|g| {
+            let on: Vec<&str> = phases
+                .iter()
+                .filter(|ph| g.runs_in(**ph))
+                .map(|ph| ph.as_str())
+                .collect();
+            let read = !on.is_empty()
+                && !ralph_runner::cache::readers::runs_reading(root, &g.name, &rels).is_empty();
+            read.then_some((g.name.as_str(), on))
+        })
+        .collect();
     found
         .iter()
         .map(|(name, on)| {

@@ -211,21 +211,6 @@ fn readings<'c>(
         .collect()
 }
 
-/// The gates of `phase` whose last observed run read one of `rels` (paths from the root),
-/// each once: what `gates --explain` names besides the gates whose globs match.
-pub fn gates_reading<'c>(
-    config: &'c ralph_config::Config,
-    (root, phase): (&Path, ralph_config::Phase),
-    rels: &[PathBuf],
-) -> Vec<&'c str> {
-    let mut names: Vec<&str> = readings(config, (root, phase), rels)
-        .into_iter()
-        .map(|(g, _)| g.name.as_str())
-        .collect();
-    names.dedup();
-    names
-}
-
 /// What a change reaches beyond the gates' globs: the runs whose last observation read one
 /// of its files, and the gates to run whole (no run here has told what they read, and their
 /// globs miss one of the files). The edit hook and `check --staged` / `--changed` both ask
