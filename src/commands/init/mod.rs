@@ -20,6 +20,7 @@ use ralph_base::exit;
 use ralph_config::presets;
 use ralph_config::template::shell_quote;
 use ralph_plan::files;
+use ralph_runner::runner::GateResult;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -173,7 +174,7 @@ fn write_config(ws: &Path, env: &Environment) -> Result<(String, Option<Written>
     let unsettled: Vec<_> = own
         .proposals
         .iter()
-        .map(|p| (p.clone(), proposals::Verdict::Unknown))
+        .map(|p| (p.clone(), Verdict::Unknown))
         .collect();
     atomic::write(
         &path,
@@ -268,30 +269,11 @@ fn first_verdicts(
         atomic::write(&ws.join(ralph_config::FILE_NAME), text.as_bytes())?;
         said.extend(settled.iter().map(|(p, v)| settled_line(p, v)));
     }
-    let failing: Vec<&str> = results
+    let failing: Vec<&GateResult> = results
         .iter()
         .filter(|r| r.failed() && !own.iter().any(|p| p.name == r.name))
-        .map(|r| r.name.as_str())
         .collect();
-    let why: Vec<String> = failing
-        .iter()
-        .filter_map(|n| results.iter().find(|r| r.name == *n))
-        .map(|r| match r.exit_code {
-            Some(code) => format!("{} (exit {code})", r.name),
-            None => format!("{} ({})", r.name, r.status.label()),
-        })
-        .collect();
-    // A baseline is for findings a tool printed, not for a gate that timed out.
-    let printed: Vec<&str> = failing
-        .iter()
-        .copied()
-        .filter(|n| {
-            results
-                .iter()
-                .any(|r| r.name == *n && r.exit_code.is_some())
-        })
-        .collect();
-    said.extend(failing_line(&printed, &why));
+    said.extend(failing_line(&failing));
     if wrote {
         said.push(format!(
             "WARNING: running the gates changed the work tree: {}. A gate that writes what it \
@@ -307,7 +289,7 @@ fn first_verdicts(
 /// changes files when run alone.
 fn settle(
     p: &proposals::Proposal,
-    r: Option<&ralph_runner::runner::GateResult>,
+    r: Option<&GateResult>,
     (ws, env): (&Path, &Environment),
     wrote: bool,
 ) -> Verdict {
@@ -315,7 +297,7 @@ fn settle(
     if !matches!(v, Verdict::Passed(_)) {
         return v;
     }
-    let unheard = r.is_some_and(|r| !heard_a_test(r));
+    let unheard = r.is_some_and(|r| heard(r).is_none_or(|tests| tests.is_empty()));
     if p.kind == Kind::Test && unheard && proposals::classify::wrapped(&p.command) {
         return Verdict::Failed(
             "it runs its tests through make or a package script, and no test runner \
@@ -333,41 +315,35 @@ fn settle(
 }
 
 /// A proposal's verdict from its gate's first result (none: it did not run).
-fn verdict(r: Option<&ralph_runner::runner::GateResult>) -> proposals::Verdict {
+fn verdict(r: Option<&GateResult>) -> Verdict {
     match r {
-        None => proposals::Verdict::Unknown,
-        Some(r) if r.failed() => proposals::Verdict::Failed(match r.exit_code {
+        None => Verdict::Unknown,
+        Some(r) if r.failed() => Verdict::Failed(match r.exit_code {
             Some(127) => "it fails here: exit 127, its program is not installed".to_string(),
             Some(code) => format!("it fails on this tree as it is (exit {code})"),
             None => format!("it fails on this tree as it is ({})", r.status.label()),
         }),
-        Some(r) if ran_no_test(r) => proposals::Verdict::Failed(
+        Some(r) if ran_no_test(r) => Verdict::Failed(
             "its test runner ran no test, so it would pass whatever the code does".to_string(),
         ),
-        Some(r) => proposals::Verdict::Passed(r.duration.as_millis()),
+        Some(r) => Verdict::Passed(r.duration.as_millis()),
     }
 }
 
-/// Whether a runner ralph-gate hears (pytest, node's, jest, vitest, go, cargo) reported a
-/// test it ran.
-fn heard_a_test(r: &ralph_runner::runner::GateResult) -> bool {
-    r.run_details
-        .iter()
-        .any(|d| d.tests.as_ref().is_some_and(|t| !t.is_empty()))
+/// The tests the runners ralph-gate hears (pytest, node's, jest, vitest, go, cargo)
+/// reported `r` ran, when any was heard (`differential::ran`, the stop's reading).
+fn heard(r: &GateResult) -> Option<std::collections::BTreeSet<String>> {
+    ralph_surface::differential::ran(std::slice::from_ref(r)).remove(&r.name)
 }
 
 /// By what the runners reported: every run heard one, and none ran a test (pytest's
 /// `--collect-only`, every test skipped, a filter that selects none).
-fn ran_no_test(r: &ralph_runner::runner::GateResult) -> bool {
-    let heard: Vec<&Vec<String>> = r
-        .run_details
-        .iter()
-        .filter_map(|d| d.tests.as_ref())
-        .collect();
-    !heard.is_empty() && heard.len() == r.run_details.len() && heard.iter().all(|t| t.is_empty())
+fn ran_no_test(r: &GateResult) -> bool {
+    let every_run_heard = r.run_details.iter().all(|d| d.tests.is_some());
+    every_run_heard && heard(r).is_some_and(|tests| tests.is_empty())
 }
 
-fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
+fn settled_line(p: &proposals::Proposal, v: &Verdict) -> String {
     let what = format!(
         "{} (`{}`, from {})",
         p.name,
@@ -375,22 +351,33 @@ fn settled_line(p: &proposals::Proposal, v: &proposals::Verdict) -> String {
         p.source
     );
     match v {
-        proposals::Verdict::Failed(why) => format!(
+        Verdict::Failed(why) => format!(
             "{what}: {why}; it is written commented out: uncomment it in ralph.toml once \
              it passes and checks"
         ),
-        proposals::Verdict::Passed(ms) => format!("{what}: passes ({ms} ms)"),
-        proposals::Verdict::Unknown => format!("{what}: did not run"),
+        Verdict::Passed(ms) => format!("{what}: passes ({ms} ms)"),
+        Verdict::Unknown => format!("{what}: did not run"),
     }
 }
 
-/// The gates that fail on the tree as `init` found it (each said with its exit in `why`;
-/// `names`: those that printed findings a baseline can hold), and the ways out.
-fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
-    let failing = why;
+/// The gates that fail on the tree as `init` found it, each with its exit, and the ways
+/// out: a baseline only for those that printed findings (not one that timed out).
+fn failing_line(failing: &[&GateResult]) -> Option<String> {
     if failing.is_empty() {
         return None;
     }
+    let why: Vec<String> = failing
+        .iter()
+        .map(|r| match r.exit_code {
+            Some(code) => format!("{} (exit {code})", r.name),
+            None => format!("{} ({})", r.name, r.status.label()),
+        })
+        .collect();
+    let names: Vec<&str> = failing
+        .iter()
+        .filter(|r| r.exit_code.is_some())
+        .map(|r| r.name.as_str())
+        .collect();
     let gates = ralph_base::text::plural(failing.len(), "gate fails", "gates fail");
     let they = if failing.len() == 1 {
         "it passes"
@@ -413,7 +400,7 @@ fn failing_line(names: &[&str], why: &[String]) -> Option<String> {
         "{gates} on this tree as it is: {}. A loop is held until {they}, and so is a \
          commit; `ralph-gate check` shows why. Fix the tree first or narrow the gates in \
          ralph.toml{baseline}",
-        failing.join(", "),
+        why.join(", "),
     ))
 }
 
@@ -423,7 +410,7 @@ const FIRST_RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(180)
 /// Runs the new config's `check` gates once on the tree as it is, after every file init
 /// writes (stored, so the first `check` after init is warm): a gate written that already
 /// fails would hold the first loop and every commit unsaid.
-fn first_results(ws: &Path, env: &Environment) -> Vec<ralph_runner::runner::GateResult> {
+fn first_results(ws: &Path, env: &Environment) -> Vec<GateResult> {
     let _ = writeln!(
         std::io::stderr(),
         "ralph-gate init: running the gates once on the tree as it is (at most {}s)...",
@@ -440,7 +427,7 @@ fn run_gates(
     env: &Environment,
     only: &[String],
     reuse: ralph_runner::runner::Reuse,
-) -> Vec<ralph_runner::runner::GateResult> {
+) -> Vec<GateResult> {
     let Ok(mut project) = ralph_plan::project::Project::open(ws, None) else {
         return Vec::new();
     };
