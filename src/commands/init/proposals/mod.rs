@@ -116,16 +116,15 @@ pub fn propose(sources: &Sources, presets: &[&str]) -> Found {
         .as_deref()
         .map(sources::scripts_of)
         .unwrap_or_default();
+    let exists = |name: &str| sources.entries.iter().any(|e| e == name);
     let mut all: Vec<Candidate> = Vec::new();
     for (path, text) in &sources.workflows {
         all.extend(sources::workflow(path, text, &scripts));
     }
     if let Some(text) = &sources.makefile {
-        let exists = |name: &str| sources.entries.iter().any(|e| e == name);
         all.extend(sources::makefile(text, &exists, &scripts));
     }
     all.extend(sources::package_scripts(&scripts, sources.manager));
-    let exists = |name: &str| sources.entries.iter().any(|e| e == name);
     all.extend(sources::python_configs(
         sources.pyproject.as_deref(),
         &exists,

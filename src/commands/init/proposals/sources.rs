@@ -47,7 +47,8 @@ pub fn line_commands(
     };
     let whole = simples
         .iter()
-        .all(|s| is_cd(&s.words) || classify::checker(&s.words, scripts).is_some());
+        .enumerate()
+        .all(|(i, s)| is_cd(&s.words) || checks.iter().any(|(j, _)| *j == i));
     // Verbatim only where ralph-gate's own `sh -c` keeps the check's failure too.
     let plain = shell == PLAIN || !unsound(line, scripts, PLAIN);
     if whole && plain && checks.len() == 1 && simples.iter().all(|s| s.writes.is_empty()) {
