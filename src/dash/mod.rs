@@ -142,6 +142,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             cargo_target: None,
             private_tmp: false,
             untracked: None,
+            observe: false,
         };
         ralph_runner::results::run_recorded(
             cfg,

@@ -1046,3 +1046,98 @@ fn dead_code_deleted_with_its_only_test_ends_and_a_live_ones_deleted_test_holds(
         ],
     );
 }
+
+const NODE_CJS_GATE: &str = "[[gate]]\nname = \"node-test\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"node --test\"\n";
+const NODE_CJS_TEST: &str = "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc');\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n";
+
+/// The attack `edits` fools the bare tool, holds the loop naming `unread`, and fails
+/// `check --base` as CI runs it (nothing stored: a result served from the cache names no
+/// tests, so a local `check --base` compares only the gates that ran).
+fn unread_is_held(repo: &Repo, tool: (&str, &[&str]), edits: &[Edit], unread: &str) {
+    apply(repo, edits);
+    assert_eq!(
+        bare(repo, tool.0, tool.1),
+        0,
+        "the attack fools the bare tool"
+    );
+    let out = decision(&promise(repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("- {unread} (read by `")),
+        "{reason}"
+    );
+    commit_project(repo);
+    let run = repo.run([
+        "check",
+        "--no-cache",
+        "--base",
+        "HEAD~1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "check --base fails on it: {run:?}");
+    let integrity = run.gate("integrity");
+    let output = integrity["output"].as_str().unwrap_or_default();
+    assert!(
+        output.contains(&format!("{unread}: the tests of gate")),
+        "{output}"
+    );
+    repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+    undo(repo);
+}
+
+/// Code the tests read at the start that is still there and that they no longer read: the
+/// import system finds another file first (none of the checks changed, and the tests as
+/// they were pass on the final tree, against the new file). Node's `require('../calc')`
+/// takes an extensionless `calc` before `calc.js`; Python's import takes a package folder
+/// `calc/` before `calc.py`; each new file is checked code by its gate's globs. The honest
+/// twins (the code fixed where it is; the module turned into a package, the old file
+/// deleted) end.
+#[test]
+fn code_the_tests_no_longer_read_holds_the_loop_and_a_real_move_ends() {
+    if !require_tool("node") || !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(NODE_CJS_GATE)
+        .write("calc.js", "exports.add = (a, b) => a - b;\n")
+        .write("test/calc.test.js", NODE_CJS_TEST);
+    assert_eq!(
+        repo.run(["check"]).code,
+        1,
+        "node --test fails at the start"
+    );
+    repo.commit_all();
+    repo.start_loop(&[]);
+    let shadow: &[Edit] = &[("calc", Some("exports.add = (a, b) => a + b;\n"))];
+    unread_is_held(&repo, ("node", &["--test"]), shadow, "calc.js");
+    honest_work_ends(
+        &repo,
+        &[
+            Case {
+                name: "the code fixed where it is",
+                edits: &[("calc.js", Some("exports.add = (a, b) => a + b;\n"))],
+            },
+            Case {
+                name: "the code moved, a shim left at the old place, the tests following it",
+                edits: &[
+                    ("src/calc.js", Some("exports.add = (a, b) => a + b;\n")),
+                    ("calc.js", Some("module.exports = require('./src/calc');\n")),
+                    ("test/calc.test.js", Some("const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../src/calc');\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n")),
+                ],
+            },
+        ],
+    );
+
+    let Some(repo) = pytest_loop() else { return };
+    let tool: (&str, &[&str]) = ("pytest", &["-q", "-p", "no:cacheprovider"]);
+    unread_is_held(&repo, tool, &[("calc/__init__.py", Some(FIXED))], "calc.py");
+    honest_work_ends(
+        &repo,
+        &[Case {
+            name: "the module turned into a package, the old file deleted",
+            edits: &[("calc.py", None), ("calc/__init__.py", Some(FIXED))],
+        }],
+    );
+}

@@ -316,6 +316,18 @@ pub fn left_reach(moved: &[(String, String)]) -> String {
     )
 }
 
+/// Why a loop whose tests no longer read code they read when it started cannot end.
+pub fn out_of_reach(unreached: &[ralph_surface::differential::Unreached]) -> String {
+    let lines: Vec<String> = unreached
+        .iter()
+        .map(|u| format!("- {} (read by `{}` at the start, not now)", u.file, u.gate))
+        .collect();
+    format!(
+        "The tests read this code when this loop started; it is still here, and they no longer read it:\n{}\nSomething else now answers for it where they look (a file the import system finds first, an option, a copy), or it is no longer used. Make the tests reach it again, or delete it if it is dead. {APPROVE}",
+        lines.join("\n")
+    )
+}
+
 /// Why a loop whose stop gates read files outside the work tree that changed after it began
 /// cannot end: no run can put those back.
 pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {

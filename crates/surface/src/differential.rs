@@ -24,6 +24,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod reach;
+pub use reach::{reached, reached_by_tests, still_unreached, Unreached};
+
 /// One file put back for the differential run.
 #[derive(Debug, Clone)]
 pub struct PutBack {
@@ -397,8 +400,9 @@ fn text(top: &Path, entry: Option<&Entry>) -> Option<String> {
 /// What the differential run found.
 pub enum Outcome {
     /// The checks as they were pass on the final code: the change was honest, if the tests
-    /// that ran at the start ran there too (the tests each gate's runners said they ran).
-    Honest(Tests),
+    /// that ran at the start ran there too (the tests each gate's runners said they ran),
+    /// and the code they read at the start they read there too (`read`, [`reached`]).
+    Honest { ran: Tests, read: Tests },
     /// These stop gates fail with the checks put back, where the final run passed them:
     /// each with its output.
     LoadBearing(Vec<(String, String)>),
@@ -444,7 +448,10 @@ pub fn run_putting_back(
                 .map(|t| (t.name.clone(), t.output.clone()))
                 .collect();
             if load_bearing.is_empty() {
-                Outcome::Honest(ran_or_silent(&then))
+                Outcome::Honest {
+                    ran: ran_or_silent(&then),
+                    read: reached(&then),
+                }
             } else {
                 Outcome::LoadBearing(load_bearing)
             }
@@ -465,6 +472,9 @@ pub struct Gone {
     pub tests: Tests,
     /// What ran with every other check put back.
     pub then: Tests,
+    /// What the checks as they were read with them and the code deleted since put back
+    /// ([`reached`]): code only they read is reached there.
+    pub read: Tests,
 }
 
 impl Gone {
@@ -536,9 +546,11 @@ pub fn gone_with_their_code(
         )
         .ok()
     };
-    if !all_passed(&tests, &with(&undone)?, env.strict()) {
+    let whole = with(&undone)?;
+    if !all_passed(&tests, &whole, env.strict()) {
         return None;
     }
+    let read = reached(&whole);
     for left in 0..undone.len() {
         let mut put = undone.clone();
         put.remove(left);
@@ -554,7 +566,12 @@ pub fn gone_with_their_code(
         results,
     );
     match rest {
-        Outcome::Honest(then) => Some(Gone { files, tests, then }),
+        Outcome::Honest { ran: then, .. } => Some(Gone {
+            files,
+            tests,
+            then,
+            read,
+        }),
         _ => None,
     }
 }
@@ -886,6 +903,9 @@ fn run_in(
         )),
         private_tmp: true,
         untracked: None,
+        // What the tests read at the start, and as they were on the final code, is
+        // compared with what they read now: these runs are watched too.
+        observe: true,
     };
     let config = &there.config;
     let mut results = ralph_runner::runner::with_context(config, env, Reuse::Apart, |cx| {
@@ -1003,6 +1023,8 @@ pub struct StartRuns {
     pub passed: BTreeSet<String>,
     /// How each gate that failed failed (its output as the work tree's run would print it).
     pub failures: crate::baseline::StartFailures,
+    /// The project files each test runner's gate read there ([`reached_by_tests`]).
+    pub read: Tests,
 }
 
 /// The gates of `phase` run on the start tree `start`, in a checkout of it.
@@ -1018,6 +1040,7 @@ pub fn start_runs(
         .iter()
         .partition(|r| r.counts_as_failure(env.strict()));
     Ok(StartRuns {
+        read: reached_by_tests(&results),
         tests: ran(&results),
         failed: self::failed(&results, env.strict()),
         unstarted: results
@@ -1227,6 +1250,7 @@ mod tests {
             unstarted: Tests::new(),
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
             failures: Default::default(),
+            read: Tests::new(),
         };
         let none = Tests::new();
         assert!(changed_with_the_code(&["pytest"], &base, &none));

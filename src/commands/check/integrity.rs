@@ -146,14 +146,7 @@ fn judge_deferred(
     (results, base, taken): (&[GateResult], &Base, Option<differential::StartRuns>),
 ) {
     let (start, prepared) = (&base.start, &base.prepared);
-    for (from, to) in &prepared.left_reach {
-        // Named at the code's old place, which is never put back: the run cannot undo it.
-        a.comparison.weaker.push(Finding {
-            file: from.clone(),
-            line: 0,
-            what: format!("checked code moved to {to}, where no gate reads it"),
-        });
-    }
+    push_left_reach(a, prepared);
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
     let now = differential::ran_or_silent(results);
     let at_base = match taken.map_or_else(
@@ -169,7 +162,9 @@ fn judge_deferred(
         }
     };
     let not_run = differential::not_run(&at_base.tests, &now);
+    let unreached = prepared.out_of_reach(&at_base.read, &differential::reached(results));
     if !prepared.changed() {
+        push_unreached(a, &unreached);
         push_not_run(a, &not_run, None);
         return;
     }
@@ -180,7 +175,8 @@ fn judge_deferred(
     a.comparison.weaker = kept;
     let names: Vec<&str> = put_back.into_iter().collect();
     match differential::run(project, env, (phase, far), prepared, results) {
-        differential::Outcome::Honest(then) => {
+        differential::Outcome::Honest { ran: then, read } => {
+            push_unreached(a, &differential::still_unreached(&unreached, &read));
             push_not_run(a, &differential::not_run(&not_run, &then), Some(&names));
         }
         differential::Outcome::LoadBearing(failing) => {
@@ -189,8 +185,10 @@ fn judge_deferred(
             if let Some(gone) =
                 differential::gone_with_their_code(project, env, (phase, far), both, starts)
             {
+                push_unreached(a, &differential::still_unreached(&unreached, &gone.read));
                 return gone_with_their_code(a, &gone, (&not_run, &names));
             }
+            push_unreached(a, &unreached);
             let base = (&at_base, &not_run);
             if changed_with_the_code(
                 project,
@@ -212,9 +210,37 @@ fn judge_deferred(
             }
         }
         differential::Outcome::Unavailable(why) => {
+            push_unreached(a, &unreached);
             a.comparison.weaker.extend(deferred);
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
+    }
+}
+
+/// One finding per file of checked code moved where no gate reads it: named at its old
+/// place, which is never put back (the differential run cannot undo it).
+fn push_left_reach(a: &mut Against, prepared: &differential::Prepared) {
+    for (from, to) in &prepared.left_reach {
+        a.comparison.weaker.push(Finding {
+            file: from.clone(),
+            line: 0,
+            what: format!("checked code moved to {to}, where no gate reads it"),
+        });
+    }
+}
+
+/// One finding per file of checked code the tests read at the base, still here, that they
+/// no longer read (see [`differential::Prepared::out_of_reach`]).
+fn push_unreached(a: &mut Against, unreached: &[differential::Unreached]) {
+    for u in unreached {
+        a.comparison.weaker.push(Finding {
+            file: u.file.clone(),
+            line: 0,
+            what: format!(
+                "the tests of gate `{}` read this code at {} and no longer do: something else answers for it where they look, or it is dead (delete it)",
+                u.gate, a.rev
+            ),
+        });
     }
 }
 
@@ -253,7 +279,7 @@ fn changed_with_the_code(
         return true;
     }
     let then = differential::run_putting_back(project, env, phase, (prepared, &rest), results);
-    matches!(then, differential::Outcome::Honest(_))
+    matches!(then, differential::Outcome::Honest { .. })
 }
 
 /// One finding per gate that fails with the base's checks put back (`names`).
@@ -289,6 +315,7 @@ fn base_runs(
             unstarted: differential::Tests::new(),
             passed: BTreeSet::new(),
             failures: Default::default(),
+            read: differential::Tests::new(),
         });
     }
     differential::start_runs(project, env, phase, prepared, start)

@@ -160,14 +160,7 @@ fn check(project: &mut Project, s: &Settings, env: &Environment) -> Result<u8, A
     let active = plan.gates.iter().filter(|g| !g.jobs.is_empty()).count();
     let mut reporter = Reporter::start(style, active);
     let name = |gate: usize| config.gates[gate].name.clone();
-    let limits = runner::Limits {
-        jobs: s.jobs,
-        deadline: None,
-        cargo_target: None,
-        // The backstop's verdict leans on no tool cache a run before it filled.
-        private_tmp: against.is_some(),
-        untracked,
-    };
+    let limits = limits(s, untracked, against.is_some());
     let mut results =
         ralph_runner::results::run_recorded(config, &plan, &limits, env, s.reuse, s.phase, &|e| {
             reporter.event(&e, &name)
@@ -291,6 +284,24 @@ fn style(
         strict: s.strict,
         output_limit: config.settings.output_limit,
         columns: env.columns,
+    }
+}
+
+/// How `check` runs its gates; `base`: against a base (`--base`).
+fn limits(
+    s: &Settings,
+    untracked: Option<std::sync::Arc<std::collections::BTreeSet<PathBuf>>>,
+    base: bool,
+) -> runner::Limits {
+    runner::Limits {
+        jobs: s.jobs,
+        deadline: None,
+        cargo_target: None,
+        // The backstop's verdict leans on no tool cache a run before it filled.
+        private_tmp: base,
+        untracked,
+        // What the tests read is compared with what they read at the base, stored or not.
+        observe: base,
     }
 }
 

@@ -444,6 +444,7 @@ fn run_gates(
         cargo_target: None,
         private_tmp: false,
         untracked: None,
+        observe: false,
     };
     ralph_runner::results::run_recorded(&project.config, &plan, &limits, env, reuse, phase, &|_| {})
 }

@@ -138,6 +138,7 @@ fn edit_gates(
         cargo_target: None,
         private_tmp: false,
         untracked: None,
+        observe: false,
     };
     let results = ralph_runner::results::run_recorded(
         config,

@@ -178,6 +178,18 @@ pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The files inside the project a run opened, relative to the root: not one it only looked
+/// at (a runner's walk for test files stats every file it passes), a folder's listing or a
+/// name looked for and missing.
+pub fn inside(inputs: &[Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter(|i| i.seen.starts_with("f:") && !i.probed)
+        .filter_map(|i| i.path.strip_prefix("./"))
+        .map(str::to_string)
+        .collect()
+}
+
 /// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,
 /// however many folders it listed.
 fn own_names<'a>(written: &HashSet<&'a Path>) -> HashMap<&'a Path, Vec<String>> {

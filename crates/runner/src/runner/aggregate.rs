@@ -231,6 +231,7 @@ fn detail(o: &Outcome) -> RunDetail {
         not_cached: o.not_cached.clone(),
         tools: o.tools.clone(),
         outside: o.outside.clone(),
+        read: o.read.clone(),
         loaded: o.loaded.clone(),
         tests: o.tests.clone(),
         failed_tests: o.failed_tests.clone(),

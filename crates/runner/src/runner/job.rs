@@ -286,6 +286,8 @@ pub struct Outcome {
     pub tools: Vec<ToolInfo>,
     /// The files outside the project the run was seen to read (absolute).
     pub outside: Vec<PathBuf>,
+    /// The files inside the project the run was seen to read (see [`RunDetail::read`]).
+    pub read: Option<Vec<String>>,
     /// The files its runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<PathBuf>,
     /// The tests its runners said they ran (see [`RunDetail::tests`]); `None` when it did not
@@ -350,6 +352,7 @@ impl Shape<'_> {
             not_cached: self.inv.key.as_ref().err().map(ToString::to_string),
             tools: self.inv.shown_tools.clone(),
             outside: Vec::new(),
+            read: None,
             loaded: Vec::new(),
             tests: None,
             failed_tests: None,
@@ -370,6 +373,8 @@ impl Shape<'_> {
         Outcome {
             cached: true,
             outside,
+            // What the run that made it read: the same inputs, so what this one would.
+            read: entry.observed.as_deref().map(observe::inside),
             ..self.outcome(Some(exit), entry.output)
         }
     }
@@ -549,15 +554,9 @@ fn execute(
     key: Option<(&str, &observe::Places)>,
 ) -> Outcome {
     let (inv, job) = (shape.inv, shape.job);
-    // A hook has a budget of its own: no run may outlast it, whatever the gate's timeout.
-    let left = limits
-        .deadline
-        .map(|d| d.saturating_duration_since(Instant::now()));
-    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
-    let cut_by_budget = left.is_some_and(|l| l < gate.timeout);
-    if timeout.is_zero() {
+    let Some((timeout, cut_by_budget)) = budget(gate, limits) else {
         return shape.stopped_by_budget();
-    }
+    };
     let started = observe::coarse_now();
     // Lives until the run has ended: its folder goes with it.
     let private = limits.private_tmp.then(private_tmp).flatten();
@@ -574,6 +573,7 @@ fn execute(
         loaded,
         tests,
         failed_tests,
+        built,
     } = heard_untraced_if_it_traces(spec, (gate, private.is_some()), cx);
     told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
@@ -581,8 +581,7 @@ fn execute(
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
         None => output,
     };
-    let mut read_untracked = None;
-    let mut outside = Vec::new();
+    let mut seen = Seen::default();
     let not_stored = key.and_then(|(k, places)| {
         if let Some(why) = exec_failed(&finished.exit) {
             return Some(why.to_string());
@@ -595,8 +594,7 @@ fn execute(
                 match observe::inputs(&record.paths, places, cx.observed, started) {
                     Ok(inputs) => {
                         remember_readers(cx, gate, job, &inputs);
-                        read_untracked = untracked_read(&cx.config.root, Some(&inputs), limits);
-                        outside = observe::outside(&inputs, places);
+                        seen = Seen::of(cx, limits, (&inputs, places), built);
                         Some(inputs)
                     }
                     Err(why) => return Some(why.to_string()),
@@ -613,13 +611,51 @@ fn execute(
         duration: finished.duration,
         cpu: finished.cpu,
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
-        outside,
+        outside: seen.outside,
+        read: seen.read,
         loaded,
         tests,
         failed_tests,
         ..shape.outcome(Some(finished.exit), output)
     };
-    outside_commit(outcome, read_untracked)
+    outside_commit(outcome, seen.untracked)
+}
+
+/// The time a run may take: the gate's timeout, cut to what is left of a hook's budget (no
+/// run may outlast it), and whether it was cut; `None` when nothing is left.
+fn budget(gate: &Gate, limits: &Limits) -> Option<(Duration, bool)> {
+    let left = limits
+        .deadline
+        .map(|d| d.saturating_duration_since(Instant::now()));
+    let timeout = left.map_or(gate.timeout, |l| l.min(gate.timeout));
+    (!timeout.is_zero()).then_some((timeout, left.is_some_and(|l| l < gate.timeout)))
+}
+
+/// What an observed run was seen to read, beside what its result is stored with.
+#[derive(Default)]
+struct Seen {
+    /// The first file git does not track that it opened, when a commit is checked.
+    untracked: Option<String>,
+    /// The files outside the project it read (absolute).
+    outside: Vec<PathBuf>,
+    /// The project's files it opened; `None` after a build ran compiled test binaries
+    /// (`built`): a build opens only the sources it finds out of date.
+    read: Option<Vec<String>>,
+}
+
+impl Seen {
+    fn of(
+        cx: &RunContext<'_>,
+        limits: &Limits,
+        (inputs, places): (&[observe::Input], &observe::Places),
+        built: bool,
+    ) -> Self {
+        Self {
+            untracked: untracked_read(&cx.config.root, Some(inputs), limits),
+            outside: observe::outside(inputs, places),
+            read: (!built).then(|| observe::inside(inputs)),
+        }
+    }
 }
 
 /// A new temporary folder only its run knows, in the system's (so what a run makes there is
@@ -647,10 +683,10 @@ fn spec(
         env: variables(gate, inv, (limits.cargo_target.as_deref(), private)),
         timeout,
         // Observed only when there is a result to store, or a verdict that rests on what the
-        // run read (a commit's untracked files).
+        // run read (a commit's untracked files, a start tree's reach).
         observe: keyed
             && cx.config.settings.observe_inputs
-            && (cx.cache.store || limits.untracked.is_some()),
+            && (cx.cache.store || limits.untracked.is_some() || limits.observe),
     }
 }
 
@@ -751,6 +787,9 @@ struct Heard {
     tests: Option<Vec<String>>,
     /// Those that failed, when every runner heard said which did.
     failed_tests: Option<Vec<String>>,
+    /// A compiled test binary ran (go's, libtest's): the build before it opened only the
+    /// sources it found out of date, so what the run read says nothing of its tests' reach.
+    built: bool,
 }
 
 /// Runs `spec` with the test runners' own reports heard: pytest's listener ([`pytest`]), the
@@ -795,6 +834,7 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
     }
     let from_node = node.as_ref().and_then(|n| n.ran(root));
     let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
+    heard.built = from_binaries.is_some();
     // Test binaries' wrappers name what ran, not what failed.
     if from_binaries.is_some() {
         heard.failed_tests = None;
@@ -833,6 +873,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             loaded: Vec::new(),
             tests: None,
             failed_tests: None,
+            built: false,
         };
     };
     let plain = spec.env.clone();
@@ -863,6 +904,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         loaded,
         tests,
         failed_tests,
+        built: false,
     }
 }
 

@@ -47,6 +47,9 @@ pub struct Limits {
     /// `check --staged`: the files git does not track (and does not ignore), relative to the
     /// root. The commit will not contain them, so a run seen to read one fails, saying so.
     pub untracked: Option<std::sync::Arc<std::collections::BTreeSet<std::path::PathBuf>>>,
+    /// Observe the runs even where nothing is stored: what they read decides something
+    /// (a loop's start tree, whose tests' reach its end is compared with).
+    pub observe: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
@@ -121,6 +124,10 @@ pub struct RunDetail {
     pub tools: Vec<ToolInfo>,
     /// The files outside the project it was seen to read, when it was observed (absolute).
     pub outside: Vec<std::path::PathBuf>,
+    /// The files inside the project it was seen to open (relative to the root), when it
+    /// was observed (or its stored result was); `None` otherwise. A loop's end compares the
+    /// code its tests reached with what they reached at its start.
+    pub read: Option<Vec<String>>,
     /// The files its test runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<std::path::PathBuf>,
     /// The tests its runners said they ran, passed or failed (pytest's node ids; go's and

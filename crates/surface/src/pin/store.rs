@@ -42,6 +42,10 @@ pub struct KeptStart {
     /// The runs of each gate that could not start there (none, in an older record).
     #[serde(default)]
     pub unstarted: StartTests,
+    /// The project files each test runner's gate read there (none, in an older record: its
+    /// reach is then not compared).
+    #[serde(default)]
+    pub read: StartTests,
 }
 
 impl From<crate::differential::StartRuns> for KeptStart {
@@ -52,6 +56,7 @@ impl From<crate::differential::StartRuns> for KeptStart {
             failures: runs.failures,
             failed: runs.failed,
             unstarted: runs.unstarted,
+            read: runs.read,
         }
     }
 }

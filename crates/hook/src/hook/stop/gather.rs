@@ -446,22 +446,16 @@ impl Judgement {
                 return Some(crate::words::unconfirmed(&why.to_string()));
             }
         };
-        if !p.changed() && start.not_run.is_empty() {
-            return None;
-        }
+        let unreached = p.out_of_reach(&start.read, &differential::reached(results));
         if !p.changed() {
-            notes.push(format!(
-                "tests that ran at the start did not run: {}",
-                shown(&start.not_run)
-            ));
-            return Some(crate::words::not_run(&start.not_run, false));
+            return unreached_hold(&unreached, notes).or_else(|| not_run_hold(&start, notes));
         }
         differential(
             project,
             env,
             deadline,
             (&p, results, pinning),
-            &start,
+            (&start, &unreached),
             notes,
         )
     }
@@ -475,6 +469,8 @@ struct AtStart {
     /// Those that ran there, and those of them that failed (of the gates where known).
     ran: differential::Tests,
     failed: differential::Tests,
+    /// The project files each test runner's gate read there.
+    read: differential::Tests,
 }
 
 /// The tests that ran on the loop's start tree (kept from an earlier stop, else run now in a
@@ -501,6 +497,7 @@ fn at_start(
         not_run: differential::not_run(&at_start.tests, &now),
         ran: at_start.tests,
         failed: at_start.failed,
+        read: at_start.read,
     })
 }
 
@@ -523,7 +520,7 @@ fn differential(
     env: &Environment,
     deadline: Instant,
     (p, results, pinning): (&differential::Prepared, &[GateResult], &pins::Pinning),
-    start: &AtStart,
+    (start, unreached): (&AtStart, &[differential::Unreached]),
     notes: &mut Vec<String>,
 ) -> Option<String> {
     let not_run = &start.not_run;
@@ -538,7 +535,7 @@ fn differential(
     let names = p.names();
     let took = clock.elapsed().as_secs_f64();
     match outcome {
-        differential::Outcome::Honest(then) => {
+        differential::Outcome::Honest { ran: then, read } => {
             let still = differential::not_run(not_run, &then);
             if !still.is_empty() {
                 notes.push(format!(
@@ -547,6 +544,10 @@ fn differential(
                     shown(&still)
                 ));
                 return Some(crate::words::not_run(&still, true));
+            }
+            let still = differential::still_unreached(unreached, &read);
+            if let Some(hold) = unreached_hold(&still, notes) {
+                return Some(hold);
             }
             notes.push(format!(
                 "differential run ({took:.1} s): with {} as at the start the stop gates pass: the change is honest",
@@ -560,7 +561,9 @@ fn differential(
             if let Some(gone) =
                 differential::gone_with_their_code(project, env, phase, (p, results), starts)
             {
-                return gone_with_their_code(&gone, not_run, notes);
+                let still = differential::still_unreached(unreached, &gone.read);
+                let hold = unreached_hold(&still, notes);
+                return hold.or_else(|| gone_with_their_code(&gone, not_run, notes));
             }
             let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
             notes.push(format!(
@@ -575,6 +578,36 @@ fn differential(
             Some(crate::words::unconfirmed(&why))
         }
     }
+}
+
+/// The hold of a stop whose final run did not run tests that ran at the start, where
+/// nothing of the checks changed; `None` when every one ran.
+fn not_run_hold(start: &AtStart, notes: &mut Vec<String>) -> Option<String> {
+    if start.not_run.is_empty() {
+        return None;
+    }
+    notes.push(format!(
+        "tests that ran at the start did not run: {}",
+        shown(&start.not_run)
+    ));
+    Some(crate::words::not_run(&start.not_run, false))
+}
+
+/// The hold of a stop whose tests no longer read code they read at the start (see
+/// [`differential::Prepared::out_of_reach`]); `None` when there is none.
+fn unreached_hold(
+    unreached: &[differential::Unreached],
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    if unreached.is_empty() {
+        return None;
+    }
+    let files: Vec<&str> = unreached.iter().map(|u| u.file.as_str()).collect();
+    notes.push(format!(
+        "code the tests read at the start, still there, that they no longer read: {}",
+        files.join(", ")
+    ));
+    Some(crate::words::out_of_reach(unreached))
 }
 
 /// The stop's verdict where the checks changed only by test files deleted with the code they

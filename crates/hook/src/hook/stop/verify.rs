@@ -38,6 +38,7 @@ pub fn gates(
         cargo_target: Some(ralph_base::state::cargo_target(env, project.root())),
         private_tmp: true,
         untracked: None,
+        observe: false,
     };
     Ok(ralph_runner::results::run_recorded(
         config,
