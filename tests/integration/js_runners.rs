@@ -501,3 +501,64 @@ fn runner_configs_that_load_a_lenient_setup_hold_the_loop() {
         assert_eq!(ci.code, 1, "{edits:?}: {ci:?}");
     }
 }
+
+/// A loop whose tests (`run`: jest's or vitest's) require `../calc` without an extension,
+/// failing at the start, under a gate that checks every file.
+fn unextended_loop(run: &str, module_type: &str, code: &str, tests: &str) -> (Repo, String) {
+    let repo = js_runners_repo().expect("jest and vitest are installed");
+    repo.config(&format!(
+        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+    ))
+    .write(
+        "package.json",
+        &format!("{{\"name\": \"calc\", \"private\": true, \"type\": \"{module_type}\"}}\n"),
+    )
+    .write("calc.js", code)
+    .write("test/calc.test.js", tests);
+    assert_eq!(repo.run(["check"]).code, 1, "the tests fail at the start");
+    repo.commit_all();
+    let start = head(&repo);
+    repo.start_loop(&[]);
+    start_tests_kept(&repo);
+    (repo, start)
+}
+
+/// The shadow `file` (what the runner's resolution finds before `calc.js`) fools the bare
+/// runner, holds the loop naming `calc.js`, and fails `check --base` as CI runs it.
+fn shadow_is_held(repo: &Repo, start: &str, run: &str, (file, text): (&str, &str)) {
+    repo.write(file, text);
+    let (code, out) = repo.shell(run, &[]);
+    assert_eq!(code, 0, "{file} fools the bare runner: {out}");
+    let stop = decision(&promise(repo));
+    assert_eq!(stop["decision"], "block", "{stop}");
+    let reason = stop["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("- calc.js (read by `tests`"), "{reason}");
+    let ci = repo.run(["check", "--no-cache", "--base", start]);
+    assert_eq!(ci.code, 1, "check --base fails: {ci:?}");
+    assert!(
+        ci.stdout.contains("calc.js: the tests of gate `tests`"),
+        "{ci:?}"
+    );
+    std::fs::remove_file(repo.path().join(file)).unwrap();
+}
+
+/// Code the tests no longer read, under jest and vitest: an extensionless `calc` that jest
+/// resolves before `calc.js` (jest's module map, which opens every file, is not made in a
+/// run that decides), and a `calc.mjs` that vite resolves before `calc.js`. The honest
+/// twin, the code fixed where it is, ends.
+#[test]
+fn code_the_tests_no_longer_read_is_held_under_jest_and_vitest() {
+    let fixed = "exports.add = (a, b) => a + b;\n";
+    let tests = JEST_TESTS;
+    let code = "exports.add = (a, b) => a - b;\n";
+    let (repo, start) = unextended_loop("npx jest --ci", "commonjs", code, tests);
+    shadow_is_held(&repo, &start, "npx jest --ci", ("calc", fixed));
+    repo.write("calc.js", fixed);
+    ends(&repo, &start);
+
+    let tests = VITEST_TESTS.replace("'../calc.js'", "'../calc'");
+    let code = "export const add = (a, b) => a - b;\n";
+    let (repo, start) = unextended_loop("npx vitest run", "module", code, &tests);
+    let shadow = ("calc.mjs", "export const add = (a, b) => a + b;\n");
+    shadow_is_held(&repo, &start, "npx vitest run", shadow);
+}

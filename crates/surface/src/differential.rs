@@ -85,6 +85,10 @@ pub struct Prepared {
     pub unlent: Vec<String>,
     /// What git ignored at the start that is gone (an installed folder removed).
     pub ignored_gone: Vec<String>,
+    /// Whether the differential runs are watched for what they read: only when code the
+    /// tests read at the start is unread now ([`Prepared::out_of_reach`]), since watching
+    /// costs a run time and only the comparison of reach uses it.
+    watch: std::cell::Cell<bool>,
 }
 
 impl Prepared {
@@ -239,6 +243,7 @@ pub fn prepare(
         lend,
         unlent,
         ignored_gone,
+        watch: std::cell::Cell::new(false),
     })
 }
 
@@ -903,9 +908,9 @@ fn run_in(
         )),
         private_tmp: true,
         untracked: None,
-        // What the tests read at the start, and as they were on the final code, is
-        // compared with what they read now: these runs are watched too.
-        observe: true,
+        // What the tests read at the start is compared with what they read now: the
+        // start's runs are watched, and the differential runs when that found any.
+        observe: kind == "start" || prepared.watch.get(),
     };
     let config = &there.config;
     let mut results = ralph_runner::runner::with_context(config, env, Reuse::Apart, |cx| {
@@ -1040,7 +1045,7 @@ pub fn start_runs(
         .iter()
         .partition(|r| r.counts_as_failure(env.strict()));
     Ok(StartRuns {
-        read: reached_by_tests(&results),
+        read: prepared.in_tree(start, reached_by_tests(&results))?,
         tests: ran(&results),
         failed: self::failed(&results, env.strict()),
         unstarted: results

@@ -178,15 +178,30 @@ pub fn outside(inputs: &[Input], places: &Places) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The files inside the project a run opened, relative to the root: not one it only looked
-/// at (a runner's walk for test files stats every file it passes), a folder's listing or a
-/// name looked for and missing.
+/// The files inside the project a stored run opened, relative to the root: not one it only
+/// looked at (a runner's walk for test files stats every file it passes), a folder's
+/// listing or a name looked for and missing.
 pub fn inside(inputs: &[Input]) -> Vec<String> {
     inputs
         .iter()
         .filter(|i| i.seen.starts_with("f:") && !i.probed)
         .filter_map(|i| i.path.strip_prefix("./"))
         .map(str::to_string)
+        .collect()
+}
+
+/// [`inside`] of a run's record itself, whether or not its result can be stored (a file it
+/// read that changed while it ran still says where its tests looked).
+pub fn opened(paths: &HashMap<PathBuf, Access>, root: &Path) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|(_, a)| **a == Access::Read)
+        .filter_map(|(p, _)| {
+            p.strip_prefix(root)
+                .ok()
+                .filter(|r| p.is_file() && !r.as_os_str().is_empty())
+        })
+        .filter_map(|r| r.to_str().map(str::to_string))
         .collect()
 }
 

@@ -594,7 +594,7 @@ fn execute(
                 match observe::inputs(&record.paths, places, cx.observed, started) {
                     Ok(inputs) => {
                         remember_readers(cx, gate, job, &inputs);
-                        seen = Seen::of(cx, limits, (&inputs, places), built);
+                        seen = Seen::of(cx, limits, (&inputs, places));
                         Some(inputs)
                     }
                     Err(why) => return Some(why.to_string()),
@@ -612,7 +612,7 @@ fn execute(
         cpu: finished.cpu,
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
         outside: seen.outside,
-        read: seen.read,
+        read: opened(&finished, &cx.config.root, built),
         loaded,
         tests,
         failed_tests,
@@ -638,9 +638,6 @@ struct Seen {
     untracked: Option<String>,
     /// The files outside the project it read (absolute).
     outside: Vec<PathBuf>,
-    /// The project's files it opened; `None` after a build ran compiled test binaries
-    /// (`built`): a build opens only the sources it finds out of date.
-    read: Option<Vec<String>>,
 }
 
 impl Seen {
@@ -648,13 +645,21 @@ impl Seen {
         cx: &RunContext<'_>,
         limits: &Limits,
         (inputs, places): (&[observe::Input], &observe::Places),
-        built: bool,
     ) -> Self {
         Self {
             untracked: untracked_read(&cx.config.root, Some(inputs), limits),
             outside: observe::outside(inputs, places),
-            read: (!built).then(|| observe::inside(inputs)),
         }
+    }
+}
+
+/// The project's files an observed run opened ([`RunDetail::read`]); `None` when it was
+/// not observed, or after a build ran compiled test binaries (`built`): a build opens only
+/// the sources it finds out of date.
+fn opened(finished: &process::Finished, root: &Path, built: bool) -> Option<Vec<String>> {
+    match &finished.observed {
+        Some(Ok(record)) if !built => Some(observe::opened(&record.paths, root)),
+        _ => None,
     }
 }
 

@@ -58,9 +58,27 @@ function jestCore(exp) {
   return wrapped.get(exp);
 }
 
+// Jest's module map opens every file of the project to list what it imports, which only
+// `--onlyChanged`, `--findRelatedTests`, `--changedSince` and watch mode use: in a run that
+// decides, and none of those asked, it is not made, so what the run opens is what its
+// tests loaded (ralph-gate compares that with what they loaded at a loop's start).
+const related = /^--?(o|onlyChanged|findRelatedTests|changedSince|lastCommit|watch|watchAll)(=|$)/;
+function hasteMap(exp) {
+  const map = exp && exp.default;
+  if (!fresh || !map || typeof map.create !== 'function') return exp;
+  if (process.argv.some((a) => related.test(a))) return exp;
+  if (!wrapped.has(exp)) {
+    const create = (options, ...rest) => map.create({ ...options, computeDependencies: false }, ...rest);
+    const inner = new Proxy(map, { get: (t, k, r) => (k === 'create' ? create : Reflect.get(t, k, r)) });
+    wrapped.set(exp, new Proxy(exp, { get: (t, k, r) => (k === 'default' ? inner : Reflect.get(t, k, r)) }));
+  }
+  return wrapped.get(exp);
+}
+
 const load = Module._load;
 Module._load = function (request, ...rest) {
   const exp = load.call(this, request, ...rest);
+  if (request === 'jest-haste-map') return hasteMap(exp);
   return request === '@jest/core' ? jestCore(exp) : exp;
 };
 

@@ -9,7 +9,11 @@
 
 use super::{Prepared, Tests};
 use crate::surface::roles::{self, Role};
+use ralph_base::git::GitError;
+use ralph_base::snapshot;
 use ralph_runner::runner::GateResult;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 /// Pure: the project files each gate read, where every run of it was observed (now, or
 /// when its stored result was made, on the same inputs); a gate of which that is not known
@@ -47,8 +51,15 @@ pub struct Unreached {
 impl Prepared {
     /// The files of checked code that a gate's tests read at the start (`start`), that are
     /// still in the tree judged, and that the same gate's tests do not read now (`now`).
-    /// Only gates known on both sides are compared.
+    /// Only gates known on both sides are compared. The differential runs made after are watched when it found any: whether the checks
+    /// as they were still read them is asked of those runs ([`still_unreached`]).
     pub fn out_of_reach(&self, start: &Tests, now: &Tests) -> Vec<Unreached> {
+        let out = self.unread(start, now);
+        self.watch.set(!out.is_empty());
+        out
+    }
+
+    fn unread(&self, start: &Tests, now: &Tests) -> Vec<Unreached> {
         let mut out = Vec::new();
         for (gate, then) in start {
             let Some(read) = now.get(gate) else { continue };
@@ -62,6 +73,17 @@ impl Prepared {
             }
         }
         out
+    }
+
+    /// Of `read`, the files the tree `tree` has (relative to the project root): what a run
+    /// opened in installed or built folders git ignores is never compared, nor kept.
+    pub fn in_tree(&self, tree: &str, mut read: Tests) -> Result<Tests, GitError> {
+        let listed = snapshot::run_raw(&self.top, &["ls-tree", "-r", "-z", "--name-only", tree])?;
+        let files: BTreeSet<PathBuf> = ralph_base::git::split_nul(&listed).into_iter().collect();
+        for paths in read.values_mut() {
+            paths.retain(|f| files.contains(&self.inside.join(f)));
+        }
+        Ok(read)
     }
 
     /// Whether `file` (relative to the project root) is in the tree judged and is code a
