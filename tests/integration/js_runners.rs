@@ -13,9 +13,19 @@ const VITEST_TESTS: &str = "import { test, expect } from 'vitest';\nimport { add
 
 /// A project whose tests `run` runs (jest's or vitest's), failing at the start, in a loop.
 fn loop_of(run: &str, module_type: &str, code: &str, tests: &str) -> Option<(Repo, String)> {
+    loop_over("**/*.js", run, module_type, (code, tests))
+}
+
+/// [`loop_of`], under a gate whose globs are `globs`.
+fn loop_over(
+    globs: &str,
+    run: &str,
+    module_type: &str,
+    (code, tests): (&str, &str),
+) -> Option<(Repo, String)> {
     let repo = js_runners_repo()?;
     repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"{run}\"\n"
+        "[[gate]]\nname = \"tests\"\nglobs = [\"{globs}\"]\nscope = \"project\"\nrun = \"{run}\"\n"
     ))
     .write(
         "package.json",
@@ -505,22 +515,7 @@ fn runner_configs_that_load_a_lenient_setup_hold_the_loop() {
 /// A loop whose tests (`run`: jest's or vitest's) require `../calc` without an extension,
 /// failing at the start, under a gate that checks every file.
 fn unextended_loop(run: &str, module_type: &str, code: &str, tests: &str) -> (Repo, String) {
-    let repo = js_runners_repo().expect("jest and vitest are installed");
-    repo.config(&format!(
-        "[[gate]]\nname = \"tests\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"{run}\"\n"
-    ))
-    .write(
-        "package.json",
-        &format!("{{\"name\": \"calc\", \"private\": true, \"type\": \"{module_type}\"}}\n"),
-    )
-    .write("calc.js", code)
-    .write("test/calc.test.js", tests);
-    assert_eq!(repo.run(["check"]).code, 1, "the tests fail at the start");
-    repo.commit_all();
-    let start = head(&repo);
-    repo.start_loop(&[]);
-    start_tests_kept(&repo);
-    (repo, start)
+    loop_over("**/*", run, module_type, (code, tests)).expect("jest and vitest are installed")
 }
 
 /// The shadow `file` (what the runner's resolution finds before `calc.js`) fools the bare
