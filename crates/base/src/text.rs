@@ -137,9 +137,28 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The first `most` of `names`, joined with commas, and how many more there are: a note
+/// or finding that names what changed stays readable when an install added a thousand.
+pub fn listed<S: AsRef<str>>(names: &[S], most: usize) -> String {
+    let first: Vec<&str> = names.iter().take(most).map(AsRef::as_ref).collect();
+    let shown = first.join(", ");
+    match names.len().saturating_sub(most) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_names_its_first_and_counts_the_rest() {
+        assert_eq!(listed(&["a", "b"], 3), "a, b");
+        assert_eq!(listed(&["a", "b", "c"], 3), "a, b, c");
+        assert_eq!(listed(&["a", "b", "c", "d", "e"], 3), "a, b, c and 2 more");
+        assert_eq!(listed::<&str>(&[], 3), "");
+    }
 
     #[test]
     fn a_cut_falls_between_words() {

@@ -923,6 +923,7 @@ fn run_in(
     );
     for r in &mut results {
         r.output = r.output.replace(&from, &to);
+        reach::read_through(r, project.root());
     }
     Ok(results)
 }

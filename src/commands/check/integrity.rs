@@ -291,7 +291,7 @@ fn push_load_bearing(a: &mut Against, failing: &[(String, String)], names: &[&st
             line: 0,
             what: format!(
                 "gate `{gate}` passes only with the checks changed: with {} as at {}, it fails:\n{}",
-                names.join(", "),
+                ralph_base::text::listed(names, 20),
                 a.rev,
                 last
             ),
@@ -336,7 +336,11 @@ fn push_not_run(a: &mut Against, not_run: &differential::Tests, put_back: Option
         let shown: Vec<&str> = ids.iter().take(10).map(String::as_str).collect();
         let more = if ids.len() > 10 { ", ..." } else { "" };
         let even = put_back.map_or(String::new(), |names| {
-            format!(" (not even with {} as at {})", names.join(", "), a.rev)
+            format!(
+                " (not even with {} as at {})",
+                ralph_base::text::listed(names, 20),
+                a.rev
+            )
         });
         a.comparison.weaker.push(Finding {
             file: String::new(),

@@ -31,6 +31,19 @@ pub fn reached(results: &[GateResult]) -> Tests {
         .collect()
 }
 
+/// A run in a checkout that opened the work tree's own files (`root`: an editable install
+/// points the import system at the project, wherever the run is) read those files: they
+/// join its reads, by their path in the project, as the checkout's own would.
+pub fn read_through(result: &mut GateResult, root: &std::path::Path) {
+    for run in &mut result.run_details {
+        let Some(read) = run.read.as_mut() else {
+            continue;
+        };
+        let theirs = run.outside.iter().filter_map(|p| p.strip_prefix(root).ok());
+        read.extend(theirs.filter_map(|r| r.to_str().map(str::to_string)));
+    }
+}
+
 /// Pure: [`reached`] of the gates whose runners, run now, named the tests they ran: the
 /// reach a loop's end is compared with.
 pub fn reached_by_tests(results: &[GateResult]) -> Tests {

@@ -428,7 +428,7 @@ impl Judgement {
                 .collect();
             notes.push(format!(
                 "changed outside the work tree after the loop began: {}",
-                names.join(", ")
+                ralph_base::text::listed(&names, 20)
             ));
             return Some(crate::words::outside_changed(&changed));
         }
@@ -540,7 +540,7 @@ fn differential(
             if !still.is_empty() {
                 notes.push(format!(
                     "differential run ({took:.1} s): tests that ran at the start did not run even with {} as at the start: {}",
-                    names.join(", "),
+                    ralph_base::text::listed(&names, 20),
                     shown(&still)
                 ));
                 return Some(crate::words::not_run(&still, true));
@@ -551,7 +551,7 @@ fn differential(
             }
             notes.push(format!(
                 "differential run ({took:.1} s): with {} as at the start the stop gates pass: the change is honest",
-                names.join(", ")
+                ralph_base::text::listed(&names, 20)
             ));
             None
         }
@@ -568,7 +568,7 @@ fn differential(
             let gates: Vec<&str> = failing.iter().map(|f| f.0.as_str()).collect();
             notes.push(format!(
                 "differential run ({took:.1} s): with {} as at the start, {} fail: the change is load-bearing",
-                names.join(", "),
+                ralph_base::text::listed(&names, 20),
                 gates.join(", ")
             ));
             Some(crate::words::load_bearing(p, &failing, &pinning.deferred))
