@@ -64,8 +64,9 @@ pub struct Unreached {
 impl Prepared {
     /// The files of checked code that a gate's tests read at the start (`start`), that are
     /// still in the tree judged, and that the same gate's tests do not read now (`now`).
-    /// Only gates known on both sides are compared. The differential runs made after are watched when it found any: whether the checks
-    /// as they were still read them is asked of those runs ([`still_unreached`]).
+    /// Only gates known on both sides are compared. When it finds any, the differential runs
+    /// made after are watched: whether the checks as they were still read them is asked of
+    /// those runs ([`still_unreached`]).
     pub fn out_of_reach(&self, start: &Tests, now: &Tests) -> Vec<Unreached> {
         let out = self.unread(start, now);
         self.watch.set(!out.is_empty());
