@@ -143,6 +143,7 @@ fn start_rerun(cwd: PathBuf, config: Option<PathBuf>, env: Environment) -> Arc<M
             private_tmp: false,
             untracked: None,
             observe: false,
+            checkout_of: None,
         };
         ralph_runner::results::run_recorded(
             cfg,

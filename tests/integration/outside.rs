@@ -334,3 +334,68 @@ fn code_the_runner_runs_from_the_projects_own_venv_is_held() {
     fixed_with_a_library_instead(&repo, run, &site, (&plugin, &info));
     ended(&promise(&repo, &[]));
 }
+
+/// An editable install (`pip install -e .`: a `.pth` line naming the project's `src/`, as
+/// setuptools writes it) points the import system at the work tree from wherever a run is.
+/// A run in a checkout (the base's for `check --base`, the loop start's) imported the work
+/// tree's code, not its own: the base's tests were run on the head's code. The attack: the
+/// code left broken, a package beside it that the import finds first (the tests pass on
+/// it). The base's tests read `ops.py`; the head's no longer do: the loop (edited at once,
+/// while the start's runs may still be going) is held and `check --base` fails, both naming
+/// it. The honest twin, the module turned into a package and the old file deleted, ends.
+#[test]
+fn an_editable_install_is_judged_by_each_trees_own_code() {
+    if !require_tool("pytest") || !require_tool("python3") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let repo = Repo::git_in(parent.path());
+    let (_, site) = venv(&repo.path().join(".venv"));
+    let src = repo.path().join("src");
+    std::fs::write(
+        site.join("__editable__.calc-0.1.pth"),
+        format!("{}\n", src.display()),
+    )
+    .unwrap();
+    let test = "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n";
+    repo.config(&crate::common::tests_gate(VENV_PYTEST))
+        .write(".gitignore", ".venv/\n__pycache__/\n")
+        .write("src/calc/__init__.py", "")
+        .write("src/calc/ops.py", CODE)
+        .write("tests/test_calc.py", test);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo.write("src/calc/ops/__init__.py", FIXED);
+    assert_eq!(
+        repo.shell(VENV_PYTEST, &[]).0,
+        0,
+        "the attack fools the bare tool"
+    );
+    let out = promise(&repo, &[]);
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("- src/calc/ops.py (read by `"), "{reason}");
+    crate::surface::commit_project(&repo);
+    let run = repo.run([
+        "check",
+        "--no-cache",
+        "--base",
+        "HEAD~1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "check --base fails on it: {run:?}");
+    let output = run.gate("integrity")["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        output.contains("src/calc/ops.py: the tests of gate"),
+        "{output}"
+    );
+    repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+    crate::surface::undo(&repo);
+    std::fs::remove_file(repo.path().join("src/calc/ops.py")).unwrap();
+    repo.write("src/calc/ops/__init__.py", FIXED);
+    ended(&promise(&repo, &[]));
+}

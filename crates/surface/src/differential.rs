@@ -911,6 +911,7 @@ fn run_in(
         // What the tests read at the start is compared with what they read now: the
         // start's runs are watched, and the differential runs when that found any.
         observe: kind == "start" || prepared.watch.get(),
+        checkout_of: Some((top.to_path_buf(), checkout.path())),
     };
     let config = &there.config;
     let mut results = ralph_runner::runner::with_context(config, env, Reuse::Apart, |cx| {

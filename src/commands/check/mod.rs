@@ -302,6 +302,7 @@ fn limits(
         untracked,
         // What the tests read is compared with what they read at the base, stored or not.
         observe: base,
+        checkout_of: None,
     }
 }
 

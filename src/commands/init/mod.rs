@@ -445,6 +445,7 @@ fn run_gates(
         private_tmp: false,
         untracked: None,
         observe: false,
+        checkout_of: None,
     };
     ralph_runner::results::run_recorded(&project.config, &plan, &limits, env, reuse, phase, &|_| {})
 }

@@ -139,6 +139,7 @@ fn edit_gates(
         private_tmp: false,
         untracked: None,
         observe: false,
+        checkout_of: None,
     };
     let results = ralph_runner::results::run_recorded(
         config,

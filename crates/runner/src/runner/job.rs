@@ -685,7 +685,7 @@ fn spec(
         script: inv.script.clone(),
         args: inv.args.clone(),
         cwd: inv.cwd.clone(),
-        env: variables(gate, inv, (limits.cargo_target.as_deref(), private)),
+        env: variables(gate, inv, (limits, private)),
         timeout,
         // Observed only when there is a result to store, or a verdict that rests on what the
         // run read (a commit's untracked files, a start tree's reach).
@@ -983,8 +983,9 @@ fn prepare(root: &Path, job: &Job) -> Result<(), SpawnError> {
 fn variables(
     gate: &Gate,
     inv: &Invocation,
-    (cargo_target, private): (Option<&Path>, Option<&Path>),
+    (limits, private): (&Limits, Option<&Path>),
 ) -> Vec<(OsString, OsString)> {
+    let cargo_target = limits.cargo_target.as_deref();
     let mut vars: Vec<(OsString, OsString)> = gate
         .env
         .iter()
@@ -1026,6 +1027,7 @@ fn variables(
     if let Ok(joined) = std::env::join_paths(&inv.process_path) {
         vars.push(("PATH".into(), joined));
     }
+    vars.extend(pytest::checkout_vars(limits.checkout_of.as_ref()));
     vars
 }
 

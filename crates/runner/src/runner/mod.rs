@@ -50,6 +50,11 @@ pub struct Limits {
     /// Observe the runs even where nothing is stored: what they read decides something
     /// (a loop's start tree, whose tests' reach its end is compared with).
     pub observe: bool,
+    /// A run in a checkout standing for the work tree: the two trees' top folders (the work
+    /// tree's, the checkout's). An editable install names the work tree's code wherever a
+    /// run is; pytest's listener has such a run import the checkout's own file at the same
+    /// place instead (see `ralph_gate_told.py`), so a tree's tests run on that tree's code.
+    pub checkout_of: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]

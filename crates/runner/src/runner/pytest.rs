@@ -17,6 +17,23 @@ const PLUGIN: &str = "ralph_gate_told";
 const PLUGIN_SOURCE: &str = include_str!("ralph_gate_told.py");
 const REPORTS_VAR: &str = "RALPH_GATE_PYTEST_REPORTS";
 
+/// The variables that tell pytest's listener, in a run in a checkout standing for the work
+/// tree, where both are (`checkout_of`: the work tree's top, the checkout's), so that code
+/// the import system finds in the work tree is taken from the checkout. The listener takes
+/// them out of the environment as it loads, before the tests and the code they import run.
+pub fn checkout_vars(checkout_of: Option<&(PathBuf, PathBuf)>) -> Vec<(OsString, OsString)> {
+    let Some((work, checkout)) = checkout_of else {
+        return Vec::new();
+    };
+    vec![
+        (WORK_TREE_VAR.into(), work.into()),
+        (CHECKOUT_VAR.into(), checkout.into()),
+    ]
+}
+
+const WORK_TREE_VAR: &str = "RALPH_GATE_WORK_TREE";
+const CHECKOUT_VAR: &str = "RALPH_GATE_CHECKOUT";
+
 /// One run's listener: its folder (the plugin and the reports, under an unguessable name in
 /// the temporary folder, which a run never counts as an input), removed when dropped.
 pub struct Listening {

@@ -25,6 +25,94 @@ if _WHERE:
         pass
 
 
+def _checkout_stands_in():
+    """In a run in a checkout standing for the work tree (a loop's start tree, the base of
+    `check --base`), the code the import system finds in the work tree is taken from the
+    checkout: an editable install (a `.pth` line naming the project's `src/`, an import
+    finder of setuptools or hatch) names the work tree's code wherever a run is, and the
+    checkout's tests would run on it. Decided by where a module was found, whatever found
+    it: a module found in the work tree whose file the checkout has (its own, not one lent
+    from the work tree) is loaded from there; a package searches the checkout's folder
+    first, then the work tree's (a generated `_version.py` git ignores). Modules pytest
+    imported before this (its own dependencies) from the work tree are dropped, to be imported
+    again; pytest and pluggy themselves stay."""
+    import sys
+
+    work = os.environ.pop("RALPH_GATE_WORK_TREE", None)
+    here = os.environ.pop("RALPH_GATE_CHECKOUT", None)
+    if not work or not here:
+        return
+    work = os.path.realpath(work)
+
+    def theirs(path):
+        """For a file of the work tree's own (not one the checkout is lent), the path the
+        checkout has for it, whether or not a file is there."""
+        if not isinstance(path, str):
+            return None
+        real = os.path.realpath(path)
+        if not real.startswith(work + os.sep):
+            return None
+        mine = os.path.join(here, os.path.relpath(real, work))
+        return None if os.path.realpath(mine) == real else mine
+
+    def counterpart(path):
+        mine = theirs(path)
+        return mine if mine is not None and os.path.exists(mine) else None
+
+    def moved(spec):
+        import importlib.util
+
+        places = spec.submodule_search_locations
+        mine = counterpart(spec.origin) if spec.has_location else None
+        if mine is None:
+            if places is not None:
+                # A namespace package: its folders in the checkout first.
+                ours = [c for c in map(counterpart, list(places)) if c]
+                if ours:
+                    spec.submodule_search_locations = ours + list(places)
+            return spec
+        if places is None:
+            return importlib.util.spec_from_file_location(spec.name, mine)
+        first = [os.path.dirname(mine)] + list(places)
+        return importlib.util.spec_from_file_location(
+            spec.name, mine, submodule_search_locations=first
+        )
+
+    # The runner running this session stays as it is, wherever it came from (a checkout of
+    # pytest's own repository): its objects would not match new copies of its modules.
+    running = ("pytest", "_pytest", "pluggy")
+
+    class CheckoutFirst:
+        finding = set()
+
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name in cls.finding or name.split(".", 1)[0] in running:
+                return None
+            cls.finding.add(name)
+            try:
+                for finder in sys.meta_path:
+                    find = getattr(finder, "find_spec", None)
+                    if finder is cls or find is None:
+                        continue
+                    spec = find(name, path, target)
+                    if spec is not None:
+                        return moved(spec)
+                return None
+            finally:
+                cls.finding.discard(name)
+
+    for name, module in list(sys.modules.items()):
+        if name.split(".", 1)[0] in running:
+            continue
+        if theirs(getattr(module, "__file__", None)):
+            del sys.modules[name]
+    sys.meta_path.insert(0, CheckoutFirst)
+
+
+_checkout_stands_in()
+
+
 def _ancestors():
     """This process and those above it, by /proc; only this one where there is no /proc."""
     pid, seen = os.getpid(), []

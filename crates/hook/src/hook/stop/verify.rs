@@ -39,6 +39,7 @@ pub fn gates(
         private_tmp: true,
         untracked: None,
         observe: false,
+        checkout_of: None,
     };
     Ok(ralph_runner::results::run_recorded(
         config,
