@@ -611,3 +611,53 @@ fn a_checker_upgraded_in_place_in_the_venv_and_a_new_config_file() {
     repo.write("mypy.ini", "[mypy]\ndisallow_untyped_defs = True\n");
     assert!(!agrees(&repo, "mypy", mypy, &[], "a new mypy.ini"));
 }
+
+/// A statically linked program (a Go binary: no C library, so no in-process observer can
+/// stand in for its calls) reads a file no config names, and whatever it reads decides its
+/// verdict: each of its reads stops for the tracer, so a change of that file is never served
+/// the old verdict. The dynamically linked programs around it (the shell) record theirs in
+/// process; both halves of the record are one.
+#[test]
+fn a_static_programs_reads_decide_like_any_others() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.write(".gitignore", "bin/\n")
+        .write("go.mod", "module example.com/checker\n\ngo 1.19\n")
+        .write(
+            "main.go",
+            "package main\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\nfunc main() {\n\tb, err := os.ReadFile(\"rules/level\")\n\tif err != nil || strings.TrimSpace(string(b)) != \"ok\" {\n\t\tos.Exit(1)\n\t}\n}\n",
+        )
+        .write("a.txt", "x\n")
+        .write("rules/level", "ok\n");
+    let built = Command::new("go")
+        .args(["build", "-o", "bin/checker", "."])
+        .current_dir(repo.path())
+        .env("CGO_ENABLED", "0")
+        .status()
+        .expect("go build");
+    assert!(built.success());
+    let file = Command::new("file")
+        .arg(repo.path().join("bin/checker"))
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    assert!(
+        file.is_empty() || file.contains("statically linked"),
+        "{file}"
+    );
+    repo.config("[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = \"bin/checker\"\n");
+    let cmd = "bin/checker";
+    assert!(agrees(&repo, "g", cmd, &[], "before"));
+    repo.write("rules/level", "strict\n");
+    assert!(!agrees(
+        &repo,
+        "g",
+        cmd,
+        &[],
+        "the rules the binary reads changed"
+    ));
+    repo.write("rules/level", "ok\n");
+    assert!(agrees_as(&repo, "g", cmd, &[], "put back", None));
+}

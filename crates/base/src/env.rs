@@ -21,6 +21,13 @@ pub const AGENT_MARKS: &[&str] = &[
 ];
 
 /// A flag's value that is on: set, and neither `0` nor `false`.
+/// One variable as this process inherited it: what a child started with `Command`'s own
+/// environment gets, unless the command sets or removes it (the observer adds to
+/// `LD_PRELOAD` and `ASAN_OPTIONS` after what a gate would have had).
+pub fn inherited(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
 pub fn is_on(value: &str) -> bool {
     !value.is_empty() && value != "0" && !value.eq_ignore_ascii_case("false")
 }

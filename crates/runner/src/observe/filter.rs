@@ -209,23 +209,35 @@ fn trace(call: Call) -> Insn {
     )
 }
 
-/// The filter program, or `None` on an architecture this build cannot decode.
-pub fn program() -> Option<Vec<Insn>> {
+/// The filter program, or `None` on an architecture this build cannot decode. A call with
+/// `key` in its sixth argument register runs without a stop: the in-process observer
+/// (`preload.c`) recorded it already; the calls that name a file take at most five
+/// arguments, so no other call of theirs has anything there but what the register held.
+pub fn program(key: Option<u64>) -> Option<Vec<Insn>> {
     if !SUPPORTED {
         return None;
     }
-    Some(program_for(ARCH, CALLS))
+    Some(program_for(ARCH, CALLS, key))
 }
 
-fn program_for(arch: u32, calls: &[Traced]) -> Vec<Insn> {
+fn program_for(arch: u32, calls: &[Traced], key: Option<u64>) -> Vec<Insn> {
     let allow = insn(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW);
     let foreign = trace(Call::new(Kind::Foreign, 0, None, None));
     let mut p = vec![
         insn(LD_W_ABS, 0, 0, ARCH_AT),
         insn(JEQ_K, 1, 0, arch),
         foreign,
-        insn(LD_W_ABS, 0, 0, NR),
     ];
+    if let Some(key) = key {
+        p.extend([
+            insn(LD_W_ABS, 0, 0, arg_low(5)),
+            insn(JEQ_K, 0, 3, key as u32),
+            insn(LD_W_ABS, 0, 0, arg_low(5) + 4),
+            insn(JEQ_K, 0, 1, (key >> 32) as u32),
+            allow,
+        ]);
+    }
+    p.push(insn(LD_W_ABS, 0, 0, NR));
     if arch == 0xC000_003E {
         // x32 calls have this bit set: another ABI, not decoded.
         p.push(insn(JGE_K, 0, 1, 0x4000_0000));
@@ -269,6 +281,7 @@ mod tests {
             match off {
                 0 => nr,
                 4 => arch,
+                o if o >= 16 && (o - 16) % 8 == 4 => (args[((o - 16) / 8) as usize] >> 32) as u32,
                 o if o >= 16 => (args[((o - 16) / 8) as usize] & 0xffff_ffff) as u32,
                 _ => 0,
             }
@@ -295,7 +308,7 @@ mod tests {
 
     #[test]
     fn the_filter_traces_path_calls_only_and_lets_fstat_run() {
-        let p = program_for(ARCH, CALLS);
+        let p = program_for(ARCH, CALLS, None);
         let traced = |v: u32| v & 0xffff_0000 == libc::SECCOMP_RET_TRACE;
         for c in CALLS {
             let v = verdict(&p, ARCH, c.nr, [0; 6]);
@@ -311,6 +324,21 @@ mod tests {
         // read(2) on x86_64, read(63) on aarch64: neither is a path call on either.
         for nr in [0, 1, 3, 63] {
             assert_eq!(verdict(&p, ARCH, nr, [0; 6]), libc::SECCOMP_RET_ALLOW);
+        }
+        // With a key: a call carrying it runs; the same call without it, or with half of
+        // it, stops.
+        let key = 0x1234_5678_9abc_def0_u64;
+        let keyed = program_for(ARCH, CALLS, Some(key));
+        for c in CALLS {
+            let mut args = [0; 6];
+            args[5] = key;
+            assert_eq!(verdict(&keyed, ARCH, c.nr, args), libc::SECCOMP_RET_ALLOW);
+            args[5] = key & 0xffff_ffff;
+            assert!(
+                traced(verdict(&keyed, ARCH, c.nr, args)),
+                "half a key is no key"
+            );
+            assert!(traced(verdict(&keyed, ARCH, c.nr, [0; 6])));
         }
         let v = verdict(&p, 0x4000_0003, 5, [0; 6]);
         assert!(traced(v), "another architecture's call is traced");

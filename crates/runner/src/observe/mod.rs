@@ -11,6 +11,7 @@
 //! run new.
 
 mod filter;
+mod preload;
 pub mod trace;
 
 use ralph_base::digest::{Content, Digests};

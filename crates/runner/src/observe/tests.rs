@@ -45,6 +45,13 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
         rec.paths.keys().collect::<Vec<_>>()
     );
     assert_eq!(at("sub/out.txt"), Some(Access::Write));
+    // The shells and cat link the C library: they recorded their calls in process.
+    assert!(
+        rec.in_process > 0 && rec.stops > 0,
+        "{} {}",
+        rec.in_process,
+        rec.stops
+    );
     assert!(
         rec.paths
             .keys()

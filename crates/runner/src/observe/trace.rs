@@ -7,6 +7,7 @@
 //! gone. Nothing the traced programs do can change what is recorded but the calls they make.
 
 use super::filter::{self, Call, Kind};
+use super::preload;
 use super::Access;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -27,6 +28,10 @@ pub struct Record {
     /// The Unix sockets (by path) its processes connected to: servers, which read files
     /// the record does not show unless the run started them itself.
     pub sockets: HashSet<PathBuf>,
+    /// How many calls stopped for the tracer, and how many the programs recorded in
+    /// process ([`preload`]): what observing the run cost.
+    pub stops: usize,
+    pub in_process: usize,
 }
 
 /// Word from the tracer thread.
@@ -80,7 +85,10 @@ pub enum StartError {
 /// Starts `command` traced. `command`'s own settings (cwd, env, stdio, process group) are
 /// kept; it is consumed so the parent's copies of its pipes close once it has started.
 pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
-    let program = filter::program().ok_or(StartError::Unavailable(Unavailable::Architecture))?;
+    let ring = in_process(&mut command);
+    let key = ring.as_ref().map(|(_, key)| *key);
+    let program = filter::program(key).ok_or(StartError::Unavailable(Unavailable::Architecture))?;
+    let ring = ring.map(|(ring, _)| ring);
     let (pid_tx, pid_rx) = channel();
     let (tx, reports) = channel();
     std::thread::spawn(move || {
@@ -95,7 +103,7 @@ pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
             Ok(child) => {
                 let pid = child.id() as i32;
                 let _ = pid_tx.send(Ok(pid));
-                trace(pid, &tx);
+                trace(pid, &tx, ring.as_ref());
             }
             Err(e) => {
                 let _ = pid_tx.send(Err(e));
@@ -120,6 +128,22 @@ pub fn spawn(mut command: Command) -> Result<Traced, StartError> {
         Ok(Err(e)) => Err(StartError::Spawn(e)),
         Err(_) => Err(StartError::Unavailable(Unavailable::TracerEnded)),
     }
+}
+
+/// Has `command`'s dynamically linked programs record their own path calls
+/// ([`preload`]): the ring they write to and the key their calls carry, or `None` where the
+/// library or the ring cannot be made (every call is then traced).
+fn in_process(command: &mut Command) -> Option<(preload::Ring, u64)> {
+    let library = preload::library()?;
+    let ring = preload::Ring::new().ok()?;
+    let key = preload::key();
+    let before = |name: &str| match command.get_envs().find(|(k, _)| *k == name) {
+        Some((_, v)) => v.map(std::ffi::OsStr::to_os_string),
+        None => ralph_base::env::inherited(name),
+    };
+    let vars = ring.vars(library, key, (before("LD_PRELOAD"), before("ASAN_OPTIONS")));
+    command.envs(vars);
+    Some((ring, key))
 }
 
 /// Whether runs can be observed on this machine: a traced `true`, once per process.
@@ -188,7 +212,7 @@ const OPTIONS: libc::c_int = libc::PTRACE_O_TRACESECCOMP
     | libc::PTRACE_O_EXITKILL;
 
 /// The tracer's loop: serve every stop of every process in the tree until none is left.
-fn trace(main: i32, tx: &Sender<Report>) {
+fn trace(main: i32, tx: &Sender<Report>, ring: Option<&preload::Ring>) {
     let mut record = Record::default();
     let mut alive: HashSet<i32> = HashSet::from([main]);
     let mut attached: HashSet<i32> = HashSet::new();
@@ -239,6 +263,7 @@ fn trace(main: i32, tx: &Sender<Report>) {
             }
             0
         } else if event == libc::PTRACE_EVENT_SECCOMP {
+            record.stops += 1;
             seen_call(pid, &mut record);
             0
         } else if event == libc::PTRACE_EVENT_EXEC {
@@ -262,7 +287,26 @@ fn trace(main: i32, tx: &Sender<Report>) {
     if !main_done {
         record.incomplete = Some("the command's exit was not seen".into());
     }
+    if let Some(ring) = ring {
+        add_in_process(&mut record, ring);
+    }
     let _ = tx.send(Report::Done(record));
+}
+
+/// Adds what the run's programs recorded in process; called once every process is gone,
+/// when that record is whole.
+fn add_in_process(record: &mut Record, ring: &preload::Ring) {
+    match ring.read() {
+        Ok(calls) => {
+            record.in_process = calls.len();
+            for (path, access) in calls {
+                note(record, path, access);
+            }
+        }
+        Err(why) => {
+            record.incomplete.get_or_insert_with(|| why.into());
+        }
+    }
 }
 
 /// `struct ptrace_syscall_info` (Linux 5.3), as far as a seccomp stop fills it.
