@@ -1068,6 +1068,13 @@ fn unread_is_held(repo: &Repo, tool: (&str, &[&str]), edits: &[Edit], unread: &s
         "{reason}"
     );
     commit_project(repo);
+    base_fails_naming(repo, &format!("{unread}: the tests of gate"));
+    repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+    undo(repo);
+}
+
+/// `check --no-cache --base HEAD~1` fails, its integrity finding saying `what`.
+pub(crate) fn base_fails_naming(repo: &Repo, what: &str) {
     let run = repo.run([
         "check",
         "--no-cache",
@@ -1079,12 +1086,7 @@ fn unread_is_held(repo: &Repo, tool: (&str, &[&str]), edits: &[Edit], unread: &s
     assert_eq!(run.code, 1, "check --base fails on it: {run:?}");
     let integrity = run.gate("integrity");
     let output = integrity["output"].as_str().unwrap_or_default();
-    assert!(
-        output.contains(&format!("{unread}: the tests of gate")),
-        "{output}"
-    );
-    repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
-    undo(repo);
+    assert!(output.contains(what), "{output}");
 }
 
 /// Code the tests read at the start that is still there and that they no longer read: the

@@ -376,23 +376,7 @@ fn an_editable_install_is_judged_by_each_trees_own_code() {
     let reason = out["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("- src/calc/ops.py (read by `"), "{reason}");
     crate::surface::commit_project(&repo);
-    let run = repo.run([
-        "check",
-        "--no-cache",
-        "--base",
-        "HEAD~1",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(run.code, 1, "check --base fails on it: {run:?}");
-    let output = run.gate("integrity")["output"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        output.contains("src/calc/ops.py: the tests of gate"),
-        "{output}"
-    );
+    crate::differential::base_fails_naming(&repo, "src/calc/ops.py: the tests of gate");
     repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
     crate::surface::undo(&repo);
     std::fs::remove_file(repo.path().join("src/calc/ops.py")).unwrap();
