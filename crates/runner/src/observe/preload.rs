@@ -114,19 +114,30 @@ impl Ring {
     }
 
     /// What the run's programs recorded; an error when the record has a gap.
-    pub fn read(&self) -> Result<Vec<(PathBuf, Access)>, &'static str> {
-        let mut file = std::fs::File::open(&self.path).map_err(|_| "the ring is gone")?;
+    pub fn read(&self) -> Result<Vec<(PathBuf, Access)>, RingError> {
+        let mut file = std::fs::File::open(&self.path).map_err(|_| RingError::Unreadable)?;
         let mut header = [0u8; HEADER];
         file.read_exact(&mut header)
-            .map_err(|_| "the ring is unreadable")?;
+            .map_err(|_| RingError::Unreadable)?;
         let next = u64::from_le_bytes(header[..8].try_into().unwrap_or_default());
         let end = next.min(CAP) as usize;
         let mut body = vec![0u8; end.saturating_sub(HEADER)];
         file.read_exact(&mut body)
-            .map_err(|_| "the ring is unreadable")?;
+            .map_err(|_| RingError::Unreadable)?;
         let overflow = header[16..20] != [0; 4];
         records(&body, overflow)
     }
+}
+
+/// Why what the run's programs recorded in process cannot be taken whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RingError {
+    #[error("the in-process record could not be read")]
+    Unreadable,
+    #[error("a process of the run left a gap in its in-process record")]
+    Gap,
+    #[error("the run's in-process record is malformed")]
+    Malformed,
 }
 
 /// A fresh key for a run: what the library passes in the sixth argument register.
@@ -140,7 +151,7 @@ pub fn key() -> u64 {
 /// process died before the call it stood for was made. An unwritten place before the end
 /// is a gap (a process died between taking it and marking it), unless the ring filled up,
 /// where the rest was never written: its calls went to the tracer.
-fn records(body: &[u8], overflow: bool) -> Result<Vec<(PathBuf, Access)>, &'static str> {
+fn records(body: &[u8], overflow: bool) -> Result<Vec<(PathBuf, Access)>, RingError> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while at + 4 <= body.len() {
@@ -149,12 +160,12 @@ fn records(body: &[u8], overflow: bool) -> Result<Vec<(PathBuf, Access)>, &'stat
             return if overflow {
                 Ok(out)
             } else {
-                Err("a process of the run left a gap in its record")
+                Err(RingError::Gap)
             };
         }
         let size = (word & !PENDING) as usize;
         if size < 5 || at + size > body.len() {
-            return Err("the run's record is malformed");
+            return Err(RingError::Malformed);
         }
         if word & PENDING == 0 {
             let kind = body[at + 4];
@@ -169,7 +180,7 @@ fn records(body: &[u8], overflow: bool) -> Result<Vec<(PathBuf, Access)>, &'stat
                 b'P' => Access::Probe,
                 b'R' => Access::Read,
                 b'W' => Access::Write,
-                _ => return Err("the run's record is malformed"),
+                _ => return Err(RingError::Malformed),
             };
             out.push((path, access));
         }
@@ -208,7 +219,7 @@ mod tests {
         let mut gap = body.clone();
         gap.extend([0u8; 8]);
         gap.extend(record(b'R', "/p/b", false));
-        assert!(records(&gap, false).is_err(), "a gap is not a whole record");
+        assert_eq!(records(&gap, false), Err(RingError::Gap));
         assert_eq!(
             records(&gap, true).unwrap().len(),
             2,

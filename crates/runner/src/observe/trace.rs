@@ -4,7 +4,11 @@
 //! The tracer is a thread of its own: ptrace ties a tracee to the thread that traces it, and
 //! that thread must both start the child and wait for every stop. The caller gets the
 //! child's pid at once, its exit status when it exits, and the record when the whole tree is
-//! gone. Nothing the traced programs do can change what is recorded but the calls they make.
+//! gone. With the in-process half ([`preload`]) the programs append their own calls to the
+//! record, so a program set on it can hide a read: by making the call with the run's key,
+//! by writing a line of its own, or, as it always could, by opening the file for writing
+//! too or reading through io_uring. The record is what honest tools read; the verdicts
+//! that end a loop come from fresh runs.
 
 use super::filter::{self, Call, Kind};
 use super::preload;
@@ -304,7 +308,7 @@ fn add_in_process(record: &mut Record, ring: &preload::Ring) {
             }
         }
         Err(why) => {
-            record.incomplete.get_or_insert_with(|| why.into());
+            record.incomplete.get_or_insert_with(|| why.to_string());
         }
     }
 }
