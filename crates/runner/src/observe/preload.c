@@ -43,6 +43,8 @@ struct ring {
 #define PENDING 0x80000000u
 
 static char *ring_base;
+/* The size mapped here: a record never goes past it, whatever the shared header says. */
+static uint64_t ring_len;
 static uint64_t key;
 
 #define KEYED(nr, a, b, c, d, e) syscall(nr, a, b, c, d, e, key)
@@ -60,8 +62,10 @@ __attribute__((constructor)) static void start(void) {
         if (fstat((int)fd, &st) == 0 && st.st_size > HEADER) {
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
                            (int)fd, 0);
-            if (m != MAP_FAILED)
+            if (m != MAP_FAILED) {
+                ring_len = (uint64_t)st.st_size;
                 ring_base = m;
+            }
         }
         close((int)fd);
     }
@@ -75,7 +79,7 @@ static int append(char kind, const char *path, size_t n) {
         return 0;
     uint64_t size = (4 + 1 + n + 3) & ~(uint64_t)3;
     uint64_t off = __atomic_fetch_add(&r->next, size, __ATOMIC_RELAXED);
-    if (off + size > r->cap) {
+    if (off + size > r->cap || off + size > ring_len || off < HEADER) {
         __atomic_store_n(&r->overflow, 1, __ATOMIC_RELAXED);
         return 0;
     }
