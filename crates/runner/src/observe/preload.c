@@ -166,32 +166,27 @@ static mode_t mode_of(int flags, va_list ap) {
     return (flags & (O_CREAT | __O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
+/* The mode argument, present only when the flags create a file. */
+#define TAKE_MODE(flags)                                                                   \
+    va_list ap;                                                                            \
+    va_start(ap, flags);                                                                   \
+    mode_t mode = mode_of(flags, ap);                                                      \
+    va_end(ap)
+
 int open(const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
+    TAKE_MODE(flags);
     return do_openat(AT_FDCWD, path, flags, mode);
 }
 int open64(const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
+    TAKE_MODE(flags);
     return do_openat(AT_FDCWD, path, flags, mode);
 }
 int openat(int dirfd, const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
+    TAKE_MODE(flags);
     return do_openat(dirfd, path, flags, mode);
 }
 int openat64(int dirfd, const char *path, int flags, ...) {
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_of(flags, ap);
-    va_end(ap);
+    TAKE_MODE(flags);
     return do_openat(dirfd, path, flags, mode);
 }
 /* The fortified forms (_FORTIFY_SOURCE), which take no mode. */
