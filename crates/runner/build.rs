@@ -12,8 +12,10 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let object = out.join("ralph_gate_preload.so");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if target_os != "linux" {
-        // Observation is Linux's alone: an empty file stands in, never written out.
+    let observer = std::env::var_os("CARGO_FEATURE_OBSERVE").is_some();
+    if target_os != "linux" || !observer {
+        // Observation is Linux's alone, and only with the `observe` feature: an empty file
+        // stands in, never written out.
         std::fs::write(&object, b"").expect("write the empty stand-in");
         return;
     }

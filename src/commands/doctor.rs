@@ -59,6 +59,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
                     ));
                 }
             }
+            fine.push(observation(&project));
             loops(&layout, &project, &mut problems, &mut fine);
             surfaces(&layout, &mut project, env, &mut problems);
         }
@@ -90,6 +91,21 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
     } else {
         exit::GATE_FAILED
     })
+}
+
+/// Whether a gate's stored result is checked against what its run read, or keyed by the
+/// drivers' static model alone (`[cache] observe = false`, a build without the observer, a
+/// kernel or sandbox that refuses tracing).
+fn observation(project: &Project) -> String {
+    if !project.config.settings.observe_inputs {
+        return "inputs: keyed by the drivers' static model alone ([cache] observe = false)".into();
+    }
+    match ralph_runner::observe::trace::probe() {
+        Ok(()) => "inputs: observed as each gate runs (every file its processes open or look for)".into(),
+        Err(why) => format!(
+            "inputs: not observed here ({why}): each stored result is keyed by the drivers' static model alone, and a loop's end is still a fresh run"
+        ),
+    }
 }
 
 /// Setups where two hooks fight over one loop: the official ralph-loop plugin beside

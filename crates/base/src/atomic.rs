@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 /// Replaces `path` with `contents`. An existing file keeps its permissions; a new one gets
 /// what `open(2)` would give it (0666 less the umask), not the temporary file's 0600.
 pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::platform;
     let mode = match std::fs::metadata(path) {
-        Ok(m) => m.permissions().mode() & 0o7777,
-        Err(_) => 0o666 & !umask(),
+        Ok(m) => platform::mode(&m) & 0o7777,
+        Err(_) => 0o666 & !platform::umask(),
     };
     let dir = path
         .parent()
@@ -25,33 +25,10 @@ pub fn write(path: &Path, contents: &[u8]) -> std::io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(contents)?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    platform::set_file_mode(tmp.as_file(), mode)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
-}
-
-/// The process's file-creation mask, read from `/proc/self/status` (Linux 4.7+). `umask(2)`
-/// can only read it by setting it, which would race with other threads creating files, so
-/// that is the fallback only.
-fn umask() -> u32 {
-    static MASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *MASK.get_or_init(|| {
-        let from_proc = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Umask:"))
-                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-            });
-        from_proc.unwrap_or_else(|| {
-            // SAFETY: umask cannot fail and touches no memory.
-            let old = unsafe { libc::umask(0o022) };
-            unsafe { libc::umask(old) };
-            old
-        })
-    })
 }
 
 /// An exclusive lock, released when dropped.

@@ -6,8 +6,6 @@
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -84,15 +82,16 @@ impl Digests {
                 full.display()
             )));
         }
+        let stamps = crate::platform::stamps(&meta);
         let stamp = |hash: String| Stamp {
             size: meta.len(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            inode: meta.ino(),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            mtime_ns: stamps.modified_ns,
+            inode: stamps.inode,
+            ctime_ns: stamps.changed_ns,
             hash,
         };
-        let id = path.as_os_str().as_bytes().to_vec();
-        let content = |hash: &str| with_mode(hash, meta.mode());
+        let id = path.as_os_str().as_encoded_bytes().to_vec();
+        let content = |hash: &str| with_mode(hash, stamps.mode);
         {
             let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(k) = known.0.get(&id) {
@@ -104,7 +103,7 @@ impl Digests {
         let hash = hash_file(&full)?;
         // By ctime: it moves with every change, mtime can be set back.
         let changed = SystemTime::UNIX_EPOCH
-            + Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec().max(0) as u32);
+            + Duration::from_nanos(u64::try_from(stamps.changed_ns.max(0)).unwrap_or(u64::MAX));
         let racy = SystemTime::now()
             .duration_since(changed)
             .ok()

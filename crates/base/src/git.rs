@@ -2,8 +2,6 @@
 //! named (never a `GIT_DIR`/`GIT_WORK_TREE` inherited from a hook that git itself runs),
 //! with untranslated messages (some are matched) and byte-exact paths.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -93,7 +91,7 @@ pub fn untracked(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
 pub fn split_nul(out: &[u8]) -> Vec<PathBuf> {
     out.split(|b| *b == 0)
         .filter(|s| !s.is_empty())
-        .map(|s| PathBuf::from(OsStr::from_bytes(s)))
+        .map(|s| PathBuf::from(crate::platform::os_str(s)))
         .collect()
 }
 
@@ -123,7 +121,7 @@ pub fn is_commit(dir: &Path, rev: &str) -> bool {
 /// The top of the git work tree holding `dir`, if any.
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     let out = run(dir, &["rev-parse", "--show-toplevel"]).ok()?;
-    let text = OsStr::from_bytes(out.trim_ascii_end());
+    let text = crate::platform::os_str(out.trim_ascii_end());
     (!text.is_empty()).then(|| PathBuf::from(text))
 }
 
@@ -131,7 +129,7 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
 /// (`core.hooksPath`, a linked worktree's own folder).
 pub fn git_path(dir: &Path, rel: &str) -> Result<PathBuf, GitError> {
     let out = run(dir, &["rev-parse", "--git-path", rel])?;
-    Ok(dir.join(OsStr::from_bytes(out.trim_ascii_end())))
+    Ok(dir.join(crate::platform::os_str(out.trim_ascii_end())))
 }
 
 /// The top of the work tree holding `dir`, found without running git: the nearest folder
@@ -220,7 +218,7 @@ impl Blobs {
 impl BatchIo {
     fn ask(&mut self, rev: &str, rel: &Path) -> std::io::Result<Option<Vec<u8>>> {
         use std::io::{BufRead, Read, Write};
-        let name = rel.as_os_str().as_bytes();
+        let name = rel.as_os_str().as_encoded_bytes();
         // The batch protocol is line-based: a name with a newline cannot be asked for.
         if name.contains(&b'\n') {
             return Ok(None);

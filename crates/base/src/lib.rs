@@ -8,17 +8,17 @@
 
 pub mod agent;
 pub mod atomic;
-pub mod child;
-pub mod clock;
 pub mod digest;
 pub mod env;
 pub mod exit;
 pub mod git;
 pub mod jsonc;
-pub mod process;
+pub mod platform;
 pub mod shebang;
 pub mod shell;
-pub mod signals;
 pub mod snapshot;
 pub mod state;
 pub mod text;
+
+// Where they were before the platform module gathered them: every crate names them so.
+pub use platform::{child, clock, process, signals};

@@ -6,7 +6,6 @@
 use crate::git::{self, GitError};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -189,7 +188,7 @@ fn trust_no_flags(top: &Path, index: &Private) -> Result<(), GitError> {
     for entry in listing.split(|b| *b == 0).filter(|e| e.len() > 2) {
         let (tag, path) = (entry[0], &entry[2..]);
         let present = || {
-            top.join(std::ffi::OsStr::from_bytes(path))
+            top.join(crate::platform::os_str(path))
                 .symlink_metadata()
                 .is_ok()
         };
@@ -233,7 +232,7 @@ pub fn renames(dir: &Path, old: &str, new: &str) -> Result<Vec<(PathBuf, PathBuf
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut pairs = Vec::new();
     while let (Some(_meta), Some(from), Some(to)) = (fields.next(), fields.next(), fields.next()) {
-        let path = |p: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(p));
+        let path = |p: &[u8]| PathBuf::from(crate::platform::os_str(p));
         pairs.push((path(from), path(to)));
     }
     Ok(pairs)
@@ -345,17 +344,16 @@ impl Stamp {
 /// When each file of the tree `tree` last changed in the work tree holding `dir`, relative to
 /// the top. A file the tree has and the work tree does not is left out.
 pub fn stamps(dir: &Path, tree: &str) -> Result<BTreeMap<PathBuf, Stamp>, GitError> {
-    use std::os::unix::fs::MetadataExt;
     let top = top(dir)?;
     let listed = run_raw(&top, &["ls-tree", "-r", "-z", "--name-only", tree])?;
     Ok(git::split_nul(&listed)
         .into_iter()
         .filter_map(|rel| {
             let meta = std::fs::symlink_metadata(top.join(&rel)).ok()?;
-            let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
+            let stamps = crate::platform::stamps(&meta);
             let stamp = Stamp {
-                changed: ns(meta.ctime(), meta.ctime_nsec()),
-                modified: ns(meta.mtime(), meta.mtime_nsec()),
+                changed: stamps.changed_ns,
+                modified: stamps.modified_ns,
             };
             Some((rel, stamp))
         })
@@ -379,7 +377,7 @@ fn parse_raw(out: &[u8]) -> Vec<Changed> {
             })
         };
         all.push(Changed {
-            path: PathBuf::from(std::ffi::OsStr::from_bytes(path)),
+            path: PathBuf::from(crate::platform::os_str(path)),
             old: entry(old_mode, old_obj),
             new: entry(new_mode, new_obj),
         });
@@ -399,7 +397,7 @@ pub fn mix(dir: &Path, base: &str, put: &[(PathBuf, Option<Entry>)]) -> Result<S
             None => format!("0 {}\t", "0".repeat(40)),
         };
         info.extend_from_slice(line.as_bytes());
-        info.extend_from_slice(path.as_os_str().as_bytes());
+        info.extend_from_slice(path.as_os_str().as_encoded_bytes());
         info.push(0);
     }
     index.git(&top, &["update-index", "-z", "--index-info"], &info)?;
@@ -468,7 +466,7 @@ impl Checkout {
 fn borrow(common: &Path, git: &Path) -> std::io::Result<()> {
     let objects = git.join("objects").join("info");
     std::fs::create_dir_all(&objects)?;
-    let mut alternates = common.join("objects").into_os_string().into_vec();
+    let mut alternates = common.join("objects").into_os_string().into_encoded_bytes();
     alternates.push(b'\n');
     std::fs::write(objects.join("alternates"), alternates)?;
     let info = git.join("info");

@@ -102,9 +102,8 @@ pub fn read(paths: &[PathBuf]) -> BTreeMap<PathBuf, Option<Held>> {
 }
 
 fn hold(path: &Path) -> Option<Held> {
-    use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
-    let mode = meta.permissions().mode() & 0o7777;
+    let mode = ralph_base::platform::mode(&meta) & 0o7777;
     let bytes = std::fs::read(path).ok()?;
     let digest = blake3::hash(&bytes).to_hex()[..32].to_string();
     let text = (meta.len() <= KEEP_TEXT)
@@ -144,7 +143,6 @@ pub fn changes(
 /// command created it. Returns the effects that could not be undone (a file too large or
 /// not text to keep, a folder that cannot be written).
 pub fn restore(before: &BTreeMap<PathBuf, Option<Held>>, effects: &[Effect]) -> Vec<Effect> {
-    use std::os::unix::fs::PermissionsExt;
     let mut left = Vec::new();
     for e in effects {
         let ok = match before.get(e.path()).cloned().flatten() {
@@ -158,8 +156,7 @@ pub fn restore(before: &BTreeMap<PathBuf, Option<Held>>, effects: &[Effect]) -> 
                 ..
             }) => {
                 ralph_base::atomic::write(e.path(), t.as_bytes()).is_ok()
-                    && std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(mode))
-                        .is_ok()
+                    && ralph_base::platform::set_mode(e.path(), mode).is_ok()
             }
             Some(_) => false,
         };

@@ -2,7 +2,6 @@
 //! named on the command line. Every path returned is relative to the project root.
 
 use ralph_base::git::{self, GitError};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -150,7 +149,7 @@ pub fn beside(root: &Path, selection: &Selection) -> Vec<PathBuf> {
     let Ok(prefix) = git::run(root, &["rev-parse", "--show-prefix"]) else {
         return Vec::new();
     };
-    let prefix = PathBuf::from(std::ffi::OsStr::from_bytes(prefix.trim_ascii_end()));
+    let prefix = PathBuf::from(ralph_base::platform::os_str(prefix.trim_ascii_end()));
     if prefix.as_os_str().is_empty() {
         return Vec::new();
     }

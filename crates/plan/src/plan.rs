@@ -9,7 +9,6 @@ pub mod drivers;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -509,7 +508,7 @@ pub fn spread_into(
         .iter()
         .map(|f| {
             let weight = (size(f) + 512).next_power_of_two();
-            let digest = *blake3::hash(f.as_os_str().as_bytes()).as_bytes();
+            let digest = *blake3::hash(f.as_os_str().as_encoded_bytes()).as_bytes();
             (std::cmp::Reverse(weight), digest, f)
         })
         .collect();
@@ -555,11 +554,11 @@ fn project_root(
 /// A path as a command argument: `./` in front of a leading `-`, so no tool reads a file
 /// called `-rf.py` as an option.
 pub fn as_argument(path: &Path) -> OsString {
-    let bytes = path.as_os_str().as_bytes();
+    let bytes = path.as_os_str().as_encoded_bytes();
     if bytes.first() == Some(&b'-') {
         let mut v = b"./".to_vec();
         v.extend_from_slice(bytes);
-        OsString::from_vec(v)
+        ralph_base::platform::os_string(v)
     } else {
         path.as_os_str().to_owned()
     }

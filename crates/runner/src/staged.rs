@@ -20,10 +20,7 @@ use ralph_base::atomic;
 use ralph_base::git::{self, GitError};
 use ralph_base::state::Layout;
 use serde::{Deserialize, Serialize};
-use std::ffi::OsStr;
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -160,7 +157,7 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     let mut manifest = Manifest::default();
     for (n, rel) in changed.iter().enumerate() {
         manifest.entries.push(Entry {
-            path: rel.as_os_str().as_bytes().to_vec(),
+            path: rel.as_os_str().as_encoded_bytes().to_vec(),
             kept: back_up(&top.join(rel), &dir, n)?,
             written: None,
         });
@@ -182,7 +179,7 @@ pub fn hide_unstaged(root: &Path) -> Result<Option<Hidden>, StagedError> {
     {
         let mut st = lock(&hidden.state);
         for e in &mut st.manifest.entries {
-            let full = top.join(OsStr::from_bytes(&e.path));
+            let full = top.join(ralph_base::platform::os_str(&e.path));
             e.written = fingerprint(&full);
         }
         write_manifest(&dir, &st.manifest).map_err(backup_err(&dir))?;
@@ -222,7 +219,7 @@ fn back_up(full: &Path, dir: &Path, n: usize) -> Result<Kept, StagedError> {
                 .map_err(backup_err(full))?;
             Kept::File {
                 copy,
-                mode: m.permissions().mode(),
+                mode: ralph_base::platform::mode(&m),
             }
         }
     })
@@ -290,8 +287,7 @@ fn owner_alive(dir: &Path) -> bool {
     if pid == std::process::id() as i32 {
         return false;
     }
-    // SAFETY: kill with signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid, 0) == 0 }
+    ralph_base::platform::alive(pid)
 }
 
 /// Puts every entry back whose file still holds what ralph-gate wrote. Returns a message for
@@ -302,7 +298,7 @@ fn restore_state(st: &mut State) -> Vec<String> {
     }
     let mut problems = Vec::new();
     for e in &st.manifest.entries {
-        let rel = PathBuf::from(OsStr::from_bytes(&e.path));
+        let rel = PathBuf::from(ralph_base::platform::os_str(&e.path));
         let full = st.root.join(&rel);
         let now = fingerprint(&full);
         let ours = match (&e.written, &now) {
@@ -318,7 +314,7 @@ fn restore_state(st: &mut State) -> Vec<String> {
                 std::fs::read(st.dir.join("files").join(copy))
                     .is_ok_and(|b| blake3::hash(&b).to_hex().as_str() == n)
                     && std::fs::symlink_metadata(&full)
-                        .is_ok_and(|m| m.permissions().mode() & 0o7777 == mode & 0o7777)
+                        .is_ok_and(|m| ralph_base::platform::mode(&m) & 0o7777 == mode & 0o7777)
             }
             (Kept::Symlink { target }, Some(n)) => *n == link_fingerprint(target),
             _ => false,
@@ -361,7 +357,7 @@ fn fingerprint(full: &Path) -> Option<String> {
 fn link_fingerprint(target: &Path) -> String {
     format!(
         "link:{}",
-        blake3::hash(target.as_os_str().as_bytes()).to_hex()
+        blake3::hash(target.as_os_str().as_encoded_bytes()).to_hex()
     )
 }
 
@@ -370,12 +366,12 @@ fn put_back(dir: &Path, full: &Path, kept: &Kept) -> std::io::Result<()> {
         Kept::Absent => std::fs::remove_file(full),
         Kept::Symlink { target } => {
             let _ = std::fs::remove_file(full);
-            std::os::unix::fs::symlink(target, full)
+            ralph_base::platform::symlink(target, full)
         }
         Kept::File { copy, mode } => {
             let bytes = std::fs::read(dir.join("files").join(copy))?;
             atomic::write(full, &bytes)?;
-            std::fs::set_permissions(full, std::fs::Permissions::from_mode(*mode))
+            ralph_base::platform::set_mode(full, *mode)
         }
     }
 }
@@ -391,7 +387,7 @@ fn checkout_index(root: &Path, paths: &[PathBuf]) -> Result<(), StagedError> {
         .map_err(GitError::Spawn)?;
     let mut input = Vec::new();
     for p in paths {
-        input.extend_from_slice(p.as_os_str().as_bytes());
+        input.extend_from_slice(p.as_os_str().as_encoded_bytes());
         input.push(0);
     }
     if let Some(mut stdin) = child.stdin.take() {

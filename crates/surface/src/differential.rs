@@ -20,7 +20,6 @@ use ralph_config::Phase;
 use ralph_plan::project::Project;
 use ralph_runner::runner::{GateResult, Limits, Reuse};
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -111,7 +110,7 @@ impl Prepared {
             .split(|b| *b == 0)
             .filter(|p| !p.is_empty())
             .filter_map(|p| {
-                let p = Path::new(std::ffi::OsStr::from_bytes(p));
+                let p = Path::new(ralph_base::platform::os_str(p));
                 p.strip_prefix(&self.inside)
                     .ok()
                     .map(|r| r.display().to_string())
@@ -1108,7 +1107,7 @@ fn lend_ignored(top: &Path, lend: &[PathBuf], checkout: &Path) {
         let at = checkout.join(rel);
         let free = at.symlink_metadata().is_err() && at.parent().is_some_and(Path::is_dir);
         if free {
-            let _ = std::os::unix::fs::symlink(top.join(rel), &at);
+            let _ = ralph_base::platform::symlink(top.join(rel), &at);
         }
     }
 }
@@ -1124,11 +1123,11 @@ fn lend_submodules(top: &Path, tree: &str, checkout: &Path) -> Result<(), GitErr
         let Some(tab) = line.iter().position(|b| *b == b'\t') else {
             continue;
         };
-        let rel = Path::new(std::ffi::OsStr::from_bytes(&line[tab + 1..]));
+        let rel = Path::new(ralph_base::platform::os_str(&line[tab + 1..]));
         let at = checkout.join(rel);
         // The checkout holds an empty folder for it, or none.
         if std::fs::remove_dir(&at).is_ok() || !at.exists() {
-            let _ = std::os::unix::fs::symlink(top.join(rel), &at);
+            let _ = ralph_base::platform::symlink(top.join(rel), &at);
         }
     }
     Ok(())

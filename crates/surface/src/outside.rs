@@ -36,10 +36,7 @@ pub struct Read {
 }
 
 /// Folders of the system: written by its package manager, as root.
-const SYSTEM: &[&str] = &[
-    "/usr", "/etc", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/opt", "/var", "/nix", "/snap",
-    "/proc", "/sys", "/dev", "/run", "/boot",
-];
+const SYSTEM: &[&str] = ralph_base::platform::SYSTEM_DIRS;
 
 /// Folder names package managers and tools install or cache into.
 const STORES: &[&str] = &[

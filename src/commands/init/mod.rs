@@ -603,9 +603,8 @@ fn pre_commit(ws: &Path, program: &str, force: bool) -> Result<String, AppError>
 }
 
 fn keep_executable(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)?.permissions().mode();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o755))
+    let mode = ralph_base::platform::mode(&std::fs::metadata(path)?);
+    ralph_base::platform::set_mode(path, mode | 0o755)
 }
 
 /// A hook is ralph-gate's when it runs `ralph-gate ... check --staged`.
@@ -641,8 +640,7 @@ fn install_git_hook(ws: &Path, program: &str, force: bool) -> Result<String, App
         _ => {}
     }
     atomic::write(&path, script.as_bytes())?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    ralph_base::platform::set_mode(&path, 0o755)?;
     Ok(format!("pre-commit: installed {}", path.display()))
 }
 

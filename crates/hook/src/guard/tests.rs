@@ -27,7 +27,7 @@ fn world() -> World {
     ] {
         std::fs::write(ws.join(f), "x").unwrap();
     }
-    std::os::unix::fs::symlink(ws.join("ralph.toml"), ws.join("src/cfg-link")).unwrap();
+    ralph_base::platform::symlink(ws.join("ralph.toml"), ws.join("src/cfg-link")).unwrap();
     let home = ws.join("home");
     let protected = Protected::new(&Places {
         ws: &ws,

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -208,7 +207,7 @@ impl<'a> Toolbox<'a> {
                 .tempdir()
                 .ok()?;
             let real = bun.canonicalize().ok()?;
-            std::os::unix::fs::symlink(real, dir.path().join("node")).ok()?;
+            ralph_base::platform::symlink(real, dir.path().join("node")).ok()?;
             Some(dir)
         });
         made.as_ref().map(|d| d.path().to_path_buf())
@@ -516,7 +515,7 @@ pub fn runtime_install(name: &str) -> Option<&'static str> {
 pub fn find(name: &str, dirs: &[PathBuf], cwd: &Path) -> Option<PathBuf> {
     let ok = |p: &Path| {
         p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .is_ok_and(|m| ralph_base::platform::is_executable(&m))
     };
     if name.contains('/') {
         let p = cwd.join(name);

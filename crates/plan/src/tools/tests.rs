@@ -1,10 +1,10 @@
 use super::*;
-use std::os::unix::fs::symlink;
+use ralph_base::platform::symlink;
 
 fn exe(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ralph_base::platform::set_mode(path, 0o755).unwrap();
 }
 
 /// A toolbox that remembers nothing.

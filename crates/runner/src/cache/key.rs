@@ -22,7 +22,6 @@ use ralph_config::template::Placeholder;
 use ralph_config::Gate;
 use ralph_plan::plan::Job;
 use ralph_plan::tools::{Fields, Tool, Unknown};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -93,20 +92,20 @@ fn gate_fields(h: &mut Fields, parts: &Parts<'_>) {
     // `RUSTFLAGS="-D warnings"`, `GOFLAGS`, `PYTHONPATH`: the same files, another verdict.
     for (k, v) in parts.vars {
         h.add(b"var");
-        h.add(k.as_bytes());
-        h.add(v.as_bytes());
+        h.add(k.as_encoded_bytes());
+        h.add(v.as_encoded_bytes());
     }
 }
 
 /// What runs: the folder, the command, its arguments when it reads them, and what a driver
 /// writes before the run.
 fn command_fields(h: &mut Fields, gate: &Gate, job: &Job) {
-    h.add(job.dir.as_os_str().as_bytes());
-    h.add(job.tools_from.as_os_str().as_bytes());
+    h.add(job.dir.as_os_str().as_encoded_bytes());
+    h.add(job.tools_from.as_os_str().as_encoded_bytes());
     let reads_args = match (&job.argv, &gate.run) {
         (Some(argv), _) => {
             for a in argv {
-                h.add(a.as_bytes());
+                h.add(a.as_encoded_bytes());
             }
             true
         }
@@ -121,14 +120,14 @@ fn command_fields(h: &mut Fields, gate: &Gate, job: &Job) {
     if reads_args {
         h.add(b"args");
         for a in &job.args {
-            h.add(a.as_bytes());
+            h.add(a.as_encoded_bytes());
         }
     }
     // What a driver writes before the run (a tsconfig naming the files to check)
     // decides the result as much as the command does.
     for (path, text) in &job.setup {
         h.add(b"setup");
-        h.add(path.as_os_str().as_bytes());
+        h.add(path.as_os_str().as_encoded_bytes());
         h.add(text.as_bytes());
     }
 }
@@ -174,7 +173,7 @@ fn file_fields(
         for f in files {
             let digest = content(&f)?;
             h.add(kind);
-            h.add(f.as_os_str().as_bytes());
+            h.add(f.as_os_str().as_encoded_bytes());
             h.add(digest.as_str().as_bytes());
         }
     }

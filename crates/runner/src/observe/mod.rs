@@ -10,14 +10,22 @@
 //! `.mypy_cache`, ...): they follow from the inputs, and keying on them would make every
 //! run new.
 
+// The observer is Linux's (ptrace, seccomp, a preloaded C library) and can be built out
+// (`--no-default-features`): the portable build, as on a platform without it.
+#[cfg(all(target_os = "linux", feature = "observe"))]
 mod filter;
+#[cfg(all(target_os = "linux", feature = "observe"))]
 mod preload;
+mod record;
+#[cfg(all(target_os = "linux", feature = "observe"))]
+pub mod trace;
+#[cfg(not(all(target_os = "linux", feature = "observe")))]
+#[path = "unobserved.rs"]
 pub mod trace;
 
 use ralph_base::digest::{Content, Digests};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// How a run touched a path; a path touched several ways keeps the strongest.
@@ -86,7 +94,7 @@ const CACHE_NAMES: &[&str] = &[
     ".pytest_cache",
     ".ruff_cache",
 ];
-const SYSTEM: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+const SYSTEM: &[&str] = ralph_base::platform::KERNEL_DIRS;
 
 /// Why a run's observation cannot back a stored result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -271,8 +279,12 @@ fn list(dir: &Path, written: &HashSet<&Path>) -> String {
             rd.flatten()
                 .filter(|e| !written.contains(e.path().as_path()))
                 .map(|e| e.file_name())
-                .filter(|n| !CACHE_NAMES.iter().any(|c| n.as_bytes() == c.as_bytes()))
-                .map(|n| n.as_bytes().to_vec())
+                .filter(|n| {
+                    !CACHE_NAMES
+                        .iter()
+                        .any(|c| n.as_encoded_bytes() == c.as_bytes())
+                })
+                .map(|n| n.as_encoded_bytes().to_vec())
                 .collect()
         })
         .unwrap_or_default();
@@ -297,7 +309,7 @@ fn skipped(path: &Path, places: &Places) -> bool {
     let mut previous: Option<&std::ffi::OsStr> = None;
     for c in path.components() {
         if let Component::Normal(name) = c {
-            let b = name.as_bytes();
+            let b = name.as_encoded_bytes();
             if CACHE_NAMES.iter().any(|n| b == n.as_bytes())
                 || (b == b".cache" && previous.is_some_and(|p| p == "node_modules"))
             {

@@ -126,11 +126,7 @@ impl Drop for Progress {
 
 /// The terminal's columns (the window size of stderr, else 80).
 fn terminal_width() -> usize {
-    rustix::termios::tcgetwinsize(std::io::stderr())
-        .ok()
-        .map(|ws| usize::from(ws.ws_col))
-        .filter(|cols| *cols > 0)
-        .unwrap_or(80)
+    ralph_base::platform::terminal_columns().unwrap_or(80)
 }
 
 #[cfg(test)]

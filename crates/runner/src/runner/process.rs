@@ -6,7 +6,6 @@ use crate::observe::trace;
 use ralph_base::child;
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::RecvTimeoutError;
@@ -225,8 +224,8 @@ fn command(spec: &Spec, writer: &std::io::PipeWriter) -> std::io::Result<Command
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
-        .stderr(writer.try_clone()?)
-        .process_group(0);
+        .stderr(writer.try_clone()?);
+    ralph_base::platform::own_group(&mut command);
     Ok(command)
 }
 

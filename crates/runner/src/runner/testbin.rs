@@ -75,7 +75,6 @@ impl Listening {
     }
 
     fn script(&self, exe: &Path, harness: Harness) -> std::io::Result<()> {
-        use std::os::unix::fs::PermissionsExt;
         let text = format!(
             "#!/bin/sh\nexec {} {SUBCOMMAND} {} {} \"$@\"\n",
             quoted(exe.as_os_str()),
@@ -84,7 +83,7 @@ impl Listening {
         );
         let path = self.dir.join(harness.name());
         std::fs::write(&path, text)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        ralph_base::platform::set_mode(&path, 0o755)
     }
 
     /// The variables that send a gate's test binaries through the wrappers, unless the
@@ -368,8 +367,7 @@ fn pass_through(out: std::process::ChildStdout, heard: &mut Heard, rewrite: &mut
 }
 
 fn exit_code(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
+    match (status.code(), ralph_base::platform::signal_of(&status)) {
         (Some(c), _) => u8::try_from(c.clamp(0, 255)).unwrap_or(1),
         (None, Some(s)) => u8::try_from((128 + s).clamp(0, 255)).unwrap_or(1),
         (None, None) => 1,

@@ -7,7 +7,6 @@ use ralph_base::git::{self, GitError};
 use ralph_config::{Config, Phase};
 use ralph_plan::plan::{self, ProjectFs};
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 pub struct Source {
@@ -133,7 +132,7 @@ fn tracked_missing(root: &Path) -> Vec<PathBuf> {
         .split(|b| *b == 0)
         // `S path`: skip-worktree's tag, a space, the path.
         .filter_map(|entry| entry.strip_prefix(b"S "))
-        .map(|rel| PathBuf::from(std::ffi::OsStr::from_bytes(rel)))
+        .map(|rel| PathBuf::from(ralph_base::platform::os_str(rel)))
         .filter(|rel| {
             !ralph_plan::files::is_own_state(rel)
                 && std::fs::symlink_metadata(root.join(rel)).is_err()
