@@ -455,7 +455,17 @@ fn a_read_only_state_folder_blocks_instead_of_ending_the_loop() {
     )
     .unwrap();
     let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
-    assert_eq!(run.code, 2, "exit 2 makes Claude Code block: {run:?}");
+    // A JSON block, not exit 2 alone: under PowerShell exit 2 arrives as 1 and fails open.
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = output(&run);
+    assert_eq!(out["decision"], "block", "{run:?}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could not check this stop"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("could not check this stop"), "{run:?}");
     assert_eq!(state(&repo).unwrap(), PLUGIN_STATE);
 }

@@ -44,11 +44,25 @@ pub fn hooks(value: &Value, event: &str) -> Vec<(String, Option<u64>)> {
         .flatten()
         .filter_map(|entry| entry.get("hooks").and_then(Value::as_array))
         .flatten()
-        .filter_map(|h| {
-            let command = h.get("command")?.as_str()?.to_string();
-            Some((command, h.get("timeout").and_then(Value::as_u64)))
-        })
+        .filter_map(|h| Some((command_line(h)?, h.get("timeout").and_then(Value::as_u64))))
         .collect()
+}
+
+/// A command hook's command as one shell line: its `command`, or, in exec form (`args`
+/// present: the program is started with no shell in between), the program and its
+/// arguments quoted as a shell would need them.
+pub fn command_line(hook: &Value) -> Option<String> {
+    let command = hook.get("command")?.as_str()?;
+    let Some(args) = hook.get("args").and_then(Value::as_array) else {
+        return Some(command.to_string());
+    };
+    let mut words = vec![ralph_config::template::shell_quote(command)];
+    words.extend(
+        args.iter()
+            .filter_map(Value::as_str)
+            .map(ralph_config::template::shell_quote),
+    );
+    Some(words.join(" "))
 }
 
 /// True when `command` is ralph-gate's hook for `subcommand` (`hook stop`, ...).

@@ -38,29 +38,87 @@ pub struct Spec {
     pub note: Option<&'static str>,
 }
 
+/// The platform a hook file is written for: each agent starts hooks through another shell
+/// there (agent-hooks.md, claude-code-hooks.md), or with none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Linux and macOS: commands run through `sh -c` (or the user's `$SHELL`).
+    Unix,
+    /// Windows: Claude Code runs a command through Git Bash, else PowerShell; Codex through
+    /// PowerShell (`commandWindows`); Copilot its `powershell` entry.
+    Windows,
+}
+
+impl Platform {
+    /// The platform this binary was built for.
+    pub fn this() -> Self {
+        if cfg!(windows) {
+            Self::Windows
+        } else {
+            Self::Unix
+        }
+    }
+}
+
+/// `program` as PowerShell starts it: a bare name as it is, a path through the call
+/// operator with PowerShell's single quotes (`''` for `'`).
+fn powershell_program(program: &str) -> String {
+    let bare = program
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if bare {
+        program.to_string()
+    } else {
+        format!("& '{}'", program.replace('\'', "''"))
+    }
+}
+
 /// Hook timeouts, in seconds: the stop budget's default (600 s) plus room to answer.
 const EDIT_S: u64 = 120;
 const STOP_S: u64 = 900;
 const GUARD_S: u64 = 10;
 
-pub fn spec(agent: Agent, program: &str) -> Spec {
+/// `program` is the program as the agent should start it: `ralph-gate` (found on PATH) or
+/// an absolute path, unquoted; each entry quotes it for the shell that runs it, or starts it
+/// with none (Claude Code's exec form).
+pub fn spec(agent: Agent, program: &str, platform: Platform) -> Spec {
+    let agent_arg = if agent == Agent::Claude {
+        String::new()
+    } else {
+        format!(" --agent {agent}")
+    };
     let cmd = |sub: &str| {
-        if agent == Agent::Claude {
-            format!("{program} hook {sub}")
-        } else {
-            format!("{program} hook {sub} --agent {agent}")
+        let quoted = ralph_config::template::shell_quote(program);
+        format!("{quoted} hook {sub}{agent_arg}")
+    };
+    let powershell = |sub: &str| format!("{} hook {sub}{agent_arg}", powershell_program(program));
+    let entry = |sub: &str, timeout: u64| match (agent, platform) {
+        // Exec form: the program started with these arguments and no shell, on every
+        // platform (no Git Bash needed on Windows, no login shell's start-up on Unix).
+        (Agent::Claude, _) => {
+            json!({"type": "command", "command": program, "args": ["hook", sub], "timeout": timeout})
         }
+        (Agent::Codex, Platform::Windows) => {
+            json!({"type": "command", "command": cmd(sub), "commandWindows": powershell(sub), "timeout": timeout})
+        }
+        _ => json!({"type": "command", "command": cmd(sub), "timeout": timeout}),
     };
     let grouped = |matcher: Option<&str>, sub: &str, timeout: u64| {
         let mut group = Map::new();
         if let Some(m) = matcher {
             group.insert("matcher".into(), json!(m));
         }
-        group.insert(
-            "hooks".into(),
-            json!([{"type": "command", "command": cmd(sub), "timeout": timeout}]),
-        );
+        group.insert("hooks".into(), json!([entry(sub, timeout)]));
         Value::Object(group)
+    };
+    // Copilot names the shell of each entry: `bash` on Unix, `powershell` on Windows.
+    let copilot_shell = match platform {
+        Platform::Unix => "bash",
+        Platform::Windows => "powershell",
+    };
+    let copilot = |sub: &str| match platform {
+        Platform::Unix => cmd(sub),
+        Platform::Windows => powershell(sub),
     };
     let hook = |event: &'static str, sub: &'static str, entry: Value| Hook { event, sub, entry };
     match agent {
@@ -123,9 +181,9 @@ pub fn spec(agent: Agent, program: &str) -> Spec {
             file: ".github/hooks/ralph-gate.json",
             shape: Shape::Flat,
             hooks: vec![
-                hook("postToolUse", "post-tool-use", json!({"type": "command", "bash": cmd("post-tool-use"),
+                hook("postToolUse", "post-tool-use", json!({"type": "command", copilot_shell: copilot("post-tool-use"),
                     "matcher": "create|edit|apply_patch", "timeoutSec": EDIT_S})),
-                hook("agentStop", "stop", json!({"type": "command", "bash": cmd("stop"), "timeoutSec": STOP_S})),
+                hook("agentStop", "stop", json!({"type": "command", copilot_shell: copilot("stop"), "timeoutSec": STOP_S})),
             ],
             note: Some("Copilot CLI runs repository hooks in trusted folders only (and with -p, only with COPILOT_PROMPT_MODE_REPO_HOOKS=1)"),
         },
@@ -185,18 +243,18 @@ pub fn merge(
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
             .ok_or(ShapeError::EventNotAnArray(h.event))?;
-        let ours = |c: &Value| {
-            c.as_str()
-                .is_some_and(|c| c.contains("ralph-gate") && c.contains(&format!("hook {}", h.sub)))
-        };
+        let ours = |c: &str| c.contains("ralph-gate") && c.contains(&format!("hook {}", h.sub));
         let present = list.iter().any(|e| match spec.shape {
-            Shape::Grouped | Shape::GroupedTop => e
-                .get("hooks")
-                .and_then(Value::as_array)
-                .is_some_and(|hs| hs.iter().any(|x| x.get("command").is_some_and(ours))),
-            Shape::Flat | Shape::Plugin => ["command", "bash"]
+            Shape::Grouped | Shape::GroupedTop => {
+                e.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
+                    hs.iter().any(|x| {
+                        ralph_hook::claude_settings::command_line(x).is_some_and(|c| ours(&c))
+                    })
+                })
+            }
+            Shape::Flat | Shape::Plugin => ["command", "bash", "powershell"]
                 .iter()
-                .any(|k| e.get(*k).is_some_and(ours)),
+                .any(|k| e.get(*k).and_then(Value::as_str).is_some_and(ours)),
         });
         if !present {
             list.push(h.entry.clone());
@@ -238,7 +296,7 @@ pub fn set_up(env: &ralph_base::env::Environment, ws: &Path) -> Vec<Agent> {
     Agent::ALL
         .into_iter()
         .filter(|&agent| {
-            let spec = spec(agent, "ralph-gate");
+            let spec = spec(agent, "ralph-gate", Platform::this());
             let text = std::fs::read_to_string(path(ws, &spec)).unwrap_or_default();
             let here = if spec.is_plugin() {
                 text.contains("ralph-gate")
@@ -283,7 +341,8 @@ mod tests {
 
     #[test]
     fn every_agent_gets_its_events_in_its_shape_and_units() {
-        let (codex, added) = merge(None, &spec(Agent::Codex, "ralph-gate")).unwrap();
+        let (codex, added) =
+            merge(None, &spec(Agent::Codex, "ralph-gate", Platform::Unix)).unwrap();
         assert_eq!(added, ["PostToolUse", "Stop"]);
         assert_eq!(codex["hooks"]["PostToolUse"][0]["matcher"], "apply_patch");
         assert_eq!(
@@ -292,7 +351,7 @@ mod tests {
         );
         assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["timeout"], 900);
 
-        let (gemini, _) = merge(None, &spec(Agent::Gemini, "ralph-gate")).unwrap();
+        let (gemini, _) = merge(None, &spec(Agent::Gemini, "ralph-gate", Platform::Unix)).unwrap();
         assert_eq!(
             gemini["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"], 900_000,
             "ms"
@@ -302,7 +361,8 @@ mod tests {
             "write_file|replace"
         );
 
-        let (copilot, added) = merge(None, &spec(Agent::Copilot, "ralph-gate")).unwrap();
+        let (copilot, added) =
+            merge(None, &spec(Agent::Copilot, "ralph-gate", Platform::Unix)).unwrap();
         assert_eq!(added, ["postToolUse", "agentStop"]);
         assert_eq!(copilot["version"], 1);
         assert_eq!(
@@ -311,7 +371,7 @@ mod tests {
         );
         assert_eq!(copilot["hooks"]["postToolUse"][0]["timeoutSec"], 120);
 
-        let (cursor, _) = merge(None, &spec(Agent::Cursor, "ralph-gate")).unwrap();
+        let (cursor, _) = merge(None, &spec(Agent::Cursor, "ralph-gate", Platform::Unix)).unwrap();
         assert_eq!(
             cursor["hooks"]["stop"][0]["loop_limit"],
             ralph_hook::agents::CURSOR_LOOP_LIMIT
@@ -322,9 +382,56 @@ mod tests {
         );
     }
 
+    /// The file `init` writes for each agent on each platform, for a program at a path a
+    /// shell must quote (a space, a quote). Sources: claude-code-hooks.md and Claude Code
+    /// 2.1.330's settings schema (`args`: exec form, no shell); agent-hooks.md and Codex
+    /// 0.169.0's `HookHandlerConfig::Command` (`commandWindows`, run by PowerShell);
+    /// Copilot's hooks reference (`bash` and `powershell` entries).
+    #[test]
+    fn each_agents_hook_file_on_each_platform() {
+        let program = "/opt/ralph gate/it's/ralph-gate";
+        for platform in [Platform::Unix, Platform::Windows] {
+            for agent in Agent::ALL {
+                let spec = spec(agent, program, platform);
+                if spec.is_plugin() {
+                    continue;
+                }
+                let (file, _) = merge(None, &spec).unwrap();
+                let text = serde_json::to_string_pretty(&file).unwrap();
+                insta::assert_snapshot!(format!("{agent}-{platform:?}").to_lowercase(), text);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hook_in_exec_form_is_found_again_and_not_added_twice() {
+        let s = spec(Agent::Claude, "ralph-gate", Platform::Unix);
+        let (once, added) = merge(None, &s).unwrap();
+        assert_eq!(added.len(), s.hooks.len());
+        let stop = &once["hooks"]["Stop"][0]["hooks"][0];
+        assert_eq!(stop["command"], "ralph-gate");
+        assert_eq!(stop["args"], json!(["hook", "stop"]));
+        assert_eq!(
+            ralph_hook::claude_settings::command_line(stop).as_deref(),
+            Some("ralph-gate hook stop")
+        );
+        let (twice, added) = merge(Some(once.clone()), &s).unwrap();
+        assert!(added.is_empty());
+        assert_eq!(twice, once);
+    }
+
+    #[test]
+    fn powershell_starts_a_path_through_the_call_operator() {
+        assert_eq!(powershell_program("ralph-gate"), "ralph-gate");
+        assert_eq!(
+            powershell_program(r"C:\Program Files\it's\ralph-gate.exe"),
+            r"& 'C:\Program Files\it''s\ralph-gate.exe'"
+        );
+    }
+
     #[test]
     fn merging_keeps_what_is_there_and_is_idempotent() {
-        let s = spec(Agent::Copilot, "ralph-gate");
+        let s = spec(Agent::Copilot, "ralph-gate", Platform::Unix);
         let existing = json!({"version": 1, "hooks": {"agentStop": [{"type": "command", "bash": "./notify.sh"}]}, "x": 1});
         let (once, added) = merge(Some(existing.clone()), &s).unwrap();
         assert_eq!(added, ["postToolUse", "agentStop"]);

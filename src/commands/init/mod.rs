@@ -43,8 +43,9 @@ pub fn run(env: &Environment, cwd: &Path, opts: &Options) -> Result<u8, AppError
     let me = std::env::current_exe()
         .ok()
         .and_then(|p| p.canonicalize().ok());
+    // Unquoted: each hook file quotes it for the shell that runs it (or starts it with none).
     let program = match (&me, opts.absolute) {
-        (Some(p), true) => shell_quote(&p.to_string_lossy()),
+        (Some(p), true) => p.to_string_lossy().into_owned(),
         _ => "ralph-gate".to_string(),
     };
     let mut report = vec![format!("ralph-gate init in {}", ws.display())];
@@ -510,7 +511,7 @@ fn write_agent(
     agent: ralph_hook::agents::Agent,
     program: &str,
 ) -> Result<String, AppError> {
-    let spec = hook_files::spec(agent, program);
+    let spec = hook_files::spec(agent, program, hook_files::Platform::this());
     if agent == ralph_hook::agents::Agent::Claude {
         let (all, _) = ralph_hook::claude_settings::load(env, ws);
         if let Some(by) = ralph_hook::claude_settings::plugin_enabled(&all, "ralph-gate") {
@@ -575,6 +576,7 @@ fn write_agent(
 
 /// Joins the project's pre-commit framework when it has one, else installs the git hook.
 fn pre_commit(ws: &Path, program: &str, force: bool) -> Result<String, AppError> {
+    let program = &shell_quote(program);
     let command = format!("{program} check --staged --quiet");
     for (framework, file) in frameworks::FILES {
         let path = ws.join(file);
@@ -685,7 +687,11 @@ mod tests {
     fn merge_adds_both_hooks_to_empty_settings() {
         let (v, added) = hook_files::merge(
             None,
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix,
+            ),
         )
         .unwrap();
         assert_eq!(
@@ -701,7 +707,11 @@ mod tests {
         );
         assert_eq!(
             v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-            "ralph-gate hook post-tool-use"
+            "ralph-gate"
+        );
+        assert_eq!(
+            v["hooks"]["PostToolUse"][0]["hooks"][0]["args"],
+            serde_json::json!(["hook", "post-tool-use"])
         );
         assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["timeout"], 900);
     }
@@ -717,7 +727,11 @@ mod tests {
         });
         let (once, added) = hook_files::merge(
             Some(existing.clone()),
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix,
+            ),
         )
         .unwrap();
         assert_eq!(added.len(), 6);
@@ -734,7 +748,11 @@ mod tests {
         assert_eq!(once["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         let (twice, added) = hook_files::merge(
             Some(once.clone()),
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix,
+            ),
         )
         .unwrap();
         assert!(added.is_empty());
@@ -745,17 +763,29 @@ mod tests {
     fn merge_refuses_shapes_it_would_have_to_destroy() {
         assert!(hook_files::merge(
             Some(json!([1])),
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix
+            )
         )
         .is_err());
         assert!(hook_files::merge(
             Some(json!({"hooks": "x"})),
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix
+            )
         )
         .is_err());
         assert!(hook_files::merge(
             Some(json!({"hooks": {"Stop": {}}})),
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate")
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix
+            )
         )
         .is_err());
     }
@@ -770,10 +800,16 @@ mod tests {
             serde_json::from_str(include_str!("../../../hooks/settings.json")).unwrap();
         let (merged, _) = hook_files::merge(
             None,
-            &hook_files::spec(ralph_hook::agents::Agent::Claude, "ralph-gate"),
+            &hook_files::spec(
+                ralph_hook::agents::Agent::Claude,
+                "ralph-gate",
+                hook_files::Platform::Unix,
+            ),
         )
         .unwrap();
-        let plugin = plugin["hooks"].to_string().replace(" --via plugin", "");
+        let plugin = plugin["hooks"]
+            .to_string()
+            .replace(r#","--via","plugin""#, "");
         assert_eq!(
             plugin,
             merged["hooks"].to_string(),

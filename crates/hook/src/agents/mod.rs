@@ -147,30 +147,19 @@ pub fn answer(agent: Agent, event: Event, verdict: &Verdict) -> Answer {
     }
 }
 
-/// How a stop that ralph-gate could not check is answered: refused, in the agent's own way,
-/// so a loop never ends on an error. Claude-shaped agents read exit 2 with the reason on
-/// stderr; Copilot ignores exit 2, and Gemini and Cursor read JSON best, so they get a block.
+/// How a stop that ralph-gate could not check is answered: refused, so a loop never ends on
+/// an error, by a JSON block as every other decision is, never by the exit code alone:
+/// Copilot ignores exit 2, and where a hook runs under PowerShell (Codex on Windows) exit 2
+/// arrives as 1, a non-blocking error. The message also goes to stderr, for the person.
 pub fn stop_error(agent: Agent, message: &str) -> (Answer, Option<String>) {
-    match agent {
-        Agent::Claude | Agent::Qwen | Agent::Droid | Agent::Codex | Agent::Opencode => (
-            Answer {
-                stdout: None,
-                code: ralph_base::exit::HOOK_BLOCKING_ERROR,
-            },
-            Some(message.to_string()),
-        ),
-        _ => (
-            answer(
-                agent,
-                Event::Stop,
-                &Verdict::Block {
-                    reason: message.to_string(),
-                    system: None,
-                },
-            ),
-            None,
-        ),
-    }
+    let block = Verdict::Block {
+        reason: message.to_string(),
+        system: None,
+    };
+    (
+        answer(agent, Event::Stop, &block),
+        Some(message.to_string()),
+    )
 }
 
 /// The fields every adapter reads must have the type the agents send: a wrong one is named,
