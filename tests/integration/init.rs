@@ -1,6 +1,7 @@
 //! `ralph-gate init`: sets a project up, keeps what is there, and changes nothing twice.
 
 use crate::common::{require_tool, Repo};
+use serde_json::json;
 use std::path::Path;
 
 fn snapshot(repo: &Repo) -> Vec<(String, Vec<u8>)> {
@@ -67,17 +68,19 @@ fn init_sets_up_everything_once_and_keeps_existing_settings() {
         settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "guard.sh"
     );
+    // Exec form: the program and its arguments, no shell in between.
+    let exec = |hook: &serde_json::Value| (hook["command"].clone(), hook["args"].clone());
     assert_eq!(
-        settings["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-        "ralph-gate hook pre-tool-use"
+        exec(&settings["hooks"]["PreToolUse"][1]["hooks"][0]),
+        (json!("ralph-gate"), json!(["hook", "pre-tool-use"]))
     );
     assert_eq!(
-        settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        "ralph-gate hook post-tool-use"
+        exec(&settings["hooks"]["PostToolUse"][0]["hooks"][0]),
+        (json!("ralph-gate"), json!(["hook", "post-tool-use"]))
     );
     assert_eq!(
-        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
-        "ralph-gate hook stop"
+        exec(&settings["hooks"]["Stop"][0]["hooks"][0]),
+        (json!("ralph-gate"), json!(["hook", "stop"]))
     );
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".gitignore")).unwrap(),
@@ -271,11 +274,13 @@ fn init_warns_when_the_hooks_cannot_find_ralph_gate_and_absolute_fixes_it() {
     let me = Path::new(env!("CARGO_BIN_EXE_ralph-gate"))
         .canonicalize()
         .unwrap();
-    let settings = std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap();
-    assert!(
-        settings.contains(&format!("{} hook stop", me.display())),
-        "{settings}"
-    );
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let stop = &settings["hooks"]["Stop"][0]["hooks"][0];
+    assert_eq!(stop["command"], json!(me.to_string_lossy()), "{settings}");
+    assert_eq!(stop["args"], json!(["hook", "stop"]), "{settings}");
     // The hook works on a PATH without ralph-gate.
     repo.write("a.py", "def f(:\n");
     repo.git_cmd(&["add", "a.py"]);
