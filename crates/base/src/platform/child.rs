@@ -174,8 +174,41 @@ pub fn end(pgid: i32) {
     signals::remove(pgid);
 }
 
+/// Waits up to `timeout` for `pid` (a child) to end, then reaps it with its resource use:
+/// `(wait status, CPU time)`; `None` while it still runs. Linux wakes on a process file
+/// descriptor; other Unix systems, which have none, ask every few milliseconds.
+#[cfg(not(target_os = "linux"))]
+fn reap_within(pid: i32, timeout: Duration) -> std::io::Result<Option<(i32, Duration)>> {
+    reap_polling(pid, timeout)
+}
+
+/// [`reap_within`] by asking: `wait4` with `WNOHANG` until the child has ended or the time is
+/// up. Built and tested on Linux too, where the descriptor is used instead.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+fn reap_polling(pid: i32, timeout: Duration) -> std::io::Result<Option<(i32, Duration)>> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 writes one int and one rusage.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: see above.
+        match unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } {
+            n if n == pid => return Ok(Some((status, cpu_time(&usage)))),
+            0 if Instant::now() >= deadline => return Ok(None),
+            0 => std::thread::sleep(Duration::from_millis(2)),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
 /// Waits up to `timeout` for `pid` (a child) to end through a process file descriptor, then
 /// reaps it with its resource use: `(wait status, CPU time)`; `None` while it still runs.
+#[cfg(target_os = "linux")]
 fn reap_within(pid: i32, timeout: Duration) -> std::io::Result<Option<(i32, Duration)>> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
@@ -256,6 +289,27 @@ mod tests {
         let mut c = Command::new("/bin/sh");
         c.args(["-c", script]).stdin(Stdio::null());
         c
+    }
+
+    #[test]
+    // Both children are reaped by reap_polling itself, which is what is tested.
+    #[allow(clippy::zombie_processes)]
+    fn reaping_by_asking_gives_what_the_descriptor_gives() {
+        // The wait other Unix systems use, run here where it is not the one in use.
+        let child = sh("exit 7").spawn().unwrap();
+        let pid = child.id() as i32;
+        let mut slow = sh("sleep 5").spawn().unwrap();
+        let none = reap_polling(slow.id() as i32, Duration::from_millis(30)).unwrap();
+        assert!(none.is_none(), "still running");
+        let (status, _) = reap_polling(pid, Duration::from_secs(10))
+            .unwrap()
+            .expect("ended");
+        assert_eq!(raw_status(status), Status::Code(7));
+        slow.kill().unwrap();
+        let (status, _) = reap_polling(slow.id() as i32, Duration::from_secs(10))
+            .unwrap()
+            .expect("killed");
+        assert_eq!(raw_status(status), Status::Signal(libc::SIGKILL));
     }
 
     #[test]

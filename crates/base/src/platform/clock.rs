@@ -11,8 +11,13 @@ pub fn coarse_now() -> i128 {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // The coarse clock is Linux's; elsewhere file times come from the realtime clock itself.
+    #[cfg(target_os = "linux")]
+    let clock = libc::CLOCK_REALTIME_COARSE;
+    #[cfg(not(target_os = "linux"))]
+    let clock = libc::CLOCK_REALTIME;
     // SAFETY: clock_gettime writes one timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec)
 }
 
