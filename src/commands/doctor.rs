@@ -103,7 +103,7 @@ fn observation(project: &Project) -> String {
     match ralph_runner::observe::trace::probe() {
         Ok(()) => "inputs: observed as each gate runs (every file its processes open or look for)".into(),
         Err(why) => format!(
-            "inputs: not observed here ({why}): each stored result is keyed by the drivers' static model alone, and a loop's end is still a fresh run"
+            "inputs: not observed here ({why}): every gate runs fresh, as no stored result could be checked against what its run read ([cache] observe = false stores results keyed by the drivers' static model alone: faster, and a change to a file no model names can be served a stale pass)"
         ),
     }
 }

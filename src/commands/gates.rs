@@ -221,7 +221,7 @@ fn observed_inputs(cx: &runner::RunContext<'_>, inv: &Invocation) -> String {
     if let Err(why) = ralph_runner::observe::trace::probe() {
         let _ = writeln!(
             s,
-            "    inputs: the drivers' model alone: runs cannot be observed here ({why})"
+            "    inputs: not observed: runs cannot be observed here ({why}), so its result is not stored and it runs fresh each time"
         );
         return s;
     }

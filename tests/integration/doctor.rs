@@ -252,3 +252,39 @@ fn an_edit_gate_close_to_the_edit_budget_is_reported() {
         "{doctor:?}"
     );
 }
+
+/// Whether runs are observed is said, and, in a build without the observer (the portable
+/// configuration, `--no-default-features`), what follows: no result is stored, so a change to
+/// a file no model names (a helper's executable bit) is never served a stale pass.
+#[test]
+fn doctor_says_whether_inputs_are_observed_and_an_unobserved_build_stores_nothing() {
+    let (repo, home) = clean();
+    let run = doctor(&repo, home.path());
+    let observed = cfg!(all(target_os = "linux", feature = "observe"));
+    let said = if observed {
+        "inputs: observed as each gate runs"
+    } else {
+        "inputs: not observed here (this build does not observe runs"
+    };
+    assert!(run.stdout.contains(said), "{run:?}");
+    repo.config("[[gate]]\nname = \"t\"\nglobs = [\"check.sh\"]\nscope = \"project\"\nrun = \"sh check.sh\"\n");
+    repo.write("check.sh", "./tools/ping\n");
+    crate::common::write_exe(&repo.path().join("tools/ping"), "#!/bin/sh\nexit 0\n");
+    let first = repo.run(["check", "--format", "json"]);
+    assert_eq!(first.gate("t")["status"], "pass", "{first:?}");
+    let stored = first.gate("t")["run_details"][0]["not_cached"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert_eq!(
+        stored.contains("runs cannot be observed here"),
+        !observed,
+        "{first:?}"
+    );
+    let explain = repo.run(["gates", "--explain", "check.sh"]);
+    assert_eq!(
+        explain.stdout.contains("inputs: not observed"),
+        !observed,
+        "{explain:?}"
+    );
+}

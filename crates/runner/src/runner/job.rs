@@ -600,7 +600,13 @@ fn execute(
                     Err(why) => return Some(why.to_string()),
                 }
             }
-            // Not observed, or not allowed here: the key alone, as the model makes it.
+            Some(Err(why)) if cannot_observe_here(why) => {
+                return Some(format!(
+                    "runs cannot be observed here ({why}): a result keyed by the drivers' model alone could serve a stale pass when a file no model names changes, so it is not stored ([cache] observe = false stores it so)"
+                ))
+            }
+            // Not observed (observation off, the run made again untraced): the key alone,
+            // as the model makes it.
             _ => None,
         };
         store(cx.cache, k, &finished, &output, cut_by_budget, observed);
@@ -736,6 +742,17 @@ fn exec_failed(exit: &Exit) -> Option<&'static str> {
     )
 }
 
+/// True when no run can be observed here: a build without the observer, an architecture
+/// without its filter, a kernel or sandbox that refuses tracing. Not a run whose own
+/// observation was cut short (it is made again, or its reason is its own).
+fn cannot_observe_here(why: &observe::trace::Unavailable) -> bool {
+    use observe::trace::Unavailable as U;
+    matches!(
+        why,
+        U::NotBuilt | U::Architecture | U::Refused { .. } | U::Probe { .. }
+    )
+}
+
 /// Marks `gate` told (its runs chosen by its globs, see [`cache::readers::told`]) when no
 /// observation here can ever tell what its runs read and a run of it for a file no glob
 /// names would only be served from the cache under the same key: observation off, or a
@@ -748,11 +765,7 @@ fn told_if_nothing_to_learn(
     keyed: bool,
     finished: &process::Finished,
 ) {
-    use observe::trace::Unavailable as U;
-    let refused = matches!(
-        &finished.observed,
-        Some(Err(U::Architecture | U::Refused { .. } | U::Probe { .. }))
-    );
+    let refused = matches!(&finished.observed, Some(Err(why)) if cannot_observe_here(why));
     let nothing = keyed && (!cx.config.settings.observe_inputs || refused);
     if matches!(finished.exit, Exit::Code(_)) && nothing {
         cache::readers::told(&cx.config.root, &gate.name);
