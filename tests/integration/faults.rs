@@ -270,7 +270,16 @@ fn a_full_disk_blocks_the_stop_keeps_the_state_whole_and_the_next_stop_works() {
 
     disk.fill();
     let run = stop(&repo, "sess-A", Some("<promise>DONE</promise>"));
-    assert_eq!(run.code, 2, "exit 2 makes Claude Code block: {run:?}");
+    // Refused by JSON (exit 0), which no shell between can turn into a non-blocking error.
+    assert_eq!(run.code, 0, "{run:?}");
+    let answer: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(answer["decision"], "block", "{run:?}");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("No space left on device")),
+        "{run:?}"
+    );
     assert!(
         run.stderr.contains("No space left on device")
             && run.stderr.contains("ralph-loop.local.md")
