@@ -446,6 +446,14 @@ impl Judgement {
                 return Some(crate::words::unconfirmed(&why.to_string()));
             }
         };
+        if start.read.is_empty() {
+            if let Err(why) = ralph_runner::observe::trace::probe() {
+                // Said to the person: the reach rule rests on what runs read.
+                notes.push(format!(
+                    "what the tests read was not compared with the start's (code moved out of their reach is not seen): runs cannot be observed here ({why})"
+                ));
+            }
+        }
         let unreached = p.out_of_reach(&start.read, &differential::reached(results));
         if !p.changed() {
             return unreached_hold(&unreached, notes).or_else(|| not_run_hold(&start, notes));
