@@ -13,6 +13,12 @@ fn main() {
     let object = out.join("ralph_gate_preload.so");
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let observer = std::env::var_os("CARGO_FEATURE_OBSERVE").is_some();
+    // `cfg(observer)`: the one place that decides whether the observer is built (Linux, with
+    // the `observe` feature); the code asks the cfg, never the OS.
+    println!("cargo::rustc-check-cfg=cfg(observer)");
+    if target_os == "linux" && observer {
+        println!("cargo::rustc-cfg=observer");
+    }
     if target_os != "linux" || !observer {
         // Observation is Linux's alone, and only with the `observe` feature: an empty file
         // stands in, never written out.

@@ -52,7 +52,7 @@ pub enum Platform {
 impl Platform {
     /// The platform this binary was built for.
     pub fn this() -> Self {
-        if cfg!(windows) {
+        if ralph_base::platform::WINDOWS {
             Self::Windows
         } else {
             Self::Unix

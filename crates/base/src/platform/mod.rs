@@ -15,6 +15,9 @@ compile_error!(
     "ralph-gate's platform module is written for Unix only (issue 41): a port to this OS starts in crates/base/src/platform"
 );
 
+/// True when built for Windows: where a hook file must name another shell.
+pub const WINDOWS: bool = cfg!(windows);
+
 pub mod child;
 pub mod clock;
 pub mod process;

@@ -11,15 +11,16 @@
 //! run new.
 
 // The observer is Linux's (ptrace, seccomp, a preloaded C library) and can be built out
-// (`--no-default-features`): the portable build, as on a platform without it.
-#[cfg(all(target_os = "linux", feature = "observe"))]
+// (`--no-default-features`): the portable build, as on a platform without it. `build.rs`
+// sets `cfg(observer)` when it is built.
+#[cfg(observer)]
 mod filter;
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 mod preload;
 mod record;
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 pub mod trace;
-#[cfg(not(all(target_os = "linux", feature = "observe")))]
+#[cfg(not(observer))]
 #[path = "unobserved.rs"]
 pub mod trace;
 

@@ -1,8 +1,8 @@
 use super::*;
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 use std::process::{Command, Stdio};
 
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 fn traced(script: &str, cwd: &Path) -> (i32, trace::Record) {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -31,7 +31,7 @@ fn traced(script: &str, cwd: &Path) -> (i32, trace::Record) {
 }
 
 #[test]
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
@@ -70,7 +70,7 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
 }
 
 #[test]
-#[cfg(all(target_os = "linux", feature = "observe"))]
+#[cfg(observer)]
 fn a_gate_that_leaves_a_process_behind_still_ends() {
     let dir = tempfile::tempdir().unwrap();
     let (code, rec) = traced("(sleep 30 &) ; exit 0", dir.path());
