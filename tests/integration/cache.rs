@@ -29,6 +29,10 @@ fn check(repo: &Repo) -> Run {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_second_run_on_unchanged_inputs_is_a_cached_hit() {
     let (repo, counter) = counting_repo("");
     let first = check(&repo);
@@ -49,6 +53,10 @@ fn a_second_run_on_unchanged_inputs_is_a_cached_hit() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn touch_without_a_content_change_still_hits() {
     let (repo, counter) = counting_repo("");
     check(&repo);
@@ -64,6 +72,10 @@ fn touch_without_a_content_change_still_hits() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn one_changed_byte_misses_and_failures_are_cached_too() {
     let (repo, counter) = counting_repo("");
     check(&repo);
@@ -101,6 +113,10 @@ fn a_changed_command_or_env_misses() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_corrupted_entry_is_a_miss_never_a_wrong_pass() {
     let (repo, counter) = counting_repo("");
     repo.write("src/b.txt", "FAIL\n");
@@ -152,6 +168,10 @@ fn no_cache_flag_env_clear_and_per_gate_opt_out_all_run_the_command() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn no_cache_leaves_no_stored_result_a_later_run_could_serve() {
     let (repo, counter) = counting_repo("");
     assert_eq!(check(&repo).gate("count")["cached"], false);
@@ -166,6 +186,10 @@ fn no_cache_leaves_no_stored_result_a_later_run_could_serve() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_timeout_on_unchanged_inputs_is_reported_from_the_cache_not_rerun() {
     let repo = Repo::git();
     let counter = tempfile::NamedTempFile::new().unwrap();
@@ -236,6 +260,10 @@ fn a_run_cut_short_by_a_hooks_budget_is_not_cached() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn eight_simultaneous_edits_run_a_project_gate_once() {
     let repo = Repo::git();
     let counter = tempfile::NamedTempFile::new().unwrap();

@@ -542,6 +542,10 @@ fn shadow_is_held(repo: &Repo, start: &str, run: &str, (file, text): (&str, &str
 /// run that decides), and a `calc.mjs` that vite resolves before `calc.js`. The honest
 /// twin, the code fixed where it is, ends.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn code_the_tests_no_longer_read_is_held_under_jest_and_vitest() {
     let fixed = "exports.add = (a, b) => a + b;\n";
     let tests = JEST_TESTS;

@@ -97,6 +97,10 @@ fn a_file_the_command_reads_but_no_config_names_is_an_input() {
 /// `../git-open` from a sandbox repository it deletes after each test): the file, not the
 /// name through the folder that is gone, decides whether the stored verdict serves.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_file_read_through_a_folder_the_run_removed_is_an_input() {
     let repo = Repo::git();
     repo.write("a.sh", "x\n").write("input.txt", "ok\n");
@@ -135,6 +139,10 @@ fn a_file_read_through_a_folder_the_run_removed_is_an_input() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn the_environment_a_run_inherits_is_in_its_key_but_the_session_is_not() {
     let repo = Repo::git();
     repo.write("a.txt", "x\n");
@@ -348,6 +356,10 @@ fn go_workspace(repo: &Repo, replace: bool) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn go_multi_module_repositories_go_work_and_replace() {
     if !require_tool("go") {
         return;
@@ -455,6 +467,10 @@ fn a_test_suite_that_traces_its_own_child_gets_the_bare_verdict() {
 /// run's own output, which was left out of the folder's listing when stored and counted
 /// when checked, so it never served. Verdicts still equal the bare tool's.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_gate_run_through_uv_run_is_served_from_the_cache() {
     if !require_tool("uv") {
         return;
@@ -540,6 +556,10 @@ impl Drop for Daemon<'_> {
 /// result is not stored, and after `lib.py` changes the verdict is the bare tool's (before:
 /// the stored pass was served).
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_gate_that_asks_a_server_it_did_not_start_is_not_stored() {
     if !require_tool("python3") {
         return;

@@ -87,6 +87,10 @@ fn calc_project() -> Repo {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_sourced_library_with_no_extension_re_runs_the_scripts_that_source_it() {
     if !require_tool("shellcheck") {
         return;
@@ -107,6 +111,10 @@ fn a_sourced_library_with_no_extension_re_runs_the_scripts_that_source_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_data_file_a_test_reads_re_runs_the_tests() {
     if !require_tool("pytest") {
         return;
@@ -129,6 +137,10 @@ fn a_data_file_a_test_reads_re_runs_the_tests() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_js_file_checked_through_check_js_re_runs_tsc() {
     let Some(repo) = crate::common::typescript_repo() else {
         return;
@@ -159,6 +171,10 @@ fn a_js_file_checked_through_check_js_re_runs_tsc() {
 /// name: `@repo/tsconfig/base.json`, a workspace package linked into `node_modules`. No
 /// glob names `base.json`; the run read it through the link.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_shared_tsconfig_extended_by_package_name_re_runs_tsc() {
     let Some(repo) = crate::common::typescript_repo() else {
         return;
@@ -203,6 +219,10 @@ fn a_shared_tsconfig_extended_by_package_name_re_runs_tsc() {
 
 /// A file a Go test embeds (`//go:embed`): no gate's glob names it, `go test` reads it.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn an_embedded_file_re_runs_the_go_tests_that_embed_it() {
     if !require_tool("go") {
         return;
@@ -226,6 +246,10 @@ fn an_embedded_file_re_runs_the_go_tests_that_embed_it() {
 /// A data file a Cargo build script turns into code (`cargo:rerun-if-changed`): the edit hook
 /// hears `cargo check` fail, and `check` and the commit fail `cargo test`.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_build_scripts_data_file_re_runs_cargo() {
     if !require_tool("cargo") {
         return;
@@ -308,6 +332,10 @@ fn a_new_clones_first_commit_runs_the_gates_no_run_has_told_about() {
 /// planned nothing for a removed path and passed (found by a red team). The twin: removing
 /// a file nothing reads passes.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_commit_removing_a_file_runs_what_read_it() {
     if !require_tool("pytest") {
         return;
@@ -358,6 +386,10 @@ fn a_commit_removing_a_file_runs_what_read_it() {
 /// `../fixtures/expected.txt`): an edit of the link's target is an edit of what the run
 /// read (found by a red team: the hook and `--staged` heard nothing).
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn the_target_of_a_linked_data_file_re_runs_the_tests() {
     if !require_tool("pytest") {
         return;
@@ -412,6 +444,10 @@ fn a_gate_no_run_can_teach_is_chosen_by_its_globs_after_its_first_run() {
 /// nowhere; one read through a link (`svc/lib -> ../shared`) was recorded under the link's
 /// name only. A commit, a change and the agent's edit of either now re-run what read it.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn files_beside_a_project_below_the_top_re_run_what_read_them() {
     let repo = Repo::git();
     repo.write(

@@ -254,6 +254,10 @@ fn libc_sigint() -> i32 {
 /// of the commit fails and names it (the bare tool on the index fails too), uncached and
 /// cached; the untracked file itself is left where it was.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_staged_file_that_reads_an_untracked_one_fails_and_names_it() {
     let repo = Repo::git();
     repo.config(
@@ -285,6 +289,10 @@ fn a_staged_file_that_reads_an_untracked_one_fails_and_names_it() {
 /// commit's check passes, as the bare tool does on a clone of the commit. A test that opens
 /// an untracked data file still fails the check and names it (the clone fails too).
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_run_that_only_asked_about_an_untracked_file_passes_and_one_that_opened_it_fails() {
     if !require_tool("pytest") {
         return;
@@ -336,6 +344,10 @@ fn a_run_that_only_asked_about_an_untracked_file_passes_and_one_that_opened_it_f
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_staged_typescript_import_of_an_untracked_file_fails() {
     let Some(repo) = crate::common::typescript_repo() else {
         return;
@@ -405,6 +417,10 @@ fn a_staged_link_over_a_working_file_is_put_back_and_reported() {
 /// verdict was the working tree's, not the commit's. And a commit of a file beside the
 /// project that a run read (`shared/limits.txt`) re-runs it: before, nothing was checked.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
     let repo = Repo::git();
     repo.write(
@@ -484,6 +500,10 @@ fn a_project_below_the_top_checks_its_commit_and_the_files_beside_it() {
 /// - a tsconfig beside the project (`../tsconfig.base.json`, which no key can hold, so tsc's
 ///   runs are not cached) staged stricter: "no files", a false pass.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_commit_of_files_beside_or_out_of_the_project_is_judged_as_the_bare_tool_on_the_index() {
     let repo = Repo::git();
     repo.write(
@@ -571,6 +591,10 @@ fn a_stricter_tsconfig_beside_the_project_staged_is_checked() {
 ///   (`git rm --cached`): the commit holds a link to nothing, and the run that read through
 ///   it passed (cached and `--no-cache`). It now fails, naming the target.
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_mode_alone_is_put_back_and_a_link_to_an_untracked_file_fails_the_commit() {
     let repo = Repo::git();
     repo.config(

@@ -14,6 +14,10 @@ fn check(repo: &Repo, path: &std::ffi::OsStr) -> Run {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_tool_replaced_in_place_or_relinked_is_not_served_its_old_verdict() {
     let repo = Repo::git();
     let bin = tempfile::tempdir().unwrap();
@@ -129,6 +133,10 @@ fn no_cache_runs_fresh_and_no_older_verdict_is_served_after_it() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_lock_file_or_tool_config_change_misses() {
     let repo = Repo::git();
     repo.write("src/a.txt", "x\n");
@@ -175,6 +183,10 @@ fn explain_says_what_a_key_holds_and_why_a_run_is_not_cached() {
 const STRICT: &str = r#"{ "compilerOptions": { "strict": true, "target": "es2022", "module": "commonjs", "moduleResolution": "node" }, "include": ["src"] }"#;
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn another_packages_exported_signature_change_reaches_the_cached_dependent() {
     let Some(repo) = typescript_repo() else {
         return;
@@ -235,6 +247,10 @@ fn another_packages_exported_signature_change_reaches_the_cached_dependent() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn an_edited_hand_written_declaration_file_rechecks_its_users() {
     let Some(repo) = typescript_repo() else {
         return;

@@ -45,6 +45,10 @@ fn cached(run: &Run) -> Vec<bool> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn a_verdict_from_one_worktree_is_a_hit_in_another_and_stats_say_so() {
     if !require_tool("python3") {
         return;
@@ -108,6 +112,10 @@ fn a_verdict_from_one_worktree_is_a_hit_in_another_and_stats_say_so() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn the_same_run_in_two_worktrees_at_once_runs_once() {
     let counter = tempfile::NamedTempFile::new().unwrap();
     let gate = "[[gate]]\nname = \"slow\"\nglobs = [\"**/*.py\"]\nrun = 'echo run >> \"$RUNS_FILE\"; sleep 1'\n";
@@ -143,6 +151,10 @@ fn the_same_run_in_two_worktrees_at_once_runs_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
 fn sharing_can_be_turned_off() {
     if !require_tool("python3") {
         return;
