@@ -6,8 +6,9 @@
 //! preloaded library) is the runner's `observe::{trace, filter, preload}`, built on Linux
 //! with the `observe` feature only.
 //!
-//! No other file names `libc`, `std::os::unix` or `/proc`: `scripts/structure` fails CI when
-//! one does. Only Unix is written: this machine cannot build for macOS or Windows, so a port
+//! No other file names `libc`, `rustix`, `std::os::*` or `/proc`, nor compiles code for one
+//! OS (`cfg(unix)`, `target_os`): `scripts/structure` fails CI when one does; others ask
+//! [`WINDOWS`]. Only Unix is written: this machine cannot build for macOS or Windows, so a port
 //! starts here, at the `compile_error!` below, and nowhere else.
 
 #[cfg(not(unix))]
