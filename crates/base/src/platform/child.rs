@@ -6,7 +6,7 @@
 //! killed when it ends.
 
 use crate::signals;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, ExitStatus};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
@@ -51,8 +51,8 @@ pub fn detach(command: &mut Command) -> std::io::Result<()> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
+        .stderr(Stdio::null());
+    super::own_group(command);
     // SAFETY: `nice` is async-signal-safe and touches no memory of the parent's.
     unsafe {
         command.pre_exec(|| {
@@ -66,7 +66,7 @@ pub fn detach(command: &mut Command) -> std::io::Result<()> {
 
 /// Starts `command` as the leader of a new process group.
 pub fn start(command: &mut Command) -> std::io::Result<Group> {
-    command.process_group(0);
+    super::own_group(command);
     let child = start_with(|| command.spawn(), |c| Some(c.id() as i32))?;
     Ok(Group { child })
 }
@@ -273,7 +273,7 @@ pub fn raw_status(status: i32) -> Status {
 }
 
 fn status_of(status: ExitStatus) -> Status {
-    match (status.code(), status.signal()) {
+    match (status.code(), super::signal_of(&status)) {
         (Some(code), _) => Status::Code(code),
         (None, Some(sig)) => Status::Signal(sig),
         (None, None) => Status::Code(-1),

@@ -2,7 +2,6 @@
 //! changed from an instant on has a change time at or after `coarse_now()` taken then; the
 //! finer clock can read later than the time the next write stamps.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Now on the coarse clock file times are taken from.
@@ -24,9 +23,8 @@ pub fn coarse_now() -> i128 {
 /// The time `path` last changed, content or metadata (the later of its mtime and ctime; the
 /// ctime cannot be set back from user space), in nanoseconds. Follows links.
 pub fn changed_at(path: &Path) -> Option<i128> {
-    let m = std::fs::metadata(path).ok()?;
-    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-    Some(ns(m.mtime(), m.mtime_nsec()).max(ns(m.ctime(), m.ctime_nsec())))
+    let s = super::stamps(&std::fs::metadata(path).ok()?);
+    Some(s.modified_ns.max(s.changed_ns))
 }
 
 #[cfg(test)]

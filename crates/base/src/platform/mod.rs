@@ -35,11 +35,6 @@ pub fn os_str(bytes: &[u8]) -> &OsStr {
     OsStr::from_bytes(bytes)
 }
 
-/// [`os_str`] as a path.
-pub fn path(bytes: &[u8]) -> &Path {
-    Path::new(os_str(bytes))
-}
-
 /// Owned bytes as an OS string.
 pub fn os_string(bytes: Vec<u8>) -> OsString {
     OsString::from_vec(bytes)

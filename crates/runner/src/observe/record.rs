@@ -67,6 +67,18 @@ pub enum Unavailable {
     Incomplete(String),
 }
 
+impl Unavailable {
+    /// True when no run can be observed here: a build without the observer, an
+    /// architecture without its filter, a kernel or sandbox that refuses tracing. Not a run
+    /// whose own observation was cut short (it is made again, or its reason is its own).
+    pub fn nowhere_here(&self) -> bool {
+        matches!(
+            self,
+            Self::NotBuilt | Self::Architecture | Self::Refused { .. } | Self::Probe { .. }
+        )
+    }
+}
+
 /// Why a run could not be observed (the caller then runs it unobserved).
 #[derive(Debug)]
 pub enum StartError {

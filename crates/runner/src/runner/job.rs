@@ -600,7 +600,7 @@ fn execute(
                     Err(why) => return Some(why.to_string()),
                 }
             }
-            Some(Err(why)) if cannot_observe_here(why) => {
+            Some(Err(why)) if why.nowhere_here() => {
                 return Some(format!(
                     "runs cannot be observed here ({why}): a result keyed by the drivers' model alone could serve a stale pass when a file no model names changes, so it is not stored ([cache] observe = false stores it so)"
                 ))
@@ -742,17 +742,6 @@ fn exec_failed(exit: &Exit) -> Option<&'static str> {
     )
 }
 
-/// True when no run can be observed here: a build without the observer, an architecture
-/// without its filter, a kernel or sandbox that refuses tracing. Not a run whose own
-/// observation was cut short (it is made again, or its reason is its own).
-fn cannot_observe_here(why: &observe::trace::Unavailable) -> bool {
-    use observe::trace::Unavailable as U;
-    matches!(
-        why,
-        U::NotBuilt | U::Architecture | U::Refused { .. } | U::Probe { .. }
-    )
-}
-
 /// Marks `gate` told (its runs chosen by its globs, see [`cache::readers::told`]) when no
 /// observation here can ever tell what its runs read and a run of it for a file no glob
 /// names would only be served from the cache under the same key: observation off, or a
@@ -765,7 +754,7 @@ fn told_if_nothing_to_learn(
     keyed: bool,
     finished: &process::Finished,
 ) {
-    let refused = matches!(&finished.observed, Some(Err(why)) if cannot_observe_here(why));
+    let refused = matches!(&finished.observed, Some(Err(why)) if why.nowhere_here());
     let nothing = keyed && (!cx.config.settings.observe_inputs || refused);
     if matches!(finished.exit, Exit::Code(_)) && nothing {
         cache::readers::told(&cx.config.root, &gate.name);
