@@ -42,10 +42,14 @@ pub struct Spec {
 /// there (agent-hooks.md, claude-code-hooks.md), or with none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
-    /// Linux and macOS: commands run through `sh -c` (or the user's `$SHELL`).
+    /// Linux and macOS: commands run through `sh -c`, `bash -c` (Gemini CLI, Qwen Code) or the
+    /// user's `$SHELL`.
     Unix,
     /// Windows: Claude Code runs a command through Git Bash, else PowerShell; Codex through
-    /// PowerShell (`commandWindows`); Copilot its `powershell` entry.
+    /// PowerShell (`commandWindows`); Copilot its `powershell` entry; Gemini CLI through
+    /// PowerShell (`getShellConfiguration`); Qwen Code through `%ComSpec%` (cmd.exe unless
+    /// it names PowerShell) or Git Bash under MSYS; Droid and Cursor (Node programs, whose
+    /// `shell: true` is `%ComSpec%`) through cmd.exe, a guess no source confirms.
     Windows,
 }
 
@@ -60,16 +64,31 @@ impl Platform {
     }
 }
 
-/// `program` as PowerShell starts it: a bare name as it is, a path through the call
-/// operator with PowerShell's single quotes (`''` for `'`).
-fn powershell_program(program: &str) -> String {
-    let bare = program
+/// A program name every shell reads as one word, unquoted (`ralph-gate`, found on PATH).
+fn bare(program: &str) -> bool {
+    program
         .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if bare {
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+/// `program` as PowerShell starts it: a bare name as it is, a path through the call
+/// operator with PowerShell's single quotes (`''` for `'`). A quoted path alone is a
+/// string to PowerShell, and the words after it a syntax error.
+fn powershell_program(program: &str) -> String {
+    if bare(program) {
         program.to_string()
     } else {
         format!("& '{}'", program.replace('\'', "''"))
+    }
+}
+
+/// `program` as cmd.exe starts it, and Git Bash too: a path in double quotes (a Windows
+/// path holds no `"`; cmd.exe takes `'` for a letter of the name).
+fn cmd_program(program: &str) -> String {
+    if bare(program) {
+        program.to_string()
+    } else {
+        format!("\"{program}\"")
     }
 }
 
@@ -87,11 +106,16 @@ pub fn spec(agent: Agent, program: &str, platform: Platform) -> Spec {
     } else {
         format!(" --agent {agent}")
     };
-    let cmd = |sub: &str| {
-        let quoted = ralph_config::template::shell_quote(program);
-        format!("{quoted} hook {sub}{agent_arg}")
-    };
     let powershell = |sub: &str| format!("{} hook {sub}{agent_arg}", powershell_program(program));
+    // The one command line of an agent that names no shell: for the shell it runs hooks in.
+    let cmd = |sub: &str| match (agent, platform) {
+        (_, Platform::Unix) | (Agent::Codex | Agent::Copilot, _) => {
+            let quoted = ralph_config::template::shell_quote(program);
+            format!("{quoted} hook {sub}{agent_arg}")
+        }
+        (Agent::Gemini, Platform::Windows) => powershell(sub),
+        (_, Platform::Windows) => format!("{} hook {sub}{agent_arg}", cmd_program(program)),
+    };
     let entry = |sub: &str, timeout: u64| match (agent, platform) {
         // Exec form: the program started with these arguments and no shell, on every
         // platform (no Git Bash needed on Windows, no login shell's start-up on Unix).
@@ -386,11 +410,16 @@ mod tests {
     /// shell must quote (a space, a quote). Sources: claude-code-hooks.md and Claude Code
     /// 2.1.330's settings schema (`args`: exec form, no shell); agent-hooks.md and Codex
     /// 0.169.0's `HookHandlerConfig::Command` (`commandWindows`, run by PowerShell);
-    /// Copilot's hooks reference (`bash` and `powershell` entries).
+    /// Copilot's hooks reference (`bash` and `powershell` entries); Gemini CLI's and Qwen
+    /// Code's `getShellConfiguration` (`bash -c` on Unix; PowerShell, and `%ComSpec%` or
+    /// Git Bash, on Windows); Droid and Cursor: Node's `shell: true` (unconfirmed).
     #[test]
     fn each_agents_hook_file_on_each_platform() {
-        let program = "/opt/ralph gate/it's/ralph-gate";
         for platform in [Platform::Unix, Platform::Windows] {
+            let program = match platform {
+                Platform::Unix => "/opt/ralph gate/it's/ralph-gate",
+                Platform::Windows => r"C:\Program Files\ralph gate\it's\ralph-gate.exe",
+            };
             for agent in Agent::ALL {
                 let spec = spec(agent, program, platform);
                 if spec.is_plugin() {
@@ -426,6 +455,11 @@ mod tests {
         assert_eq!(
             powershell_program(r"C:\Program Files\it's\ralph-gate.exe"),
             r"& 'C:\Program Files\it''s\ralph-gate.exe'"
+        );
+        assert_eq!(cmd_program("ralph-gate"), "ralph-gate");
+        assert_eq!(
+            cmd_program(r"C:\Program Files\it's\ralph-gate.exe"),
+            r#""C:\Program Files\it's\ralph-gate.exe""#
         );
     }
 
