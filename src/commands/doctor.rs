@@ -46,6 +46,7 @@ pub fn run(env: &Environment, cwd: &Path, config: Option<&Path>) -> Result<u8, A
         });
     }
     hooks_on_path(&settings, env, &mut problems, &mut fine);
+    exec_form(&settings, env, &mut problems, &mut fine);
     match Project::open(cwd, config) {
         Ok(mut project) => {
             stop_timeout(&settings, &project, &mut problems, &mut fine);
@@ -220,6 +221,73 @@ fn hooks_on_path(
             }
         }
     }
+}
+
+/// The first Claude Code release known to start a hook in exec form (`command` + `args`, no
+/// shell): the exec form is in 2.1.143's release notes (May 2026). An older one runs
+/// `command` alone through a shell, so every hook starts ralph-gate with no arguments.
+const CLAUDE_EXEC_FORM: (u64, u64, u64) = (2, 1, 143);
+
+/// Hooks in exec form need a Claude Code that knows the form: asks the `claude` on PATH.
+fn exec_form(
+    settings: &[Settings],
+    env: &Environment,
+    problems: &mut Vec<String>,
+    fine: &mut Vec<String>,
+) {
+    let Some(s) = settings
+        .iter()
+        .find(|s| claude_settings::has_exec_form_hook(&s.value))
+    else {
+        return;
+    };
+    let dirs: Vec<std::path::PathBuf> = env
+        .path
+        .as_ref()
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default();
+    let Some(claude) = ralph_plan::tools::find("claude", &dirs, Path::new("/")) else {
+        return;
+    };
+    let line = ralph_plan::tools::version_line(&claude);
+    match version(&line) {
+        Some(v) if v >= CLAUDE_EXEC_FORM => fine.push(format!(
+            "Claude Code {}.{}.{} starts the hooks in {} without a shell (exec form)",
+            v.0,
+            v.1,
+            v.2,
+            s.path.display()
+        )),
+        Some(v) => problems.push(format!(
+            "the hooks in {} are in exec form (`command` + `args`), which Claude Code starts without a shell from {}.{}.{} on; {} is {}.{}.{}, which would start ralph-gate with no arguments: update Claude Code (`claude update`)",
+            s.path.display(),
+            CLAUDE_EXEC_FORM.0,
+            CLAUDE_EXEC_FORM.1,
+            CLAUDE_EXEC_FORM.2,
+            claude.display(),
+            v.0,
+            v.1,
+            v.2
+        )),
+        None => problems.push(format!(
+            "could not tell the version of {} (`--version` said {line:?}): the hooks in {} need {}.{}.{} or later (exec form)",
+            claude.display(),
+            s.path.display(),
+            CLAUDE_EXEC_FORM.0,
+            CLAUDE_EXEC_FORM.1,
+            CLAUDE_EXEC_FORM.2
+        )),
+    }
+}
+
+/// The first `MAJOR.MINOR.PATCH` in a `--version` line (`2.1.330 (Claude Code)`).
+fn version(line: &str) -> Option<(u64, u64, u64)> {
+    line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find_map(|word| {
+            let mut parts = word.split('.').map(|p| p.parse::<u64>().ok());
+            let v = (parts.next()??, parts.next()??, parts.next()??);
+            Some(v)
+        })
 }
 
 /// A Stop hook killed by its timeout fails open: the stop budget must end first.
@@ -403,4 +471,36 @@ fn agent_events(layout: &Layout) -> Vec<String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_is_read_from_what_claude_says() {
+        assert_eq!(version("2.1.330 (Claude Code)"), Some((2, 1, 330)));
+        assert_eq!(version("claude 2.1.42"), Some((2, 1, 42)));
+        assert_eq!(version("v1.0.9-beta"), Some((1, 0, 9)));
+        assert_eq!(version("Claude Code"), None);
+        assert_eq!(version("2.1"), None);
+        assert!(version("2.1.142").unwrap() < CLAUDE_EXEC_FORM);
+        assert!(version("2.10.0").unwrap() > CLAUDE_EXEC_FORM);
+    }
+
+    #[test]
+    fn only_ralph_gates_hooks_in_exec_form_are_found() {
+        let exec = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "/opt/x/ralph-gate", "args": ["hook", "stop"]}
+        ]}]}});
+        let shell = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "ralph-gate hook stop"}
+        ]}]}});
+        let other = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "node", "args": ["notify.js"]}
+        ]}]}});
+        assert!(claude_settings::has_exec_form_hook(&exec));
+        assert!(!claude_settings::has_exec_form_hook(&shell));
+        assert!(!claude_settings::has_exec_form_hook(&other));
+    }
 }

@@ -288,3 +288,21 @@ fn doctor_says_whether_inputs_are_observed_and_an_unobserved_build_stores_nothin
         "{explain:?}"
     );
 }
+
+/// `init` writes Claude Code's hooks in exec form (`command` + `args`, no shell); doctor
+/// asks the real `claude` on PATH whether it is new enough to start them so.
+#[test]
+fn doctor_asks_claude_code_whether_it_starts_hooks_in_exec_form() {
+    if !crate::common::require_tool("claude") {
+        return;
+    }
+    let (repo, home) = clean();
+    let settings = std::fs::read_to_string(repo.path().join(".claude/settings.json")).unwrap();
+    assert!(settings.contains("\"args\""), "{settings}");
+    let run = doctor(&repo, home.path());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("starts the hooks in") && run.stdout.contains("(exec form)"),
+        "{run:?}"
+    );
+}

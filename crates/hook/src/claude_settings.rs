@@ -65,6 +65,22 @@ pub fn command_line(hook: &Value) -> Option<String> {
     Some(words.join(" "))
 }
 
+/// True when a ralph-gate hook in `value` (a settings file) is in exec form (`args`).
+pub fn has_exec_form_hook(value: &Value) -> bool {
+    let Some(events) = value.get("hooks").and_then(Value::as_object) else {
+        return false;
+    };
+    events
+        .values()
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|entry| entry.get("hooks").and_then(Value::as_array))
+        .flatten()
+        .filter(|h| h.get("args").is_some())
+        .filter_map(command_line)
+        .any(|c| is_ralph_gate_hook(&c, "hook "))
+}
+
 /// True when `command` is ralph-gate's hook for `subcommand` (`hook stop`, ...).
 pub fn is_ralph_gate_hook(command: &str, subcommand: &str) -> bool {
     command.contains("ralph-gate") && command.contains(subcommand)

@@ -653,7 +653,9 @@ fn ask(q: &guesses::Question) -> guesses::Answer {
 
 /// The first line of `program --version` with a digit (`version: 0.9.0` under ShellCheck's
 /// banner), at most 100 characters; empty when there is none.
-fn version_line(program: &Path) -> String {
+/// The first line of `PROGRAM --version` that has a digit (at most 100 characters), or
+/// empty when it cannot be asked.
+pub fn version_line(program: &Path) -> String {
     let out = capture(
         &[program.as_os_str().to_owned(), "--version".into()],
         Path::new("/"),
