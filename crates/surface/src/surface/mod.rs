@@ -283,19 +283,53 @@ fn describe_planned(
     }
 }
 
-/// The files of `source` that a word of a `phase` gate's command names, relative to the
-/// project root (a leading `./` dropped).
+/// The files of `source` that a `phase` gate's command runs, relative to the project root
+/// (a leading `./` dropped): the program itself (`./run-tests`), the script an interpreter
+/// is given (`sh ci/test.sh`), and any other file it names that the gate does not check
+/// (`-c ci/pytest.ini`). A file the gate's own globs match, named as an argument (`mypy
+/// calc.py`, `tsc src/index.ts`), is what it checks: code, whose final version the
+/// differential run judges. Put back as a runner, the base's code was judged with the
+/// base's tests, and a broken function with its test edited to match passed.
 fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<String> {
     let files: BTreeSet<String> = source.files.iter().map(|f| text(f)).collect();
-    config
-        .gates
+    let mut out = BTreeSet::new();
+    for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
+        for simple in ralph_base::shell::parse(&g.command_text(), 2) {
+            let (_, words) = ralph_base::shell::unwrap(&simple.words);
+            let script = script_of(words);
+            for (i, w) in words.iter().enumerate() {
+                let rel = w.trim_start_matches("./");
+                let runs = i == 0 || Some(i) == script;
+                if files.contains(rel) && (runs || !g.matches(std::path::Path::new(rel))) {
+                    out.insert(rel.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Programs that run a script named as their first plain argument.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "node", "deno", "bun", "ruby",
+    "perl", "php", "lua", "pwsh", "tsx", "ts-node",
+];
+
+/// Where in `words` (a command, its wrappers taken off) the script an interpreter runs is:
+/// its first word that is not an option (`python -X dev ci/run.py`: the first plain word
+/// after the options; a value an option takes is read as the script, which only makes it
+/// a runner, the stricter reading).
+fn script_of(words: &[String]) -> Option<usize> {
+    let program = ralph_base::shell::base(words.first()?);
+    let name = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if !INTERPRETERS.contains(&name) {
+        return None;
+    }
+    words
         .iter()
-        .filter(|g| g.runs_in(phase))
-        .flat_map(|g| ralph_base::shell::parse(&g.command_text(), 2))
-        .flat_map(|simple| simple.words)
-        .map(|w| w.trim_start_matches("./").to_string())
-        .filter(|w| files.contains(w))
-        .collect()
+        .skip(1)
+        .position(|w| !w.starts_with('-'))
+        .map(|p| p + 1)
 }
 
 /// The surface of a loop's stop gates in the work tree of `config`'s project, whose files
