@@ -837,6 +837,111 @@ fn check_base_reads_tests_changed_with_the_code_on_a_green_base_as_a_change_of_b
     assert_eq!(dropped.code, 1, "a test dropped: {dropped:?}");
 }
 
+const TYPED: &str = "def greet(name: str) -> str:\n    return \"Hello, \" + name\n";
+const TYPED_TESTS: &str = "from calc import greet\n\n\ndef test_greets() -> None:\n    assert greet(\"Ann\") == \"Hello, Ann\"\n";
+
+/// A type checker reads the tests too: with the base's tests put back on code whose API
+/// was renamed, mypy fails beside pytest. That is the same change of behaviour, and it
+/// passes; a suppression added to the tests to silence the checker is still named.
+#[test]
+fn check_base_reads_an_api_renamed_with_its_tests_as_a_change_and_keeps_a_suppression() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let Some(wheels) = crate::observed::mypy_wheels() else {
+        return;
+    };
+    let repo = Repo::git();
+    repo.config(&format!(
+        "{PYTEST_GATE}\n[[gate]]\nname = \"mypy\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \".venv/bin/mypy --no-incremental --exclude '^\\\\.venv/' .\"\n"
+    ))
+    .write(".gitignore", "__pycache__/\n.venv/\n.mypy_cache/\n")
+    .write("calc.py", TYPED)
+    .write("tests/test_calc.py", TYPED_TESTS)
+    .write("pytest.ini", INI);
+    crate::observed::venv_with_mypy(&repo, &wheels);
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    // The API renamed; the test keeps its name (its ID still runs).
+    let renamed = |t: &str| {
+        t.replace("def greet(", "def welcome(")
+            .replace("import greet", "import welcome")
+            .replace("greet(\"", "welcome(\"")
+    };
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.py", renamed(TYPED)),
+            ("tests/test_calc.py", renamed(TYPED_TESTS)),
+        ],
+    );
+    assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");
+    assert!(
+        honest.stdout.contains("changed with the code: gate `mypy`"),
+        "{honest:?}"
+    );
+    // The renamed API now takes an int, which the test calls with a str: a suppression in
+    // the test silences mypy, and pytest passes.
+    let wrong = renamed(TYPED)
+        .replace("name: str", "name: int")
+        .replace("+ name", "+ str(name)");
+    let silenced = renamed(TYPED_TESTS).replace(
+        "== \"Hello, Ann\"\n",
+        "== \"Hello, Ann\"  # type: ignore[arg-type]\n",
+    );
+    let suppressed = check_base_after(
+        &repo,
+        &base,
+        &[("calc.py", wrong), ("tests/test_calc.py", silenced)],
+    );
+    assert_eq!(
+        suppressed.code, 1,
+        "a suppression in the tests: {suppressed:?}"
+    );
+    assert!(
+        suppressed.stdout.contains("type: ignore"),
+        "the suppression is named: {suppressed:?}"
+    );
+}
+
+/// The same in Go, as the presets run it: `go vet` compiles the base's tests too.
+#[test]
+fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(&format!(
+        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    .write("calc_test.go", GO_TESTS);
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[
+            (
+                "calc.go",
+                "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
+            ),
+            ("calc_test.go", GO_TESTS.replace("Add(", "Sum(")),
+        ],
+    );
+    assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");
+    assert!(
+        honest
+            .stdout
+            .contains("changed with the code: gate `go-vet`"),
+        "{honest:?}"
+    );
+}
+
 /// A stop gate whose command names a file it checks (`py_compile calc.py`, `mypy calc.py`,
 /// `tsc src/index.ts`) reads that file as code, not as a runner: the differential run keeps
 /// its final version. Put back, it judged the base's code with the base's tests: a broken

@@ -1070,18 +1070,40 @@ pub fn start_runs(
     })
 }
 
+/// Whether the gates failing with the base's checks put back may fail only because the
+/// code's behaviour changed with its tests ([`changed_with_the_code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithTheCode {
+    /// Not so: a gate red at the base, a test lost, or no test runner among them.
+    No,
+    /// Each is a test runner heard at the base that passed there.
+    Tests,
+    /// Test runners as for `Tests`, beside gates that run no test but passed at the base and
+    /// read the tests too (a compiler or type checker over the base's tests, which no longer
+    /// build against the new code: `go vet`, `tsc`, `mypy`). What the parsers found in the
+    /// tests (a suppression, a skip) then stands: it is what would silence such a gate.
+    AndTheirCheckers,
+}
+
 /// Pure, for `check --base`: whether the gates `failing` with the base's checks put back
-/// may fail only because the code's behaviour changed with its tests: each is a test runner
-/// that was heard at the base and passed there, and every test that ran at the base still
-/// runs (`not_run` is empty). The caller also runs the rest of the checks as at the base
-/// (configs, runner files, helpers, data) with the tests as they are now, which must pass.
-/// A test edited to accept what broken code now returns looks exactly the same: a reviewer
-/// reads a change's tests, and a loop, which has none, holds it.
-pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests) -> bool {
-    not_run.is_empty()
-        && failing
-            .iter()
-            .all(|g| base.passed.contains(*g) && base.tests.contains_key(*g))
+/// may fail only because the code's behaviour changed with its tests: every test that ran
+/// at the base still runs (`not_run` is empty), each failing gate passed at the base, and
+/// at least one is a test runner heard there. The caller also runs the rest of the checks
+/// as at the base (configs, runner files, helpers, data) with the tests as they are now,
+/// which must pass: so a failing gate that runs no test failed because of the tests put
+/// back. A test edited to accept what broken code now returns looks exactly the same: a
+/// reviewer reads a change's tests, and a loop, which has none, holds it.
+pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests) -> WithTheCode {
+    let green = failing.iter().all(|g| base.passed.contains(*g));
+    let runners = failing
+        .iter()
+        .filter(|g| base.tests.contains_key(**g))
+        .count();
+    match (not_run.is_empty() && green, runners) {
+        (false, _) | (true, 0) => WithTheCode::No,
+        (true, n) if n == failing.len() => WithTheCode::Tests,
+        (true, _) => WithTheCode::AndTheirCheckers,
+    }
 }
 
 /// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its
@@ -1259,26 +1281,42 @@ mod tests {
             read: Tests::new(),
         };
         let none = Tests::new();
-        assert!(changed_with_the_code(&["pytest"], &base, &none));
-        assert!(
-            !changed_with_the_code(&["mypy"], &base, &none),
-            "not a test runner"
+        let of = |failing: &[&str], base: &StartRuns, lost: &Tests| {
+            changed_with_the_code(failing, base, lost)
+        };
+        assert_eq!(of(&["pytest"], &base, &none), WithTheCode::Tests);
+        assert_eq!(
+            of(&["mypy"], &base, &none),
+            WithTheCode::No,
+            "no test runner among them"
+        );
+        assert_eq!(
+            of(&["pytest", "mypy"], &base, &none),
+            WithTheCode::AndTheirCheckers,
+            "a type checker of the tests beside their runner"
+        );
+        assert_eq!(
+            of(&["pytest", "ruff"], &base, &none),
+            WithTheCode::No,
+            "ruff was not green at the base"
         );
         let red = StartRuns {
             passed: BTreeSet::new(),
             ..base
         };
-        assert!(
-            !changed_with_the_code(&["pytest"], &red, &none),
+        assert_eq!(
+            of(&["pytest"], &red, &none),
+            WithTheCode::No,
             "red at the base"
         );
         let lost: Tests = [("pytest".to_string(), BTreeSet::from(["t::a".to_string()]))].into();
         let base = StartRuns {
-            passed: ["pytest".to_string()].into(),
+            passed: ["pytest".to_string(), "mypy".to_string()].into(),
             ..red
         };
-        assert!(
-            !changed_with_the_code(&["pytest"], &base, &lost),
+        assert_eq!(
+            of(&["pytest", "mypy"], &base, &lost),
+            WithTheCode::No,
             "a test lost"
         );
     }

@@ -190,14 +190,18 @@ fn judge_deferred(
             }
             push_unreached(a, &unreached);
             let base = (&at_base, &not_run);
-            if changed_with_the_code(
+            let with = changed_with_the_code(
                 project,
                 env,
                 (phase, far),
                 (prepared, results),
                 base,
                 &failing,
-            ) {
+            );
+            if with != differential::WithTheCode::No {
+                if with == differential::WithTheCode::AndTheirCheckers {
+                    a.comparison.weaker.extend(deferred);
+                }
                 for (gate, _) in failing {
                     a.notes.push(format!(
                         "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs: read as a change of behaviour, not a weakening (a reviewer reads the tests)",
@@ -269,17 +273,20 @@ fn changed_with_the_code(
     (prepared, results): (&differential::Prepared, &[GateResult]),
     (at_base, not_run): (&differential::StartRuns, &differential::Tests),
     failing: &[(String, String)],
-) -> bool {
+) -> differential::WithTheCode {
     let gates: Vec<&str> = failing.iter().map(|(g, _)| g.as_str()).collect();
-    if !differential::changed_with_the_code(&gates, at_base, not_run) {
-        return false;
-    }
+    let with = differential::changed_with_the_code(&gates, at_base, not_run);
     let rest = |p: &differential::PutBack| !p.is_test();
-    if prepared.unlent.is_empty() && !prepared.put_back.iter().any(rest) {
-        return true;
+    if with == differential::WithTheCode::No
+        || (prepared.unlent.is_empty() && !prepared.put_back.iter().any(rest))
+    {
+        return with;
     }
     let then = differential::run_putting_back(project, env, phase, (prepared, &rest), results);
-    matches!(then, differential::Outcome::Honest { .. })
+    match then {
+        differential::Outcome::Honest { .. } => with,
+        _ => differential::WithTheCode::No,
+    }
 }
 
 /// One finding per gate that fails with the base's checks put back (`names`).

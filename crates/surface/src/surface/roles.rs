@@ -247,7 +247,7 @@ fn dependencies_only(name: &str, old: Option<&str>, new: Option<&str>) -> bool {
             };
             strip(old).is_some_and(|o| Some(o) == strip(new))
         }
-        "go.mod" => go_rest(old) == go_rest(new),
+        "go.mod" => go_rest(old) == go_rest(new) && go_version(new) >= go_version(old),
         _ => false,
     }
 }
@@ -292,7 +292,10 @@ fn json_rest(mut value: serde_json::Value) -> serde_json::Value {
     value
 }
 
-/// A `go.mod` without its `require` directives (one-line or blocks).
+/// A `go.mod` without its `require` directives (one-line or blocks), its `go` line and its
+/// `toolchain` line: a raised language version is what new code needs, as a new
+/// dependency is (`min`, `max`, range over an int), and takes away no check; a lowered one
+/// is not dependencies only ([`go_version`]).
 fn go_rest(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_block = false;
@@ -301,11 +304,24 @@ fn go_rest(text: &str) -> Vec<&str> {
             in_block = line != ")";
         } else if line == "require (" {
             in_block = true;
-        } else if !line.starts_with("require ") {
+        } else if !["require ", "go ", "toolchain "]
+            .iter()
+            .any(|d| line.starts_with(d))
+        {
             out.push(line);
         }
     }
     out
+}
+
+/// The language version a `go.mod` declares, as numbers; Go reads a file without a `go`
+/// line as 1.16.
+fn go_version(text: &str) -> Vec<u64> {
+    text.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("go "))
+        .map(|v| v.trim().split('.').map_while(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 16])
 }
 
 #[cfg(test)]
@@ -419,6 +435,12 @@ mod tests {
         let go_down = "module m\n\ngo 1.18\n";
         assert_eq!(of(go, go_req, "go.mod"), Role::Dependencies);
         assert!(matches!(of(go, go_down, "go.mod"), Role::Check(_)));
+        let go_up = "module m\n\ngo 1.23.0\n\ntoolchain go1.24.1\n";
+        assert_eq!(of(go, go_up, "go.mod"), Role::Dependencies);
+        assert_eq!(of("module m\n", go, "go.mod"), Role::Dependencies);
+        let go_debug = "module m\n\ngo 1.23\n\ngodebug panicnil=1\n";
+        assert!(matches!(of(go, go_debug, "go.mod"), Role::Check(_)));
+        assert!(matches!(of(go, "module m\n", "go.mod"), Role::Check(_)));
         assert!(matches!(of("", "", "README.md"), Role::Check(_)));
         assert!(
             matches!(role("Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
