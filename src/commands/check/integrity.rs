@@ -198,20 +198,7 @@ fn judge_deferred(
                 base,
                 &failing,
             );
-            if with != differential::WithTheCode::No {
-                if with == differential::WithTheCode::AndTheirCheckers {
-                    a.comparison.weaker.extend(deferred);
-                }
-                for (gate, _) in failing {
-                    a.notes.push(format!(
-                        "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs: read as a change of behaviour, not a weakening (a reviewer reads the tests)",
-                        a.rev
-                    ));
-                }
-            } else {
-                a.comparison.weaker.extend(deferred);
-                push_load_bearing(a, &failing, &names);
-            }
+            judge_load_bearing(a, with, (&failing, deferred), &names);
         }
         differential::Outcome::Unavailable(why) => {
             push_unreached(a, &unreached);
@@ -286,6 +273,31 @@ fn changed_with_the_code(
     match then {
         differential::Outcome::Honest { .. } => with,
         _ => differential::WithTheCode::No,
+    }
+}
+
+/// The verdict on the gates `failing` only with the checks put back: a change of behaviour
+/// ([`changed_with_the_code`]) is a note each (beside the parsers' findings in the tests,
+/// when a gate that runs no test failed too); anything else, the findings `deferred` to
+/// this run and a finding per gate with its failure.
+fn judge_load_bearing(
+    a: &mut Against,
+    with: differential::WithTheCode,
+    (failing, deferred): (&[(String, String)], Vec<Finding>),
+    names: &[&str],
+) {
+    if with == differential::WithTheCode::No {
+        a.comparison.weaker.extend(deferred);
+        return push_load_bearing(a, failing, names);
+    }
+    if with == differential::WithTheCode::AndTheirCheckers {
+        a.comparison.weaker.extend(deferred);
+    }
+    for (gate, _) in failing {
+        a.notes.push(format!(
+            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs: read as a change of behaviour, not a weakening (a reviewer reads the tests)",
+            a.rev
+        ));
     }
 }
 

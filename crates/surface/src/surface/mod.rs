@@ -311,8 +311,8 @@ fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<S
 
 /// Programs that run a script named as their first plain argument.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "node", "deno", "bun", "ruby",
-    "perl", "php", "lua", "pwsh", "tsx", "ts-node",
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "python", "node", "deno", "bun", "ruby", "perl",
+    "php", "lua", "pwsh", "tsx", "ts-node",
 ];
 
 /// Where in `words` (a command, its wrappers taken off) the script an interpreter runs is:
