@@ -942,52 +942,59 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     );
 }
 
-/// A stop gate whose command names a file it checks (`py_compile calc.py`, `mypy calc.py`,
-/// `tsc src/index.ts`) reads that file as code, not as a runner: the differential run keeps
-/// its final version. Put back, it judged the base's code with the base's tests: a broken
-/// function with its test edited to match ended the loop, and a fix with a new test was held.
+/// A stop gate whose command names a file a gate checks (`py_compile calc.py`, `mypy
+/// calc.py`, `tsc src/index.ts`, or a gate over the docs that runs `doctest calc.py`) reads
+/// that file as code, not as a runner: the differential run keeps its final version. Put
+/// back, it judged the base's code with the base's tests: a broken function with its test
+/// edited to match ended the loop, and a fix with a new test was held.
 #[test]
 fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
     if !require_tool("pytest") {
         return;
     }
-    let compile = "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile calc.py\"\n";
-    let loop_on = |calc: &str, tests: &str| {
-        let repo = Repo::git();
-        repo.config(&format!("{PYTEST_GATE}\n{compile}"))
-            .write(".gitignore", "__pycache__/\n")
-            .write("calc.py", calc)
-            .write("tests/test_calc.py", tests)
-            .write("pytest.ini", INI);
-        repo.commit_all();
-        repo.start_loop(&[]);
-        repo
-    };
-    // Green at the start; the behaviour broken and its test edited to what it now returns.
-    let repo = loop_on(GREET, GREET_TESTS);
-    repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
-    repo.write(
-        "tests/test_calc.py",
-        &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
-    );
-    let out = decision(&promise(&repo));
-    assert_eq!(
-        out["decision"], "block",
-        "the expectation was edited: {out}"
-    );
-    // Red at the start; the fix, with a new test beside the old ones.
-    let wrong = GREET.replace("a + b", "a - b");
-    let repo = loop_on(&wrong, GREET_TESTS);
-    repo.write("calc.py", GREET);
-    repo.write(
-        "tests/test_calc.py",
-        &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
-    );
-    let out = decision(&promise(&repo));
-    assert!(
-        out.get("decision").is_none(),
-        "the fix ends the loop: {out}"
-    );
+    let spellings = [
+        "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile calc.py\"\n",
+        "[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = \"python3 -m doctest -v calc.py\"\n",
+    ];
+    for gate in spellings {
+        let loop_on = |calc: &str, tests: &str| {
+            let repo = Repo::git();
+            repo.config(&format!("{PYTEST_GATE}\n{gate}"))
+                .write(".gitignore", "__pycache__/\n")
+                .write("README.md", "# calc\n")
+                .write("calc.py", calc)
+                .write("tests/test_calc.py", tests)
+                .write("pytest.ini", INI);
+            repo.commit_all();
+            repo.start_loop(&[]);
+            repo
+        };
+        // Green at the start; the behaviour broken and its test edited to what it returns.
+        let repo = loop_on(GREET, GREET_TESTS);
+        repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
+        repo.write(
+            "tests/test_calc.py",
+            &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
+        );
+        let out = decision(&promise(&repo));
+        assert_eq!(
+            out["decision"], "block",
+            "{gate}: the expectation was edited: {out}"
+        );
+        // Red at the start; the fix, with a new test beside the old ones.
+        let wrong = GREET.replace("a + b", "a - b");
+        let repo = loop_on(&wrong, GREET_TESTS);
+        repo.write("calc.py", GREET);
+        repo.write(
+            "tests/test_calc.py",
+            &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
+        );
+        let out = decision(&promise(&repo));
+        assert!(
+            out.get("decision").is_none(),
+            "{gate}: the fix ends the loop: {out}"
+        );
+    }
 }
 
 #[test]

@@ -285,22 +285,26 @@ fn describe_planned(
 
 /// The files of `source` that a `phase` gate's command runs, relative to the project root
 /// (a leading `./` dropped): the program itself (`./run-tests`), the script an interpreter
-/// is given (`sh ci/test.sh`), and any other file it names that the gate does not check
-/// (`-c ci/pytest.ini`). A file the gate's own globs match, named as an argument (`mypy
-/// calc.py`, `tsc src/index.ts`), is what it checks: code, whose final version the
-/// differential run judges. Put back as a runner, the base's code was judged with the
-/// base's tests, and a broken function with its test edited to match passed.
+/// is given (`sh ci/test.sh`), and any other file it names that no such gate checks
+/// (`-c ci/pytest.ini`). A file a gate checks, named as an argument (`mypy calc.py`,
+/// `python3 -m doctest calc.py`, `tsc src/index.ts`), is code, whichever gate names it:
+/// the differential run judges its final version. Put back as a runner, the base's code
+/// was judged with the base's tests, and a broken function with its test edited to match
+/// passed.
 fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<String> {
     let files: BTreeSet<String> = source.files.iter().map(|f| text(f)).collect();
+    let gates: Vec<&ralph_config::Gate> =
+        config.gates.iter().filter(|g| g.runs_in(phase)).collect();
+    let checked = |rel: &str| gates.iter().any(|g| g.matches(std::path::Path::new(rel)));
     let mut out = BTreeSet::new();
-    for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
+    for g in &gates {
         for simple in ralph_base::shell::parse(&g.command_text(), 2) {
             let (_, words) = ralph_base::shell::unwrap(&simple.words);
             let script = script_of(words);
             for (i, w) in words.iter().enumerate() {
                 let rel = w.trim_start_matches("./");
                 let runs = i == 0 || Some(i) == script;
-                if files.contains(rel) && (runs || !g.matches(std::path::Path::new(rel))) {
+                if files.contains(rel) && (runs || !checked(rel)) {
                     out.insert(rel.to_string());
                 }
             }
