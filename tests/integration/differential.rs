@@ -942,6 +942,35 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     );
 }
 
+/// New code that needs a newer language raises go.mod's `go` line with it: the line is
+/// what the code needs, as a dependency, and stays when the checks are put back.
+#[test]
+fn check_base_keeps_a_raised_go_line_with_the_code_that_needs_it() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(GO_GATE)
+        .write("go.mod", "module example.com/calc\n\ngo 1.17\n")
+        .write(
+            "calc.go",
+            "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        )
+        .write("calc_test.go", GO_TESTS);
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let generic = "package calc\n\nfunc Add[T int | float64](a, b T) T { return a + b }\n";
+    let raised = check_base_after(
+        &repo,
+        base.trim(),
+        &[
+            ("go.mod", "module example.com/calc\n\ngo 1.18\n".into()),
+            ("calc.go", generic.into()),
+        ],
+    );
+    assert_eq!(raised.code, 0, "the go line the code needs: {raised:?}");
+}
+
 /// A stop gate whose command names a file a gate checks (`py_compile calc.py`, `mypy
 /// calc.py`, `tsc src/index.ts`, or a gate over the docs that runs `doctest calc.py`) reads
 /// that file as code, not as a runner: the differential run keeps its final version. Put

@@ -193,6 +193,11 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if facts.tests.contains(rel) && !inline {
         return Role::Check(if config { A_CONFIG } else { DEFINES_TESTS });
     }
+    // A manifest the surface also reads as a config (go.mod's language version, a
+    // package.json's scripts) whose change only declares dependencies is one still.
+    if MANIFESTS.contains(&name) && dependencies_only(name, old, new) {
+        return Role::Dependencies;
+    }
     // A config whose options the surface reads, or a manifest (its scripts, its runners'
     // fields), is part of the checks even where a gate's globs match it (a test gate over
     // `**/package.json`, `**/pyproject.toml`, which it lists to run again when they change).
@@ -441,6 +446,11 @@ mod tests {
         let go_debug = "module m\n\ngo 1.23\n\ngodebug panicnil=1\n";
         assert!(matches!(of(go, go_debug, "go.mod"), Role::Check(_)));
         assert!(matches!(of(go, "module m\n", "go.mod"), Role::Check(_)));
+        let mut read = facts(&[], &[]);
+        read.configs.insert("go.mod".into());
+        let of_read = |a: &str, b: &str| role("go.mod", &read, (Some(a), Some(b)));
+        assert_eq!(of_read(go, go_up), Role::Dependencies, "a config read too");
+        assert!(matches!(of_read(go, go_down), Role::Check(_)));
         assert!(matches!(of("", "", "README.md"), Role::Check(_)));
         assert!(
             matches!(role("Cargo.toml", &f, (None, Some(cargo))), Role::Check(_)),
