@@ -906,7 +906,8 @@ fn check_base_reads_an_api_renamed_with_its_tests_as_a_change_and_keeps_a_suppre
     );
 }
 
-/// The same in Go, as the presets run it: `go vet` compiles the base's tests too.
+/// The same in Go, as the presets run it: `go vet` compiles the base's tests too; the test
+/// renamed with the API (`TestAdds` to `TestSums`) took its place in its package.
 #[test]
 fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     if !require_tool("go") {
@@ -930,7 +931,12 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
                 "calc.go",
                 "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
             ),
-            ("calc_test.go", GO_TESTS.replace("Add(", "Sum(")),
+            (
+                "calc_test.go",
+                GO_TESTS
+                    .replace("Add(", "Sum(")
+                    .replace("TestAdds", "TestSums"),
+            ),
         ],
     );
     assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");

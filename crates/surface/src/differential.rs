@@ -1070,6 +1070,39 @@ pub fn start_runs(
     })
 }
 
+/// `not_run` (tests of the base that no longer run) without those renamed: in each file
+/// or package (an ID up to its last `::` or `: `), as many tests came as went (a test
+/// renamed with the API it tests; a test split into parametrized cases). For `check
+/// --base`'s reading of a change of behaviour only, where an edited test is read by a
+/// reviewer anyway: a test replaced by another in its file is no more than a test edited.
+pub fn renamed_away(not_run: &Tests, base: &Tests, now: &Tests) -> Tests {
+    let home = |id: &str| {
+        let at = [id.rfind("::"), id.rfind(": ")].into_iter().flatten().max();
+        at.map_or("", |i| &id[..i]).to_string()
+    };
+    not_run
+        .iter()
+        .filter_map(|(gate, gone)| {
+            let came: Vec<&String> = now
+                .get(gate)
+                .into_iter()
+                .flatten()
+                .filter(|id| !base.get(gate).is_some_and(|b| b.contains(*id)))
+                .collect();
+            let left: BTreeSet<String> = gone
+                .iter()
+                .filter(|id| {
+                    let h = home(id);
+                    let went = gone.iter().filter(|g| home(g) == h).count();
+                    came.iter().filter(|c| home(c) == h).count() < went
+                })
+                .cloned()
+                .collect();
+            (!left.is_empty()).then(|| (gate.clone(), left))
+        })
+        .collect()
+}
+
 /// Whether the gates failing with the base's checks put back may fail only because the
 /// code's behaviour changed with its tests ([`changed_with_the_code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1319,6 +1352,33 @@ mod tests {
             WithTheCode::No,
             "a test lost"
         );
+    }
+
+    #[test]
+    fn a_test_replaced_in_its_file_is_renamed_and_one_lost_is_not() {
+        let set = |ids: &[&str]| ids.iter().map(ToString::to_string).collect::<BTreeSet<_>>();
+        let of = |ids: &[&str]| -> Tests { [("t".to_string(), set(ids))].into() };
+        let base = of(&[
+            ".: TestMaxNesting",
+            ".: TestA",
+            "a.py::test_x",
+            "a.py::test_y",
+        ]);
+        let now = of(&[
+            ".: TestMaxDepth",
+            ".: TestA",
+            "b.py::test_x",
+            "a.py::test_y",
+        ]);
+        let not_run = not_run(&base, &now);
+        assert_eq!(
+            renamed_away(&not_run, &base, &now),
+            of(&["a.py::test_x"]),
+            "renamed in its package; a.py's test went, and one came only in b.py"
+        );
+        let merged = of(&["a.py::test_z[1]", "a.py::test_z[2]", "a.py::test_y"]);
+        let base = of(&["a.py::test_x", "a.py::test_y"]);
+        assert!(renamed_away(&super::not_run(&base, &merged), &base, &merged).is_empty());
     }
 
     #[test]

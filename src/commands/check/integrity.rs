@@ -189,7 +189,8 @@ fn judge_deferred(
                 return gone_with_their_code(a, &gone, (&not_run, &names));
             }
             push_unreached(a, &unreached);
-            let base = (&at_base, &not_run);
+            let kept = differential::renamed_away(&not_run, &at_base.tests, &now);
+            let base = (&at_base, &kept);
             let with = changed_with_the_code(
                 project,
                 env,
@@ -295,7 +296,7 @@ fn judge_load_bearing(
     }
     for (gate, _) in failing {
         a.notes.push(format!(
-            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs: read as a change of behaviour, not a weakening (a reviewer reads the tests)",
+            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs (or one took its place in its file): read as a change of behaviour, not a weakening (a reviewer reads the tests)",
             a.rev
         ));
     }
