@@ -188,11 +188,7 @@ fn hooks_on_path(
     problems: &mut Vec<String>,
     fine: &mut Vec<String>,
 ) {
-    let dirs: Vec<std::path::PathBuf> = env
-        .path
-        .as_ref()
-        .map(|p| std::env::split_paths(p).collect())
-        .unwrap_or_default();
+    let dirs = path_dirs(env);
     for s in settings {
         for (event, sub) in EVENTS {
             for (command, _) in claude_settings::hooks(&s.value, event) {
@@ -241,43 +237,38 @@ fn exec_form(
     else {
         return;
     };
-    let dirs: Vec<std::path::PathBuf> = env
-        .path
-        .as_ref()
-        .map(|p| std::env::split_paths(p).collect())
-        .unwrap_or_default();
-    let Some(claude) = ralph_plan::tools::find("claude", &dirs, Path::new("/")) else {
+    let Some(claude) = ralph_plan::tools::find("claude", &path_dirs(env), Path::new("/")) else {
         return;
     };
     let line = ralph_plan::tools::version_line(&claude);
+    let (at, needed) = (s.path.display(), dotted(CLAUDE_EXEC_FORM));
     match version(&line) {
         Some(v) if v >= CLAUDE_EXEC_FORM => fine.push(format!(
-            "Claude Code {}.{}.{} starts the hooks in {} without a shell (exec form)",
-            v.0,
-            v.1,
-            v.2,
-            s.path.display()
+            "Claude Code {} starts the hooks in {at} without a shell (exec form)",
+            dotted(v)
         )),
         Some(v) => problems.push(format!(
-            "the hooks in {} are in exec form (`command` + `args`), which Claude Code starts without a shell from {}.{}.{} on; {} is {}.{}.{}, which would start ralph-gate with no arguments: update Claude Code (`claude update`)",
-            s.path.display(),
-            CLAUDE_EXEC_FORM.0,
-            CLAUDE_EXEC_FORM.1,
-            CLAUDE_EXEC_FORM.2,
+            "the hooks in {at} are in exec form (`command` + `args`), which Claude Code starts without a shell from {needed} on; {} is {}, which would start ralph-gate with no arguments: update Claude Code (`claude update`)",
             claude.display(),
-            v.0,
-            v.1,
-            v.2
+            dotted(v)
         )),
         None => problems.push(format!(
-            "could not tell the version of {} (`--version` said {line:?}): the hooks in {} need {}.{}.{} or later (exec form)",
-            claude.display(),
-            s.path.display(),
-            CLAUDE_EXEC_FORM.0,
-            CLAUDE_EXEC_FORM.1,
-            CLAUDE_EXEC_FORM.2
+            "could not tell the version of {} (`--version` said {line:?}): the hooks in {at} need {needed} or later (exec form)",
+            claude.display()
         )),
     }
+}
+
+/// The folders of the PATH doctor was started with.
+fn path_dirs(env: &Environment) -> Vec<std::path::PathBuf> {
+    env.path
+        .as_ref()
+        .map(|p| std::env::split_paths(p).collect())
+        .unwrap_or_default()
+}
+
+fn dotted((major, minor, patch): (u64, u64, u64)) -> String {
+    format!("{major}.{minor}.{patch}")
 }
 
 /// The first `MAJOR.MINOR.PATCH` in a `--version` line (`2.1.330 (Claude Code)`).

@@ -1076,26 +1076,31 @@ pub fn start_runs(
 /// --base`'s reading of a change of behaviour only, where an edited test is read by a
 /// reviewer anyway: a test replaced by another in its file is no more than a test edited.
 pub fn renamed_away(not_run: &Tests, base: &Tests, now: &Tests) -> Tests {
-    let home = |id: &str| {
+    fn home(id: &str) -> &str {
         let at = [id.rfind("::"), id.rfind(": ")].into_iter().flatten().max();
-        at.map_or("", |i| &id[..i]).to_string()
-    };
+        at.map_or("", |i| &id[..i])
+    }
+    fn per_home<'a>(ids: impl Iterator<Item = &'a String>) -> BTreeMap<&'a str, usize> {
+        let mut counts = BTreeMap::new();
+        for id in ids {
+            *counts.entry(home(id)).or_insert(0) += 1;
+        }
+        counts
+    }
     not_run
         .iter()
         .filter_map(|(gate, gone)| {
-            let came: Vec<&String> = now
-                .get(gate)
-                .into_iter()
-                .flatten()
-                .filter(|id| !base.get(gate).is_some_and(|b| b.contains(*id)))
-                .collect();
+            let was = base.get(gate);
+            let came = per_home(
+                now.get(gate)
+                    .into_iter()
+                    .flatten()
+                    .filter(|id| !was.is_some_and(|b| b.contains(*id))),
+            );
+            let went = per_home(gone.iter());
             let left: BTreeSet<String> = gone
                 .iter()
-                .filter(|id| {
-                    let h = home(id);
-                    let went = gone.iter().filter(|g| home(g) == h).count();
-                    came.iter().filter(|c| home(c) == h).count() < went
-                })
+                .filter(|id| came.get(home(id)).copied().unwrap_or(0) < went[home(id)])
                 .cloned()
                 .collect();
             (!left.is_empty()).then(|| (gate.clone(), left))

@@ -204,14 +204,11 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if config {
         return Role::Check(A_CONFIG);
     }
+    // Its change declares more than dependencies (see above), unless it is new.
     if MANIFESTS.contains(&name) {
-        return match (
-            old.is_none() && facts.new_folder(rel),
-            dependencies_only(name, old, new),
-        ) {
-            (true, _) => Role::Code,
-            (_, true) => Role::Dependencies,
-            _ => Role::Check("a manifest: more than its dependencies changed"),
+        return match old.is_none() && facts.new_folder(rel) {
+            true => Role::Code,
+            false => Role::Check("a manifest: more than its dependencies changed"),
         };
     }
     if facts.checked.contains(rel) {
