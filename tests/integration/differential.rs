@@ -989,7 +989,7 @@ fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
     }
     let spellings = [
         "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile calc.py\"\n",
-        "[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = \"python3 -m doctest -v calc.py\"\n",
+        "[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = \"python3 -m doctest calc.py\"\n",
     ];
     for gate in spellings {
         let loop_on = |calc: &str, tests: &str| {

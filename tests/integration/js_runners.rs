@@ -561,3 +561,33 @@ fn code_the_tests_no_longer_read_is_held_under_jest_and_vitest() {
     let shadow = ("calc.mjs", "export const add = (a, b) => a + b;\n");
     shadow_is_held(&repo, &start, "npx vitest run", shadow);
 }
+
+/// A setup file the runner loads, named as an option's value (`--setupFilesAfterEnv
+/// ./ci/setup.js`) where the gate's globs also match it, is part of the checks: rewritten
+/// to make every `expect` pass while the code stays wrong, it is put back and the tests
+/// fail. (Read as code, its final version was kept and the loop ended.)
+#[test]
+fn a_setup_file_named_as_an_options_value_stays_part_of_the_checks() {
+    let Some(repo) = js_runners_repo() else {
+        return;
+    };
+    repo.config("[[gate]]\nname = \"tests\"\nglobs = [\"**/*.js\"]\nscope = \"project\"\nrun = \"npx jest --ci --setupFilesAfterEnv ./ci/setup.js\"\n")
+        .write("package.json", "{\"name\": \"calc\", \"private\": true}\n")
+        .write("ci/setup.js", "globalThis.READY = true;\n")
+        .write("calc.js", "exports.add = (a, b) => a - b;\n")
+        .write("test/calc.test.js", JEST_TESTS);
+    assert_eq!(repo.run(["check"]).code, 1, "the tests fail at the start");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo.write(
+        "ci/setup.js",
+        "globalThis.expect = () => ({ toBe() {} });\n",
+    );
+    let bare = repo.shell("npx jest --ci --setupFilesAfterEnv ./ci/setup.js", &[]);
+    assert_eq!(bare.0, 0, "the bare tool passes: {}", bare.1);
+    let out = decision(&promise(&repo));
+    assert_eq!(
+        out["decision"], "block",
+        "the setup file was weakened: {out}"
+    );
+}

@@ -286,8 +286,9 @@ fn describe_planned(
 /// The files of `source` that a `phase` gate's command runs, relative to the project root
 /// (a leading `./` dropped): the program itself (`./run-tests`), the script an interpreter
 /// is given (`sh ci/test.sh`), and any other file it names that no such gate checks
-/// (`-c ci/pytest.ini`). A file a gate checks, named as an argument (`mypy calc.py`,
-/// `python3 -m doctest calc.py`, `tsc src/index.ts`), is code, whichever gate names it:
+/// (`-c ci/pytest.ini`), and any file right after an option (it may be the option's value:
+/// a preload the runner loads). A file a gate checks, named as a plain argument (`mypy
+/// calc.py`, `python3 -m doctest calc.py`, `tsc src/index.ts`), is code, whichever gate names it:
 /// the differential run judges its final version. Put back as a runner, the base's code
 /// was judged with the base's tests, and a broken function with its test edited to match
 /// passed.
@@ -303,7 +304,10 @@ fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<S
             let script = script_of(words);
             for (i, w) in words.iter().enumerate() {
                 let rel = w.trim_start_matches("./");
-                let runs = i == 0 || Some(i) == script;
+                // After an option it may be the option's value, loaded by the runner
+                // (`jest --setupFilesAfterEnv ./ci/setup.js`): read the stricter way.
+                let valued = i > 0 && words[i - 1].starts_with('-') && !words[i - 1].contains('=');
+                let runs = i == 0 || Some(i) == script || valued;
                 if files.contains(rel) && (runs || !checked(rel)) {
                     out.insert(rel.to_string());
                 }
