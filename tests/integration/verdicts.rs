@@ -536,3 +536,74 @@ fn a_fresh_run_does_not_wait_for_the_version_manager_to_start_a_gate() {
     let shim_calls = std::fs::read_to_string(manager.path().join("shim-calls")).unwrap_or_default();
     assert!(!shim_calls.contains("--version"), "{shim_calls}");
 }
+
+/// A new clone's first `check`: nothing is remembered, and the gate starts on what the
+/// manager's own files choose (its global `version` file) while the manager is asked.
+fn first_check(manager: &tempfile::TempDir, global: &str) -> (Repo, Run) {
+    std::fs::write(manager.path().join("version"), global).unwrap();
+    let path = Repo::path_with(&manager.path().join("shims"));
+    let repo = Repo::git();
+    repo.write("a.txt", "BAD\n");
+    repo.config(
+        "[[gate]]\nname = \"lint\"\nglobs = [\"*.txt\"]\nrequires = [\"lint\"]\nrun = \"lint {files}\"\n",
+    );
+    let run = repo.run_env(
+        ["check", "--format", "json"],
+        &[("PATH", path.to_str().unwrap())],
+    );
+    (repo, run)
+}
+
+#[test]
+fn a_new_clones_first_check_does_not_wait_for_the_version_manager() {
+    let started = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] || touch \"$(dirname \"$0\")/../../../gate-started\"\n{}",
+        STRICT_LINT.trim_start_matches("#!/bin/sh\n")
+    );
+    let manager = fake_pyenv(&[("1", &started)]);
+    std::fs::write(manager.path().join("wait-for-gate"), "").unwrap();
+    let (repo, run) = first_check(&manager, "1\n");
+    assert_eq!(run.gate("lint")["status"], "fail", "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(manager.path().join("asked")).unwrap(),
+        "started\n",
+        "the first check waited for the manager's answer"
+    );
+    // The manager's answer is kept: the next check asks it nothing.
+    std::fs::remove_file(manager.path().join("asked")).unwrap();
+    repo.write("a.txt", "BAD again\n");
+    let path = Repo::path_with(&manager.path().join("shims"));
+    let again = check(&repo, &path);
+    assert_eq!(again.gate("lint")["status"], "fail", "{again:?}");
+    assert!(
+        !manager.path().join("asked").exists(),
+        "the manager was asked again"
+    );
+}
+
+#[test]
+fn a_first_check_started_on_a_wrong_guess_counts_only_the_managers_program() {
+    // The global version file says 2 (which passes everything); the manager runs 1 here (as a
+    // pyenv hook or a version file the guess does not read could make it).
+    let manager = fake_pyenv(&[
+        ("1", STRICT_LINT),
+        (
+            "2",
+            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../v2-ran\"\nexit 0\n",
+        ),
+    ]);
+    let (_repo, run) = first_check(&manager, "2\n");
+    assert!(
+        manager.path().join("v2-ran").exists(),
+        "the gate did not start on the guess"
+    );
+    assert_eq!(
+        run.gate("lint")["status"],
+        "fail",
+        "the guessed program decided: {run:?}"
+    );
+    assert!(
+        run.gate("lint")["output"].as_str().unwrap().contains("BAD"),
+        "version 1 gave the verdict: {run:?}"
+    );
+}

@@ -23,6 +23,16 @@ pub struct Guess {
     target: PathBuf,
 }
 
+impl Guess {
+    pub fn memo(&self) -> &str {
+        &self.memo
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+}
+
 /// What to ask a version manager: `argv` run in `cwd` with `env` added.
 pub struct Question {
     pub argv: Vec<OsString>,
@@ -74,14 +84,16 @@ impl Guesses {
     }
 
     /// The program the shim with `memo` runs: the manager's answer once it is known; before,
-    /// the remembered one (if `plausible`), returned with the guess to confirm; without one,
-    /// the manager's answer, waited for. The manager is asked once per memo key.
+    /// the remembered one, else the one `computed` reads from the manager's own files (either
+    /// only if `plausible`), returned with the guess to confirm; without one, the manager's
+    /// answer, waited for. The manager is asked once per memo key.
     pub fn target(
         &self,
         memo: &str,
         question: impl FnOnce() -> Question,
         ask: fn(&Question) -> Answer,
         plausible: impl Fn(&Path) -> bool,
+        computed: impl FnOnce() -> Option<PathBuf>,
     ) -> (Answer, Option<Guess>) {
         let asked = {
             let mut all = self.asked.lock().unwrap_or_else(|e| e.into_inner());
@@ -91,12 +103,15 @@ impl Guesses {
             }))
         };
         if !asked.settled() {
-            if let Some(hint) = self.remembered.get(memo).filter(|h| plausible(h)) {
+            let hint = (self.remembered.get(memo).cloned())
+                .filter(|h| plausible(h))
+                .or_else(|| computed().filter(|h| plausible(h)));
+            if let Some(hint) = hint {
                 let guess = Guess {
                     memo: memo.to_string(),
                     target: hint.clone(),
                 };
-                return (Ok(hint.clone()), Some(guess));
+                return (Ok(hint), Some(guess));
             }
         }
         (answer(&asked), None)
@@ -147,7 +162,7 @@ mod tests {
     #[test]
     fn a_remembered_answer_is_a_guess_the_manager_must_confirm() {
         let g = remembering("/m/versions/1/bin/py");
-        let (answer, guess) = g.target("k", question, says_one, |_| true);
+        let (answer, guess) = g.target("k", question, says_one, |_| true, || None);
         assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
         assert!(g.confirm(&guess.expect("a guess")));
     }
@@ -155,9 +170,9 @@ mod tests {
     #[test]
     fn a_wrong_guess_is_refused_and_the_manager_answers_from_then_on() {
         let g = remembering("/m/versions/2/bin/py");
-        let (_, guess) = g.target("k", question, says_one, |_| true);
+        let (_, guess) = g.target("k", question, says_one, |_| true, || None);
         assert!(!g.confirm(&guess.expect("a guess")));
-        let (answer, again) = g.target("k", question, says_one, |_| true);
+        let (answer, again) = g.target("k", question, says_one, |_| true, || None);
         assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
         assert_eq!(again, None, "no second guess once the manager answered");
     }
@@ -165,18 +180,37 @@ mod tests {
     #[test]
     fn a_failed_question_refutes_every_guess() {
         let g = remembering("/m/versions/1/bin/py");
-        let (_, guess) = g.target("k", question, fails, |_| true);
+        let (_, guess) = g.target("k", question, fails, |_| true, || None);
         assert!(!g.confirm(&guess.expect("a guess")));
-        assert!(g.target("k", question, fails, |_| true).0.is_err());
+        assert!(g.target("k", question, fails, |_| true, || None).0.is_err());
+    }
+
+    #[test]
+    fn with_no_memory_the_managers_own_files_give_the_guess_it_must_confirm() {
+        let none = Guesses::new(BTreeMap::new());
+        let read = || Some(PathBuf::from("/m/versions/1/bin/py"));
+        let (answer, guess) = none.target("k", question, says_one, |_| true, read);
+        assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
+        assert!(none.confirm(&guess.expect("a guess from the files")));
+        let wrong = Guesses::new(BTreeMap::new());
+        let stale = || Some(PathBuf::from("/m/versions/2/bin/py"));
+        let (_, guess) = wrong.target("k", question, says_one, |_| true, stale);
+        assert!(!wrong.confirm(&guess.expect("a guess")));
+        let implausible = Guesses::new(BTreeMap::new());
+        let (_, guess) = implausible.target("k", question, says_one, |_| false, read);
+        assert_eq!(guess, None, "an implausible reading is no guess");
     }
 
     #[test]
     fn without_a_plausible_memory_the_manager_is_waited_for() {
         let g = remembering("/elsewhere/py");
-        let (answer, guess) = g.target("k", question, says_one, |p| p.starts_with("/m"));
+        let (answer, guess) = g.target("k", question, says_one, |p| p.starts_with("/m"), || None);
         assert_eq!(answer, Ok(PathBuf::from("/m/versions/1/bin/py")));
         assert_eq!(guess, None);
         let none = Guesses::new(BTreeMap::new());
-        assert_eq!(none.target("k", question, says_one, |_| true).1, None);
+        assert_eq!(
+            none.target("k", question, says_one, |_| true, || None).1,
+            None
+        );
     }
 }

@@ -142,7 +142,13 @@ impl<'a> Toolbox<'a> {
         };
         let (store, store_path, guesses) = match remembered {
             Remembered::Nothing => (Store::default(), None, None),
-            Remembered::Trusted(p) => (read(&p), Some(p), None),
+            // An everyday run trusts the stored answers; where none is stored (a new clone),
+            // it guesses from the manager's files rather than wait for the manager.
+            Remembered::Trusted(p) => (
+                read(&p),
+                Some(p),
+                Some(guesses::Guesses::new(BTreeMap::new())),
+            ),
             Remembered::Guesses(p) => (
                 Store::default(),
                 None,
@@ -178,6 +184,10 @@ impl<'a> Toolbox<'a> {
         let confirmed = settled.iter().all(|&ok| ok);
         if !confirmed {
             self.lock_memo().clear();
+        } else if self.store_path.is_some() {
+            for guess in tools.iter().flat_map(|t| &t.guesses) {
+                self.remember_shim(guess.memo(), guess.target());
+            }
         }
         confirmed
     }
@@ -383,19 +393,33 @@ impl<'a> Toolbox<'a> {
         // only where the manager itself keeps its tools, so it can never point a gate at a
         // program of the agent's choosing (which would then run, and pass).
         let plausible = |p: &Path| p.is_file() && shim.keeps(p);
-        if let Some(g) = &self.guesses {
-            let (answer, guess) = g.target(&memo, question, ask, plausible);
-            guessed.extend(guess);
-            return answer;
-        }
         if let Some(hit) = self.lock_store().shims.get(&memo).filter(|p| plausible(p)) {
             return Ok(hit.clone());
         }
-        let target = ask(&question())?;
+        let Some(g) = &self.guesses else {
+            return ask(&question());
+        };
+        let computed = || shims::guess(shim, name, cwd, &self.vars);
+        let (answer, guess) = g.target(&memo, question, ask, plausible, computed);
+        match (guess, &answer) {
+            (Some(guess), _) => guessed.push(guess),
+            (None, Ok(target)) => self.remember_shim(&memo, target),
+            (None, Err(_)) => {}
+        }
+        answer
+    }
+
+    /// Keeps the manager's answer for the next everyday run (a run that trusts nothing
+    /// remembered keeps nothing: its store is never written).
+    fn remember_shim(&self, memo: &str, target: &Path) {
+        if self.store_path.is_none() {
+            return;
+        }
         let mut store = self.lock_store();
-        store.shims.insert(memo, target.clone());
-        store.changed = true;
-        Ok(target)
+        if store.shims.get(memo).map(PathBuf::as_path) != Some(target) {
+            store.shims.insert(memo.to_string(), target.to_path_buf());
+            store.changed = true;
+        }
     }
 
     fn lock_store(&self) -> std::sync::MutexGuard<'_, Store> {
