@@ -16,7 +16,10 @@ const START_MS: f64 = 32.0;
 /// cautious guess (splitting then looks costly), so a split changes only on evidence, and
 /// the stored results of a stable split keep serving.
 const START_SHARE: f64 = 0.8;
-/// Cost of a KiB of files assumed for a gate never seen (ms).
+/// Cost of a KiB of files assumed for a gate never seen (ms); a file counts at least 1 KiB
+/// (see [`kib`]). Not higher: a python process costs 60-90 ms of CPU to start here, so a new
+/// clone's 300 small .py files split beside 80 scripts took the same wall time as one run
+/// each, for 40% more CPU (measured at 1.0 ms).
 const MS_PER_KIB: f64 = 0.5;
 /// Wall time assumed for a whole-project run never seen (ms): long, so it starts first and
 /// the batches are split to run beside it.
@@ -148,6 +151,12 @@ impl Costs {
     /// each size seen at least twice, when there are such sizes far enough apart; else most of
     /// its fastest run taken as start-up, the rest as rate.
     fn model(&self, gate: &str) -> (f64, f64) {
+        self.fitted(gate).0
+    }
+
+    /// [`Costs::model`], and whether it rests on a line through runs of different sizes: a
+    /// model of runs of one size cannot tell start-up from work.
+    fn fitted(&self, gate: &str) -> ((f64, f64), bool) {
         let samples: Vec<(f64, f64)> = self
             .gates
             .get(gate)
@@ -160,17 +169,17 @@ impl Costs {
             })
             .unwrap_or_default();
         if samples.is_empty() {
-            return (START_MS, MS_PER_KIB);
+            return ((START_MS, MS_PER_KIB), false);
         }
         let fastest = samples.iter().map(|s| s.1).fold(f64::MAX, f64::min);
         if let Some(fit) = fit(&settled_sizes(&samples), fastest) {
-            return fit;
+            return (fit, true);
         }
         // The fastest run alone: slower runs of the same size differ by noise (a busy
         // machine), and reading that noise as work per KiB would make a split look worth it.
         let mk = samples.iter().map(|s| s.0).sum::<f64>() / samples.len() as f64;
         let start = fastest * START_SHARE;
-        (start, (fastest - start) / mk)
+        ((start, (fastest - start) / mk), false)
     }
 
     /// What a run of `gate` over `kib` KiB of files is expected to cost.
@@ -195,12 +204,13 @@ impl Costs {
 
     /// A batch gate's files as [`crate::schedule::split`] weighs them.
     pub fn batch(&self, gate: &str, kib: f64, files: usize, slots: usize) -> Batch {
-        let (start, rate) = self.model(gate);
+        let ((start, rate), sure) = self.fitted(gate);
         Batch {
             start_ms: start,
             work_ms: rate * kib,
             max_parts: files.min(2 * slots.max(1)).max(1),
             previous: self.gates.get(gate).and_then(|g| g.split),
+            sure,
         }
     }
 
@@ -309,6 +319,31 @@ mod tests {
         assert!((c.model("sc").1 - 32.0 / 80.0).abs() < 1e-9);
         let b = c.batch("sc", 80.0, 80, 2);
         assert_eq!(crate::schedule::split(&[], &[b], 2), [1]);
+    }
+
+    #[test]
+    fn runs_of_one_size_never_overturn_the_split_they_were_run_in() {
+        // py ran in two runs, sc in one. Runs all of one size cannot tell start-up from
+        // work: read as mostly start-up, one py run would look faster, and the next plan
+        // would trade every stored result for that guess. It keeps the split instead.
+        let mut c = Costs::default();
+        c.chose("py", 2);
+        c.chose("sc", 1);
+        for (gate, kib, ms) in [
+            ("py", 150.0, 140.0),
+            ("py", 150.0, 141.0),
+            ("sc", 80.0, 100.0),
+        ] {
+            c.learn(&files(gate, kib, ms));
+        }
+        let next = [c.batch("py", 300.0, 300, 2), c.batch("sc", 80.0, 80, 2)];
+        assert!(next.iter().all(|b| !b.sure));
+        assert_eq!(crate::schedule::split(&[], &next, 2), [2, 1]);
+        // Runs of another size make the estimate sure, and it may then choose again.
+        for _ in 0..2 {
+            c.learn(&files("py", 10.0, 40.0));
+        }
+        assert!(c.batch("py", 300.0, 300, 2).sure);
     }
 
     #[test]

@@ -97,6 +97,10 @@ pub struct Batch {
     /// The split chosen last time, kept unless another is clearly faster (a stable split
     /// keeps the stored results of the unchanged runs usable).
     pub previous: Option<usize>,
+    /// The estimate rests on runs of different sizes. One that does not (the first run's
+    /// guess, or runs all of one size) cannot tell start-up from work, so it never overturns
+    /// the previous split: that would only trade stored results for a guess.
+    pub sure: bool,
 }
 
 impl Batch {
@@ -129,7 +133,7 @@ fn changed(before: &[usize], after: &[usize]) -> usize {
 /// Into how many runs each batch is split, given the runs that cannot be split (`fixed`) and
 /// the `slots`: from one run each, a batch gains a run while that is expected to finish the
 /// whole sooner, the gate gaining most first; the previous split stays unless the new one is
-/// more than 5% faster.
+/// more than 5% faster, and always while a batch's estimate is not [`Batch::sure`].
 pub fn split(fixed: &[Cost], batches: &[Batch], slots: usize) -> Vec<usize> {
     let total = |parts: &[usize]| -> f64 {
         let mut all = fixed.to_vec();
@@ -138,11 +142,15 @@ pub fn split(fixed: &[Cost], batches: &[Batch], slots: usize) -> Vec<usize> {
         }
         makespan(&all, slots)
     };
-    let mut parts = vec![1; batches.len()];
+    let kept = |b: &Batch| {
+        b.previous
+            .filter(|&p| !b.sure && p >= 1 && p <= b.max_parts.max(1))
+    };
+    let mut parts: Vec<usize> = batches.iter().map(|b| kept(b).unwrap_or(1)).collect();
     let mut best = total(&parts);
     loop {
         let step = (0..batches.len())
-            .filter(|&g| parts[g] < batches[g].max_parts.max(1))
+            .filter(|&g| kept(&batches[g]).is_none() && parts[g] < batches[g].max_parts.max(1))
             .map(|g| {
                 let mut tried = parts.clone();
                 tried[g] += 1;
@@ -189,6 +197,7 @@ mod tests {
             work_ms,
             max_parts: 4,
             previous: None,
+            sure: true,
         }
     }
 
