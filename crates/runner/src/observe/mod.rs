@@ -143,37 +143,89 @@ pub fn inputs(
         .map(|(p, _)| p.as_path())
         .collect();
     let written_in = own_names(&written);
-    let mut tags = Tags::default();
+    let all: Vec<(&PathBuf, &Access)> = paths.iter().collect();
+    // The digests are what a run waits for once its gate has finished (an interpreter's
+    // standard library, the first time): spread over the cores, which are free by then.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(all.len() / INPUTS_PER_THREAD)
+        .clamp(1, 4);
+    let per = all.len().div_ceil(threads).max(1);
+    let seen = Seeing {
+        places,
+        digests,
+        started,
+        written: &written,
+        written_in: &written_in,
+    };
+    let parts: Vec<Result<Vec<Input>, NotStored>> = std::thread::scope(|scope| {
+        let running: Vec<_> = all
+            .chunks(per)
+            .map(|part| scope.spawn(|| seen.all(part)))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
     let mut out = Vec::new();
-    for (path, access) in paths {
-        if *access == Access::Write || skipped(path, places) || tags.in_cache(path, &places.root) {
-            continue;
+    for part in parts {
+        out.extend(part?);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Fewer inputs than this per thread are not worth a thread's start.
+const INPUTS_PER_THREAD: usize = 64;
+
+/// What [`inputs`] reads each path with.
+struct Seeing<'a> {
+    places: &'a Places,
+    digests: &'a Digests,
+    started: i128,
+    written: &'a HashSet<&'a Path>,
+    written_in: &'a HashMap<&'a Path, Vec<String>>,
+}
+
+impl Seeing<'_> {
+    fn all(&self, paths: &[(&PathBuf, &Access)]) -> Result<Vec<Input>, NotStored> {
+        let mut tags = Tags::default();
+        let mut out = Vec::new();
+        for &(path, access) in paths {
+            let root = &self.places.root;
+            if *access == Access::Write || skipped(path, self.places) || tags.in_cache(path, root) {
+                continue;
+            }
+            out.push(self.one(path, *access)?);
         }
-        let Some(stored) = stored_form(path, places) else {
-            return Err(NotStored::Unnamable(path.clone()));
+        Ok(out)
+    }
+
+    fn one(&self, path: &Path, access: Access) -> Result<Input, NotStored> {
+        let Some(stored) = stored_form(path, self.places) else {
+            return Err(NotStored::Unnamable(path.to_path_buf()));
         };
-        let seen = fingerprint(path, *access == Access::Read, digests, &written);
+        let seen = fingerprint(path, access == Access::Read, self.digests, self.written);
         // Read after the digest, not with it: a write between the two would otherwise
         // store content the run never read. A folder's own time moves with every file made
         // in it (by this run too); its listing leaves the run's outputs out instead.
         if let Some(time) = changed_at(path).filter(|_| seen.starts_with("f:")) {
-            if time >= started {
-                return Err(NotStored::ChangedDuring(path.clone()));
+            if time >= self.started {
+                return Err(NotStored::ChangedDuring(path.to_path_buf()));
             }
         }
         let own = match seen.starts_with("ls:") {
-            true => written_in.get(path.as_path()).cloned().unwrap_or_default(),
+            true => self.written_in.get(path).cloned().unwrap_or_default(),
             false => Vec::new(),
         };
-        out.push(Input {
+        Ok(Input {
             path: stored,
             seen,
-            probed: *access == Access::Probe,
+            probed: access == Access::Probe,
             own,
-        });
+        })
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
 }
 
 /// The files outside the project that a run read and that were there, as paths here: what a
