@@ -54,12 +54,14 @@ pub fn goal(transcript: &[u8], prompt_id: Option<&str>, seen: u64) -> Option<Goa
 /// How long a stop waits for Claude Code to write the turn's last message to the transcript.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The transcript, once it holds the turn's last message: Claude Code writes it in batches,
-/// and a stop that comes soon after a `/goal` can find the file behind the session (without
-/// even the goal's line). `None`: no transcript.
+/// The transcript, once it holds the turn now ending (its first entry, and after it the
+/// start of its last message): Claude Code writes it in batches, and a stop that comes soon
+/// after a `/goal` can find the file behind the session (without even the goal's line, or
+/// with only the turns before, whose last message may read the same). `None`: no transcript.
 pub fn read_settled(
     path: &std::path::Path,
     last_message: Option<&str>,
+    prompt_id: Option<&str>,
 ) -> std::io::Result<Option<Vec<u8>>> {
     // A plain prefix of the message, which any JSON writer spells the same.
     let needle: Option<String> = last_message
@@ -78,16 +80,32 @@ pub fn read_settled(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
-        let written = needle.as_ref().is_none_or(|n| {
-            bytes
-                .as_ref()
-                .is_some_and(|b| memmem::find(b, n.as_bytes()).is_some())
-        });
+        let prompt_id = prompt_id.filter(|p| !p.is_empty());
+        let written = match &bytes {
+            Some(b) => turn_written(b, needle.as_deref(), prompt_id),
+            None => needle.is_none() && prompt_id.is_none(),
+        };
         if written || std::time::Instant::now() >= until {
             return Ok(bytes);
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
+}
+
+/// Whether `transcript` holds the turn now ending: the first entry of the turn `prompt_id`
+/// (when the stop names one) and, after it, `needle` (the start of its last message, when
+/// there is one to look for). The message alone is not enough: an earlier turn may have
+/// ended with the same words, and a transcript read before this turn's entries are written
+/// cannot tell what happened between the turns (a `/goal clear`).
+fn turn_written(transcript: &[u8], needle: Option<&str>, prompt_id: Option<&str>) -> bool {
+    let from = match prompt_id {
+        Some(_) => match turn_start(transcript, prompt_id) {
+            Some(t) => t,
+            None => return false,
+        },
+        None => 0,
+    };
+    needle.is_none_or(|n| memmem::find(&transcript[from..], n.as_bytes()).is_some())
 }
 
 /// Every `goal_status` attachment, in order, with the offset of its line.
@@ -136,6 +154,35 @@ mod tests {
 
     fn user(prompt: &str) -> String {
         format!("{{\"type\":\"user\",\"promptId\":\"{prompt}\",\"message\":{{\"role\":\"user\",\"content\":\"x\"}}}}\n")
+    }
+
+    fn said(text: &str) -> String {
+        format!("{{\"type\":\"assistant\",\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}}}}\n")
+    }
+
+    #[test]
+    fn a_transcript_holds_the_turn_only_once_its_own_entries_are_written() {
+        // Turn p1 ended with the words turn p2 will end with; the user cleared the goal
+        // between them. Read before p2's entries are written, the transcript holds the same
+        // words but not the turn: it must not count as settled.
+        let before = format!(
+            "{}{}{}",
+            user("p1"),
+            said("pkg/mod.py compiles."),
+            status("\"met\":true,\"sentinel\":true")
+        );
+        let words = Some("pkg/mod.py compiles.");
+        assert!(!turn_written(before.as_bytes(), words, Some("p2")));
+        let half = format!("{before}{}", user("p2"));
+        assert!(
+            !turn_written(half.as_bytes(), words, Some("p2")),
+            "the message not yet"
+        );
+        let whole = format!("{half}{}", said("pkg/mod.py compiles."));
+        assert!(turn_written(whole.as_bytes(), words, Some("p2")));
+        // Without a prompt id (an older Claude Code), the message alone, as before.
+        assert!(turn_written(before.as_bytes(), words, None));
+        assert!(turn_written(half.as_bytes(), None, Some("p2")));
     }
 
     const SET: &str = "\"met\":false,\"sentinel\":true,\"condition\":\"a.py compiles\"";

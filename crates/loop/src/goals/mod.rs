@@ -125,12 +125,11 @@ pub fn read(
             last_message,
         } => {
             let bytes =
-                claude::read_settled(transcript, last_message.as_deref()).map_err(|source| {
-                    ReadError::Transcript {
+                claude::read_settled(transcript, last_message.as_deref(), prompt_id.as_deref())
+                    .map_err(|source| ReadError::Transcript {
                         path: transcript.clone(),
                         source,
-                    }
-                })?;
+                    })?;
             Ok(bytes.and_then(|b| claude::goal(&b, prompt_id.as_deref(), seen)))
         }
         Source::Codex {
