@@ -454,6 +454,36 @@ fn forge_shim_answers(repo: &Repo, target: &std::path::Path) {
     std::fs::write(&store, serde_json::to_vec(&tools).unwrap()).unwrap();
 }
 
+/// Version 1 strict, version 2 (also the manager's) passing everything and noting that it
+/// ran; the manager runs version 1.
+fn strict_1_lenient_2() -> tempfile::TempDir {
+    fake_pyenv(&[
+        ("1", STRICT_LINT),
+        (
+            "2",
+            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../v2-ran\"\nexit 0\n",
+        ),
+    ])
+}
+
+/// The run started on version 2 (a remembered or guessed answer), and version 1, the
+/// manager's answer, gave the verdict on `a.txt` = `BAD`.
+fn the_managers_program_decided(manager: &tempfile::TempDir, run: &Run) {
+    assert!(
+        manager.path().join("v2-ran").exists(),
+        "the gate did not start on the guess"
+    );
+    assert_eq!(
+        run.gate("lint")["status"],
+        "fail",
+        "the guess decided: {run:?}"
+    );
+    assert!(
+        run.gate("lint")["output"].as_str().unwrap().contains("BAD"),
+        "version 1 gave the verdict: {run:?}"
+    );
+}
+
 const STRICT_LINT: &str =
     "#!/bin/sh\n[ \"$1\" = --version ] && echo 'lint 1.2.3' && exit 0\n! grep -n BAD \"$@\"\n";
 
@@ -485,28 +515,13 @@ fn a_forged_shim_answer_cannot_choose_the_program_a_gate_runs() {
 #[test]
 fn a_fresh_run_counts_only_a_shim_answer_the_manager_gives_again() {
     // Version 2, also the manager's, passes everything; the manager runs version 1 here.
-    let manager = fake_pyenv(&[
-        ("1", STRICT_LINT),
-        (
-            "2",
-            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../v2-ran\"\nexit 0\n",
-        ),
-    ]);
+    let manager = strict_1_lenient_2();
     let (repo, path) = shim_repo(&manager);
     repo.write("a.txt", "BAD\n");
     forge_shim_answers(&repo, &manager.path().join("versions/2/bin/lint"));
     let run = fresh_check(&repo, &path);
-    assert_eq!(
-        run.gate("lint")["status"],
-        "fail",
-        "the remembered answer decided: {run:?}"
-    );
-    assert!(
-        run.gate("lint")["output"].as_str().unwrap().contains("BAD"),
-        "version 1 gave the verdict: {run:?}"
-    );
     // The fresh run started on the remembered answer, and ran again on the manager's.
-    assert!(manager.path().join("v2-ran").exists());
+    the_managers_program_decided(&manager, &run);
 }
 
 #[test]
@@ -585,25 +600,7 @@ fn a_new_clones_first_check_does_not_wait_for_the_version_manager() {
 fn a_first_check_started_on_a_wrong_guess_counts_only_the_managers_program() {
     // The global version file says 2 (which passes everything); the manager runs 1 here (as a
     // pyenv hook or a version file the guess does not read could make it).
-    let manager = fake_pyenv(&[
-        ("1", STRICT_LINT),
-        (
-            "2",
-            "#!/bin/sh\ntouch \"$(dirname \"$0\")/../../../v2-ran\"\nexit 0\n",
-        ),
-    ]);
+    let manager = strict_1_lenient_2();
     let (_repo, run) = first_check(&manager, "2\n");
-    assert!(
-        manager.path().join("v2-ran").exists(),
-        "the gate did not start on the guess"
-    );
-    assert_eq!(
-        run.gate("lint")["status"],
-        "fail",
-        "the guessed program decided: {run:?}"
-    );
-    assert!(
-        run.gate("lint")["output"].as_str().unwrap().contains("BAD"),
-        "version 1 gave the verdict: {run:?}"
-    );
+    the_managers_program_decided(&manager, &run);
 }
