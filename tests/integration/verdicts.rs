@@ -466,6 +466,14 @@ fn strict_1_lenient_2() -> tempfile::TempDir {
     ])
 }
 
+/// [`STRICT_LINT`], noting in the manager's folder (`gate-started`) that a gate started it.
+fn strict_noting_its_start() -> String {
+    format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] || touch \"$(dirname \"$0\")/../../../gate-started\"\n{}",
+        STRICT_LINT.trim_start_matches("#!/bin/sh\n")
+    )
+}
+
 /// The run started on version 2 (a remembered or guessed answer), and version 1, the
 /// manager's answer, gave the verdict on `a.txt` = `BAD`.
 fn the_managers_program_decided(manager: &tempfile::TempDir, run: &Run) {
@@ -526,11 +534,7 @@ fn a_fresh_run_counts_only_a_shim_answer_the_manager_gives_again() {
 
 #[test]
 fn a_fresh_run_does_not_wait_for_the_version_manager_to_start_a_gate() {
-    let started = format!(
-        "#!/bin/sh\n[ \"$1\" = --version ] || touch \"$(dirname \"$0\")/../../../gate-started\"\n{}",
-        STRICT_LINT.trim_start_matches("#!/bin/sh\n")
-    );
-    let manager = fake_pyenv(&[("1", &started)]);
+    let manager = fake_pyenv(&[("1", &strict_noting_its_start())]);
     let (repo, path) = shim_repo(&manager);
     std::fs::remove_file(manager.path().join("gate-started")).unwrap();
     std::fs::write(manager.path().join("wait-for-gate"), "").unwrap();
@@ -571,11 +575,7 @@ fn first_check(manager: &tempfile::TempDir, global: &str) -> (Repo, Run) {
 
 #[test]
 fn a_new_clones_first_check_does_not_wait_for_the_version_manager() {
-    let started = format!(
-        "#!/bin/sh\n[ \"$1\" = --version ] || touch \"$(dirname \"$0\")/../../../gate-started\"\n{}",
-        STRICT_LINT.trim_start_matches("#!/bin/sh\n")
-    );
-    let manager = fake_pyenv(&[("1", &started)]);
+    let manager = fake_pyenv(&[("1", &strict_noting_its_start())]);
     std::fs::write(manager.path().join("wait-for-gate"), "").unwrap();
     let (repo, run) = first_check(&manager, "1\n");
     assert_eq!(run.gate("lint")["status"], "fail", "{run:?}");
