@@ -104,6 +104,12 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The split chosen last time, where it is still one this batch can take.
+    fn usable_previous(&self) -> Option<usize> {
+        self.previous
+            .filter(|&p| p >= 1 && p <= self.max_parts.max(1))
+    }
+
     fn runs(&self, parts: usize) -> impl Iterator<Item = Cost> + '_ {
         let each = self.start_ms + self.work_ms / parts as f64;
         (0..parts).map(move |_| Cost {
@@ -142,10 +148,7 @@ pub fn split(fixed: &[Cost], batches: &[Batch], slots: usize) -> Vec<usize> {
         }
         makespan(&all, slots)
     };
-    let kept = |b: &Batch| {
-        b.previous
-            .filter(|&p| !b.sure && p >= 1 && p <= b.max_parts.max(1))
-    };
+    let kept = |b: &Batch| b.usable_previous().filter(|_| !b.sure);
     let mut parts: Vec<usize> = batches.iter().map(|b| kept(b).unwrap_or(1)).collect();
     let mut best = total(&parts);
     loop {
@@ -170,10 +173,7 @@ pub fn split(fixed: &[Cost], batches: &[Batch], slots: usize) -> Vec<usize> {
             _ => break,
         }
     }
-    let previous: Option<Vec<usize>> = batches
-        .iter()
-        .map(|b| b.previous.filter(|&p| p >= 1 && p <= b.max_parts.max(1)))
-        .collect();
+    let previous: Option<Vec<usize>> = batches.iter().map(Batch::usable_previous).collect();
     match previous {
         Some(p) if p != parts && total(&p) <= best * KEEP_WITHIN => p,
         _ => parts,

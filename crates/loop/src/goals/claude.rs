@@ -72,6 +72,7 @@ pub fn read_settled(
                 .collect::<String>()
         })
         .filter(|m| m.trim().len() >= 8);
+    let prompt_id = prompt_id.filter(|p| !p.is_empty());
     let until = std::time::Instant::now() + SETTLE;
     loop {
         // The file itself may not be written yet.
@@ -80,7 +81,6 @@ pub fn read_settled(
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e),
         };
-        let prompt_id = prompt_id.filter(|p| !p.is_empty());
         let written = match &bytes {
             Some(b) => turn_written(b, needle.as_deref(), prompt_id),
             None => needle.is_none() && prompt_id.is_none(),

@@ -158,16 +158,21 @@ pub fn inputs(
         written: &written,
         written_in: &written_in,
     };
-    let parts: Vec<Result<Vec<Input>, NotStored>> = std::thread::scope(|scope| {
-        let running: Vec<_> = all
-            .chunks(per)
-            .map(|part| scope.spawn(|| seen.all(part)))
-            .collect();
-        running
-            .into_iter()
-            .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    // One part (an edit hook's few inputs) is read here: no thread to start.
+    let parts: Vec<Result<Vec<Input>, NotStored>> = if threads == 1 {
+        vec![seen.all(&all)]
+    } else {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = all
+                .chunks(per)
+                .map(|part| scope.spawn(|| seen.all(part)))
+                .collect();
+            running
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
     let mut out = Vec::new();
     for part in parts {
         out.extend(part?);
