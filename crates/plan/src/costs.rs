@@ -209,9 +209,14 @@ impl Costs {
             start_ms: start,
             work_ms: rate * kib,
             max_parts: files.min(2 * slots.max(1)).max(1),
-            previous: self.gates.get(gate).and_then(|g| g.split),
+            previous: self.previous_split(gate),
             sure,
         }
+    }
+
+    /// The split chosen for `gate` last time.
+    pub fn previous_split(&self, gate: &str) -> Option<usize> {
+        self.gates.get(gate).and_then(|g| g.split)
     }
 
     /// Remembers the split chosen for `gate`.

@@ -85,6 +85,10 @@ pub struct PlannedGate {
     pub kib: Vec<f64>,
     /// Into how many runs the scheduler split the gate's files, for a batch it may split.
     pub split: Option<usize>,
+    /// The same gate in the split chosen last time, where the scheduler now chose another:
+    /// runs of that split may have stored results, and a new split is worth a process, never
+    /// a stored verdict (see [`Plan::keeping_stored`]).
+    pub previous: Option<Box<PlannedGate>>,
 }
 
 /// A path a gate may be meant for that no run of it checks, and why.
@@ -120,6 +124,26 @@ impl Plan {
             }
         }
         self
+    }
+
+    /// This plan with each batch the scheduler re-split back in its previous split where
+    /// `stored` says every run of that split would be served from the cache. Either split
+    /// checks the same files; this only chooses which runs the verdict comes from.
+    #[must_use]
+    pub fn keeping_stored(mut self, stored: impl Fn(&PlannedGate) -> bool) -> Plan {
+        for planned in &mut self.gates {
+            if let Some(previous) = planned.previous.take() {
+                if stored(&previous) {
+                    *planned = *previous;
+                }
+            }
+        }
+        self
+    }
+
+    /// A batch was re-split: [`Plan::keeping_stored`] has something to decide.
+    pub fn has_previous_splits(&self) -> bool {
+        self.gates.iter().any(|g| g.previous.is_some())
     }
 }
 
@@ -257,9 +281,38 @@ pub fn plan(config: &Config, req: &Request<'_>, cx: &Context<'_>) -> Plan {
         finish_jobs(gate, planned, req.universe);
         if let Some(costs) = cx.costs {
             estimate(gate, planned, costs, cx.fs);
+            planned.previous = in_previous_split(gate, planned, costs, req, cx).map(Box::new);
         }
     }
     Plan { gates }
+}
+
+/// `planned`, a batch the scheduler split, in the split chosen for it last time, where that
+/// differs from this time's.
+fn in_previous_split(
+    gate: &Gate,
+    planned: &PlannedGate,
+    costs: &Costs,
+    req: &Request<'_>,
+    cx: &Context<'_>,
+) -> Option<PlannedGate> {
+    let now = planned.split?;
+    let before = costs
+        .previous_split(&gate.name)
+        .filter(|&p| p != now && p >= 1 && p <= planned.files.len())?;
+    let mut previous = PlannedGate {
+        gate: planned.gate,
+        files: planned.files.clone(),
+        jobs: batch_jobs(&planned.files, before, true, cx),
+        unverified: planned.unverified.clone(),
+        costs: Vec::new(),
+        kib: Vec::new(),
+        split: Some(before),
+        previous: None,
+    };
+    finish_jobs(gate, &mut previous, req.universe);
+    estimate(gate, &mut previous, costs, cx.fs);
+    Some(previous)
 }
 
 /// A gate's matched files and, unless it is a batch the scheduler splits, its jobs.
@@ -304,6 +357,7 @@ fn plan_gate(index: usize, gate: &Gate, req: &Request<'_>, cx: &Context<'_>) -> 
         costs: Vec::new(),
         kib: Vec::new(),
         split: None,
+        previous: None,
     }
 }
 

@@ -101,11 +101,12 @@ pub fn run_recorded(
     phase: ralph_config::Phase,
     on_event: &(dyn Fn(runner::Event<'_>) + Sync),
 ) -> Vec<GateResult> {
-    let results = runner::with_context(config, env, reuse, |cx| {
-        runner::run(cx, plan, limits, on_event)
+    let (results, plan) = runner::with_context(config, env, reuse, |cx| {
+        let plan = runner::keeping_stored(cx, plan, limits);
+        (runner::run(cx, &plan, limits, on_event), plan)
     });
     let _ = record(&config.root, phase.as_str(), &results);
-    learn_costs(config, plan, &results);
+    learn_costs(config, &plan, &results);
     results
 }
 

@@ -485,6 +485,21 @@ fn attempt(
     outcome
 }
 
+/// Whether a run of `job` now would be served from the cache: a result is stored under its
+/// key and every input that run was seen to read is as it was. It decides only which of two
+/// splits of the same files runs ([`ralph_plan::plan::Plan::keeping_stored`]); the run itself
+/// looks again, and confirms its tools, as any run does.
+pub fn stored(cx: &RunContext<'_>, gate: &Gate, job: &Job, limits: &Limits) -> bool {
+    if !cx.cache.read || job.private.is_some() {
+        return false;
+    }
+    let inv = Invocation::new(cx, gate, job);
+    match (&inv.missing, &inv.key) {
+        (None, Ok(k)) => fresh_hit(cx, &places(cx, job, limits), k).is_some(),
+        _ => false,
+    }
+}
+
 /// The stored result under `k`, if every input its run was seen to read is as it was.
 fn fresh_hit(cx: &RunContext<'_>, places: &observe::Places, k: &str) -> Option<cache::Entry> {
     let entry = cx.cache.get(k)?;

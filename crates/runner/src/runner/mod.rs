@@ -286,6 +286,26 @@ pub enum Event<'a> {
     Finished(&'a GateResult),
 }
 
+/// `plan`, with each batch the scheduler re-split kept in its previous split where every run
+/// of that split would be served from the cache: costs learned from noisy runs may favour
+/// another split, and the stored results of this one hold for the files they checked.
+pub fn keeping_stored<'p>(
+    cx: &RunContext<'_>,
+    plan: &'p Plan,
+    limits: &Limits,
+) -> std::borrow::Cow<'p, Plan> {
+    if !plan.has_previous_splits() {
+        return std::borrow::Cow::Borrowed(plan);
+    }
+    std::borrow::Cow::Owned(plan.clone().keeping_stored(|previous| {
+        let gate = &cx.config.gates[previous.gate];
+        previous
+            .jobs
+            .iter()
+            .all(|j| job::stored(cx, gate, j, limits))
+    }))
+}
+
 /// Runs every job in `plan` with at most `jobs` at once. `on_event` hears each gate start
 /// and finish (from worker threads, finishes in completion order); the returned results are
 /// in plan order.
