@@ -93,6 +93,65 @@ fn a_file_the_command_reads_but_no_config_names_is_an_input() {
     assert!(agrees(&repo, "g", cmd, &[], "flag.cfg put back"));
 }
 
+/// A file outside the project that a run read (an interpreter's library) is remembered for
+/// the user's other projects, so a new clone does not read it again; once it changes, every
+/// project reads it again and the verdict follows it.
+#[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
+fn a_file_outside_the_project_is_remembered_for_other_clones_until_it_changes() {
+    // Not under a temporary folder: what a run reads there is never an input.
+    let home = std::env::var_os("HOME").expect("HOME");
+    let outside = tempfile::tempdir_in(home).unwrap();
+    let flag = outside.path().join("flag.cfg");
+    std::fs::write(&flag, "ok\n").unwrap();
+    // A stamp is remembered only for a file older than the racy window.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let cache_home = outside.path().join("cache");
+    let env = [("XDG_CACHE_HOME", cache_home.to_str().unwrap())];
+    let clone = || {
+        let repo = Repo::git();
+        repo.write("a.txt", "x\n");
+        repo.config(&format!(
+            "[[gate]]\nname = \"g\"\nglobs = [\"*.txt\"]\nrun = '! grep -q BAD {{files}} {}'\n",
+            flag.display()
+        ));
+        repo
+    };
+    let cmd = format!("! grep -q BAD a.txt {}", flag.display());
+    let first = clone();
+    assert!(agrees(&first, "g", &cmd, &env, "the first project"));
+    let shared = std::fs::read_to_string(cache_home.join("ralph-gate/files.tsv"))
+        .expect("the stamps of files outside the project are shared");
+    let hex: String = flag
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(shared.contains(&hex), "{shared}");
+    let second = clone();
+    assert!(agrees(
+        &second,
+        "g",
+        &cmd,
+        &env,
+        "a new clone, the file unchanged"
+    ));
+    std::fs::write(&flag, "BAD\n").unwrap();
+    for (repo, when) in [(clone(), "a new clone"), (first, "the first project")] {
+        assert!(!agrees(
+            &repo,
+            "g",
+            &cmd,
+            &env,
+            &format!("{when}, the file changed")
+        ));
+    }
+}
+
 /// A file read through a folder the run made and removed (git-open's bats suite runs
 /// `../git-open` from a sandbox repository it deletes after each test): the file, not the
 /// name through the folder that is gone, decides whether the stored verdict serves.

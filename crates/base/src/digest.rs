@@ -4,6 +4,8 @@
 //! (a "racy" write within the same tick, or `touch -r` putting the old mtime back), changes
 //! it: the kernel moves ctime on every write, and no one can set it back.
 
+mod shared;
+
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -46,6 +48,8 @@ pub struct Digests {
     root: PathBuf,
     index: Option<PathBuf>,
     known: Mutex<(HashMap<Vec<u8>, Stamp>, bool)>,
+    /// Stamps of files outside the root that the user's other projects learned.
+    shared: Option<shared::Shared>,
 }
 
 impl Digests {
@@ -60,7 +64,16 @@ impl Digests {
             root: root.to_path_buf(),
             index,
             known: Mutex::new((known, false)),
+            shared: None,
         }
+    }
+
+    /// These digests, with the stamps of files outside the root remembered at `index` too
+    /// (shared by the user's projects; `None`: this project's own only).
+    #[must_use]
+    pub fn sharing(mut self, index: Option<PathBuf>) -> Self {
+        self.shared = index.map(shared::Shared::at);
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -100,6 +113,19 @@ impl Digests {
                 }
             }
         }
+        // Outside the root, another project of this user may have read it already.
+        let shared = self
+            .shared
+            .as_ref()
+            .filter(|_| !full.starts_with(&self.root));
+        if let Some(k) = shared.and_then(|s| s.get(&id)) {
+            if k == stamp(k.hash.clone()) {
+                let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                known.0.insert(id, k.clone());
+                known.1 = true;
+                return Ok(content(&k.hash));
+            }
+        }
         let hash = hash_file(&full)?;
         // By ctime: it moves with every change, mtime can be set back.
         let changed = SystemTime::UNIX_EPOCH
@@ -109,6 +135,9 @@ impl Digests {
             .ok()
             .is_none_or(|age| age < RACY);
         if !racy {
+            if let Some(s) = shared {
+                s.learn(id.clone(), stamp(hash.clone()));
+            }
             let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
             known.0.insert(id, stamp(hash.clone()));
             known.1 = true;
@@ -119,9 +148,14 @@ impl Digests {
     /// Saves the remembered stamps if anything was learned. Concurrent runs may overwrite each
     /// other's index; it only spares work, it never decides a result.
     pub fn save(&self) {
-        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(path), true) = (&self.index, known.1) {
-            let _ = crate::atomic::write(path, render_index(&known.0).as_bytes());
+        {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            if let (Some(path), true) = (&self.index, known.1) {
+                let _ = crate::atomic::write(path, render_index(&known.0).as_bytes());
+            }
+        }
+        if let Some(s) = &self.shared {
+            s.save();
         }
     }
 }
@@ -225,6 +259,83 @@ mod tests {
             parse_index("garbage\nmore\tgarbage\n").is_empty(),
             "a damaged index is ignored"
         );
+    }
+
+    #[test]
+    fn a_file_outside_the_root_is_taken_from_the_shared_stamps_while_they_hold() {
+        let (a, b, outside) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let shared = outside.path().join("cache/files.tsv");
+        let lib = outside.path().join("libpython.so");
+        std::fs::write(&lib, "the interpreter").unwrap();
+        let inside = a.path().join("own.py");
+        std::fs::write(&inside, "mine").unwrap();
+        // Another project's run remembered both (the forged hashes show what is read).
+        let stamp_of = |p: &Path| {
+            let meta = std::fs::metadata(p).unwrap();
+            let s = crate::platform::stamps(&meta);
+            Stamp {
+                size: meta.len(),
+                mtime_ns: s.modified_ns,
+                inode: s.inode,
+                ctime_ns: s.changed_ns,
+                hash: "remembered".into(),
+            }
+        };
+        let mut known = HashMap::new();
+        for p in [&lib, &inside] {
+            known.insert(p.as_os_str().as_encoded_bytes().to_vec(), stamp_of(p));
+        }
+        std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
+        std::fs::write(&shared, render_index(&known)).unwrap();
+        let d = Digests::load(a.path(), None).sharing(Some(shared.clone()));
+        assert_eq!(d.of(&lib).unwrap(), Content::Digest("remembered".into()));
+        assert_ne!(
+            d.of(&inside).unwrap(),
+            Content::Digest("remembered".into()),
+            "a file of the project itself is never taken from the shared stamps"
+        );
+        // Changed since: read again, in every project.
+        std::fs::write(&lib, "the interpreter, upgraded").unwrap();
+        let fresh = Digests::load(b.path(), None).sharing(Some(shared.clone()));
+        let now = fresh.of(&lib).unwrap();
+        assert_ne!(now, Content::Digest("remembered".into()));
+        assert_eq!(now, Digests::load(b.path(), None).of(&lib).unwrap());
+        assert!(
+            Digests::load(b.path(), None).of(&lib).is_ok(),
+            "no shared index: the file is read"
+        );
+    }
+
+    #[test]
+    fn the_shared_stamps_keep_what_other_runs_wrote_meanwhile() {
+        let (root, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let shared = outside.path().join("files.tsv");
+        let file = |name: &str| {
+            let p = outside.path().join(name);
+            std::fs::write(&p, name).unwrap();
+            p
+        };
+        let (x, y) = (file("x"), file("y"));
+        // Old enough to be remembered: wait out the racy window once.
+        std::thread::sleep(RACY + Duration::from_millis(100));
+        let first = Digests::load(root.path(), None).sharing(Some(shared.clone()));
+        let second = Digests::load(root.path(), None).sharing(Some(shared.clone()));
+        first.of(&x).unwrap();
+        second.of(&y).unwrap();
+        first.save();
+        second.save();
+        let text = std::fs::read_to_string(&shared).unwrap();
+        let names: Vec<Vec<u8>> = parse_index(&text).into_keys().collect();
+        for p in [&x, &y] {
+            assert!(
+                names.contains(&p.as_os_str().as_encoded_bytes().to_vec()),
+                "{text}"
+            );
+        }
     }
 
     #[test]

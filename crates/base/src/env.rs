@@ -75,6 +75,9 @@ pub struct Environment {
     pub home: Option<PathBuf>,
     /// `XDG_STATE_HOME`: where pins go outside git (else `$HOME/.local/state`).
     pub xdg_state_home: Option<PathBuf>,
+    /// `XDG_CACHE_HOME`: where the stamps of files outside projects are shared (else
+    /// `$HOME/.cache`).
+    pub xdg_cache_home: Option<PathBuf>,
     /// `XDG_CONFIG_HOME`: where ShellCheck also reads a `shellcheckrc`.
     pub xdg_config_home: Option<PathBuf>,
     /// `CARGO_HOME`: Cargo's own `config.toml` (else `$HOME/.cargo`).
@@ -127,6 +130,13 @@ impl Environment {
             .or_else(|| self.home.as_ref().map(|h| h.join(".local/state")))
     }
 
+    /// `XDG_CACHE_HOME`, else `~/.cache`.
+    pub fn user_cache_dir(&self) -> Option<PathBuf> {
+        self.xdg_cache_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".cache")))
+    }
+
     pub fn from_process() -> Self {
         let truthy = |k: &str| std::env::var(k).is_ok_and(|v| is_on(&v));
         let text = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
@@ -142,6 +152,7 @@ impl Environment {
             home: std::env::var_os("HOME").map(PathBuf::from),
             xdg_state_home: std::env::var_os("XDG_STATE_HOME").map(PathBuf::from),
             xdg_config_home: path("XDG_CONFIG_HOME"),
+            xdg_cache_home: path("XDG_CACHE_HOME"),
             cargo_home: path("CARGO_HOME"),
             claude_config_dir: path("CLAUDE_CONFIG_DIR"),
             claude_plugin_root: std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from),

@@ -243,8 +243,16 @@ pub fn with_context<T>(
     // under those keys, the keys a later run looks up: from remembered stamps, as that run's
     // are, without reading every file and tool again. Its verdicts rest on no key.
     let stamps = trusted || !cache.store;
-    let digests = Digests::load(&config.root, stamps.then(|| cache.digest_index()));
-    let remembered = (!stamps).then(|| Digests::load(&config.root, Some(cache.digest_index())));
+    // Wherever this project's stamps are trusted, so are those of files outside it that the
+    // user's other projects remembered (an interpreter's library: a new clone reads none).
+    let shared = || {
+        env.user_cache_dir()
+            .map(|d| d.join("ralph-gate").join("files.tsv"))
+    };
+    let digests = Digests::load(&config.root, stamps.then(|| cache.digest_index()))
+        .sharing(stamps.then(shared).flatten());
+    let remembered = (!stamps)
+        .then(|| Digests::load(&config.root, Some(cache.digest_index())).sharing(shared()));
     // A run that trusts nothing remembered still starts its gates on the shim answers an
     // earlier run was given, while the managers are asked again (see `tools::guesses`).
     let toolbox = Toolbox::new(
