@@ -1032,6 +1032,66 @@ fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
     }
 }
 
+/// A code file a stop gate's command names right after an option (`py_compile -q calc.py`,
+/// `doctest -v calc.py`): whether it is the option's value (a runner's preload, part of the
+/// checks) or the code the command checks cannot be told from the command. Taken for a
+/// runner only, the differential run judged the start's code with the start's tests, and a
+/// broken function with its test edited to match ended the loop. It is judged both ways now:
+/// put back, and as it is.
+#[test]
+fn a_code_file_named_right_after_an_option_is_judged_both_ways() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let spellings = [
+        "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"python3 -m py_compile -q calc.py\"\n",
+        "[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = \"python3 -m doctest -v calc.py\"\n",
+        "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"env PYTHONDONTWRITEBYTECODE=1 timeout 60 python3 -m py_compile -q ./calc.py\"\n",
+        "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"sh -c 'python3 -m py_compile -q calc.py'\"\n",
+    ];
+    for gate in spellings {
+        let repo = Repo::git();
+        repo.config(&format!("{PYTEST_GATE}\n{gate}"))
+            .write(".gitignore", "__pycache__/\n")
+            .write("README.md", "# calc\n")
+            .write("calc.py", GREET)
+            .write("tests/test_calc.py", GREET_TESTS)
+            .write("pytest.ini", INI);
+        repo.commit_all();
+        repo.start_loop(&[]);
+        // Green at the start; the behaviour broken and its test edited to what it returns.
+        repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
+        repo.write(
+            "tests/test_calc.py",
+            &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
+        );
+        let out = decision(&promise(&repo));
+        assert_eq!(
+            out["decision"], "block",
+            "{gate}: the expectation was edited: {out}"
+        );
+        let reason = out["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("pytest"),
+            "{gate}: names the gate that fails: {reason}"
+        );
+        // The honest twin: the code rewritten with its behaviour kept, and a test added.
+        repo.write(
+            "calc.py",
+            &GREET.replace("\"Hello, \" + name", "f\"Hello, {name}\""),
+        );
+        repo.write(
+            "tests/test_calc.py",
+            &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
+        );
+        let out = decision(&promise(&repo));
+        assert!(
+            out.get("decision").is_none(),
+            "{gate}: an honest rewrite ends the loop: {out}"
+        );
+    }
+}
+
 #[test]
 fn check_base_from_a_red_base_holds_a_failing_tests_expectation_edited() {
     if !require_tool("pytest") {

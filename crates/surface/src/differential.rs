@@ -415,7 +415,10 @@ pub enum Outcome {
 }
 
 /// Runs the gates of `phase` on the final code with `prepared.put_back` put back, and
-/// compares them with the final run's `results`.
+/// compares them with the final run's `results`. Files of the code a command names right
+/// after an option ([`roles::AFTER_AN_OPTION`]) are put back in that run and kept as they
+/// are in a second: the change is honest only when both pass, whichever of a preload and
+/// the checked code they are.
 pub fn run(
     project: &Project,
     env: &Environment,
@@ -423,13 +426,42 @@ pub fn run(
     prepared: &Prepared,
     results: &[GateResult],
 ) -> Outcome {
-    run_putting_back(
+    let all = run_putting_back(
         project,
         env,
         (phase, deadline),
         (prepared, &|_| true),
         results,
-    )
+    );
+    let either = |p: &PutBack| p.why == roles::AFTER_AN_OPTION;
+    if !matches!(all, Outcome::Honest { .. }) || !prepared.put_back.iter().any(either) {
+        return all;
+    }
+    match run_putting_back(
+        project,
+        env,
+        (phase, deadline),
+        (prepared, &|p| !either(p)),
+        results,
+    ) {
+        Outcome::LoadBearing(failing) => {
+            let kept: Vec<&str> = prepared
+                .put_back
+                .iter()
+                .filter(|p| either(p))
+                .map(|p| p.shown.as_str())
+                .collect();
+            let kept = ralph_base::text::listed(&kept, 10);
+            Outcome::LoadBearing(
+                failing
+                    .into_iter()
+                    .map(|(gate, out)| (gate, format!("(with {kept} as it is now)\n{out}")))
+                    .collect(),
+            )
+        }
+        Outcome::Honest { .. } => all,
+        unavailable => unavailable,
+    }
 }
 
 /// [`run`], with only the files `which` keeps put back; the others stay as they are now.

@@ -108,6 +108,12 @@ pub struct Surface {
     /// what the gate runs is part of the checks, even where another gate checks it as code.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub runners: BTreeSet<String>,
+    /// Of `runners`, the files a stop gate checks that a command names only right after an
+    /// option (`py_compile -q calc.py`): the option's value, part of the checks, or the code
+    /// the command checks; the command cannot say which, so the differential run judges them
+    /// both ways.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub after_option: BTreeSet<String>,
     /// The settings the gates run by name (`scripts.check`, `target test`): one another
     /// side records only because its gates run it is a new check's, not a change to one.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -262,6 +268,7 @@ fn describe_planned(
         .filter(|f| in_code(f, &checked))
         .collect();
     let (markers, tests) = markers::scan(source, code.into_iter(), &reads);
+    let (runners, after_option) = runners(config, phase, source);
     Surface {
         settings,
         markers,
@@ -272,7 +279,8 @@ fn describe_planned(
             .map(|(g, fs)| (g, fs.iter().map(|f| text(f)).collect()))
             .collect(),
         tools: BTreeMap::new(),
-        runners: runners(config, phase, source),
+        runners,
+        after_option,
         ran: scripts
             .npm
             .iter()
@@ -292,29 +300,43 @@ fn describe_planned(
 /// the differential run judges its final version. Put back as a runner, the base's code
 /// was judged with the base's tests, and a broken function with its test edited to match
 /// passed.
-fn runners(config: &Config, phase: Phase, source: &source::Source) -> BTreeSet<String> {
+///
+/// A file a gate checks that a command names only right after an option is in the second
+/// set too: `jest --setupFilesAfterEnv ./ci/setup.js` loads it (part of the checks: put back,
+/// a weakened setup file holds), `py_compile -q calc.py` checks it (code: kept, an edited
+/// expectation holds). No reading of the words tells them apart for every tool, so the
+/// differential run takes it both ways.
+fn runners(
+    config: &Config,
+    phase: Phase,
+    source: &source::Source,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let files: BTreeSet<String> = source.files.iter().map(|f| text(f)).collect();
     let gates: Vec<&ralph_config::Gate> =
         config.gates.iter().filter(|g| g.runs_in(phase)).collect();
     let checked = |rel: &str| gates.iter().any(|g| g.matches(std::path::Path::new(rel)));
-    let mut out = BTreeSet::new();
+    let (mut sure, mut after_option) = (BTreeSet::new(), BTreeSet::new());
     for g in &gates {
         for simple in ralph_base::shell::parse(&g.command_text(), 2) {
             let (_, words) = ralph_base::shell::unwrap(&simple.words);
             let script = script_of(words);
             for (i, w) in words.iter().enumerate() {
                 let rel = w.trim_start_matches("./");
-                // After an option it may be the option's value, loaded by the runner
-                // (`jest --setupFilesAfterEnv ./ci/setup.js`): read the stricter way.
+                if !files.contains(rel) {
+                    continue;
+                }
                 let valued = i > 0 && words[i - 1].starts_with('-') && !words[i - 1].contains('=');
-                let runs = i == 0 || Some(i) == script || valued;
-                if files.contains(rel) && (runs || !checked(rel)) {
-                    out.insert(rel.to_string());
+                if i == 0 || Some(i) == script || !checked(rel) {
+                    sure.insert(rel.to_string());
+                } else if valued {
+                    after_option.insert(rel.to_string());
                 }
             }
         }
     }
-    out
+    after_option.retain(|f| !sure.contains(f));
+    sure.extend(after_option.iter().cloned());
+    (sure, after_option)
 }
 
 /// Programs that run a script named as their first plain argument.

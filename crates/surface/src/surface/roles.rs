@@ -14,6 +14,10 @@ use std::collections::BTreeSet;
 pub const A_TEST: &str = "a test";
 pub const DEFINES_TESTS: &str = "it defines tests";
 const A_CONFIG: &str = "a config its runner reads";
+/// Why a file of the code is put back only in one of the differential's two runs (see
+/// `Surface::after_option`).
+pub const AFTER_AN_OPTION: &str =
+    "a stop gate's command names it right after an option (the option's value, or the code it checks)";
 
 /// What a changed file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +42,8 @@ pub struct Facts {
     configs: BTreeSet<String>,
     /// Every file a stop gate's command names, at either end.
     runners: BTreeSet<String>,
+    /// Of those, the files it names only right after an option, at both ends.
+    after_option: BTreeSet<String>,
     /// Every folder the start's tree had (empty: not known, so none is new).
     start_folders: Option<BTreeSet<String>>,
 }
@@ -56,6 +62,10 @@ impl Facts {
                 .flat_map(|s| s.settings.iter().map(|s| s.file.clone()))
                 .collect(),
             runners: both().flat_map(|s| s.runners.iter().cloned()).collect(),
+            after_option: both()
+                .flat_map(|s| s.after_option.iter().cloned())
+                .filter(|f| both().all(|s| !s.runners.contains(f) || s.after_option.contains(f)))
+                .collect(),
             start_folders: None,
         }
     }
@@ -179,7 +189,10 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
         return Role::Check("a file its runner or build loads");
     }
     if facts.runners.contains(rel) {
-        return Role::Check("a stop gate's command runs it");
+        return Role::Check(match facts.after_option.contains(rel) {
+            true => AFTER_AN_OPTION,
+            false => "a stop gate's command runs it",
+        });
     }
     let config = facts.configs.contains(rel);
     if test_named(name) {
@@ -335,9 +348,23 @@ mod tests {
             checked: checked.iter().map(ToString::to_string).collect(),
             tests: tests.iter().map(ToString::to_string).collect(),
             configs: BTreeSet::new(),
-            runners: ["ci/test.sh".to_string()].into(),
+            runners: ["ci/test.sh".to_string(), "calc.py".to_string()].into(),
+            after_option: ["calc.py".to_string()].into(),
             start_folders: Some(["src", "pkg", "tests"].map(String::from).into()),
         }
+    }
+
+    #[test]
+    fn code_named_only_after_an_option_is_put_back_for_one_run_of_two() {
+        let f = facts(&["calc.py"], &[]);
+        assert_eq!(
+            role("calc.py", &f, (None, None)),
+            Role::Check(AFTER_AN_OPTION)
+        );
+        assert_eq!(
+            role("ci/test.sh", &f, (None, None)),
+            Role::Check("a stop gate's command runs it")
+        );
     }
 
     #[test]

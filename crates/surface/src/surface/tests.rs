@@ -582,6 +582,7 @@ fn a_script_newly_run_by_an_added_gate_is_no_change_to_the_checks() {
         absent: BTreeSet::new(),
         tools: BTreeMap::new(),
         runners: BTreeSet::new(),
+        after_option: BTreeSet::new(),
         ran: ran.iter().map(|s| s.to_string()).collect(),
         present: BTreeSet::new(),
     };
