@@ -24,6 +24,8 @@ proptest! {
         let repo = Repo::git();
         let out = tempfile::NamedTempFile::new().unwrap();
         let trap = tempfile::tempdir().unwrap();
+        // ralph-gate's own cache of file stamps goes where XDG says, out of the trap.
+        let cache = tempfile::tempdir().unwrap();
         repo.config(&format!(
             "[[gate]]\nname = \"record\"\nglobs = [\"files/**\"]\nenv = {{ OUT = \"{}\" }}\nrun = 'printf \"%s\\0\" {{files}} >> \"$OUT\"'\n",
             out.path().display()
@@ -35,7 +37,10 @@ proptest! {
         let mut cmd = repo.cmd();
         // A name that managed to run code would most likely touch files in the working
         // folder; give it a place where that would show.
-        cmd.current_dir(repo.path()).env("HOME", trap.path()).args(["check", "--format", "json"]);
+        cmd.current_dir(repo.path())
+            .env("HOME", trap.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["check", "--format", "json"]);
         let run = crate::common::finish(cmd.output().unwrap());
         prop_assert_eq!(run.code, 0, "{:?}", run);
         let bytes = std::fs::read(out.path()).unwrap();
