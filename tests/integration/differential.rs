@@ -977,6 +977,29 @@ fn check_base_keeps_a_raised_go_line_with_the_code_that_needs_it() {
     assert_eq!(raised.code, 0, "the go line the code needs: {raised:?}");
 }
 
+/// A loop on `calc` and [`GREET_TESTS`] under the pytest gate and `gate`.
+fn greet_loop(gate: &str, calc: &str) -> Repo {
+    let repo = Repo::git();
+    repo.config(&format!("{PYTEST_GATE}\n{gate}"))
+        .write(".gitignore", "__pycache__/\n")
+        .write("README.md", "# calc\n")
+        .write("calc.py", calc)
+        .write("tests/test_calc.py", GREET_TESTS)
+        .write("pytest.ini", INI);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo
+}
+
+/// On a green start: the behaviour broken and its test edited to what it returns.
+fn break_it_and_edit_its_test(repo: &Repo) {
+    repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
+    repo.write(
+        "tests/test_calc.py",
+        &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
+    );
+}
+
 /// A stop gate whose command names a file a gate checks (`py_compile calc.py`, `mypy
 /// calc.py`, `tsc src/index.ts`, or a gate over the docs that runs `doctest calc.py`) reads
 /// that file as code, not as a runner: the differential run keeps its final version. Put
@@ -992,25 +1015,8 @@ fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
         "[[gate]]\nname = \"docs\"\nglobs = [\"*.md\"]\nscope = \"project\"\nrun = \"python3 -m doctest calc.py\"\n",
     ];
     for gate in spellings {
-        let loop_on = |calc: &str, tests: &str| {
-            let repo = Repo::git();
-            repo.config(&format!("{PYTEST_GATE}\n{gate}"))
-                .write(".gitignore", "__pycache__/\n")
-                .write("README.md", "# calc\n")
-                .write("calc.py", calc)
-                .write("tests/test_calc.py", tests)
-                .write("pytest.ini", INI);
-            repo.commit_all();
-            repo.start_loop(&[]);
-            repo
-        };
-        // Green at the start; the behaviour broken and its test edited to what it returns.
-        let repo = loop_on(GREET, GREET_TESTS);
-        repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
-        repo.write(
-            "tests/test_calc.py",
-            &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
-        );
+        let repo = greet_loop(gate, GREET);
+        break_it_and_edit_its_test(&repo);
         let out = decision(&promise(&repo));
         assert_eq!(
             out["decision"], "block",
@@ -1018,7 +1024,7 @@ fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
         );
         // Red at the start; the fix, with a new test beside the old ones.
         let wrong = GREET.replace("a + b", "a - b");
-        let repo = loop_on(&wrong, GREET_TESTS);
+        let repo = greet_loop(gate, &wrong);
         repo.write("calc.py", GREET);
         repo.write(
             "tests/test_calc.py",
@@ -1050,21 +1056,8 @@ fn a_code_file_named_right_after_an_option_is_judged_both_ways() {
         "[[gate]]\nname = \"compile\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"sh -c 'python3 -m py_compile -q calc.py'\"\n",
     ];
     for gate in spellings {
-        let repo = Repo::git();
-        repo.config(&format!("{PYTEST_GATE}\n{gate}"))
-            .write(".gitignore", "__pycache__/\n")
-            .write("README.md", "# calc\n")
-            .write("calc.py", GREET)
-            .write("tests/test_calc.py", GREET_TESTS)
-            .write("pytest.ini", INI);
-        repo.commit_all();
-        repo.start_loop(&[]);
-        // Green at the start; the behaviour broken and its test edited to what it returns.
-        repo.write("calc.py", &GREET.replace("Hello, ", "Bye, "));
-        repo.write(
-            "tests/test_calc.py",
-            &GREET_TESTS.replace("Hello, Ann", "Bye, Ann"),
-        );
+        let repo = greet_loop(gate, GREET);
+        break_it_and_edit_its_test(&repo);
         let out = decision(&promise(&repo));
         assert_eq!(
             out["decision"], "block",
