@@ -1085,6 +1085,48 @@ fn a_code_file_named_right_after_an_option_is_judged_both_ways() {
     }
 }
 
+/// An option's value inside its word (`node --env-file=.env`): the file is named as
+/// surely as after a space, and judged both ways as well. Found by this session's red team:
+/// under a gate over every file, `.env` was read as checked code, kept, and a broken
+/// function with the expected value edited in `.env` ended the loop (`--env-file .env` was
+/// held).
+#[test]
+fn an_options_value_inside_its_word_is_judged_both_ways() {
+    if !require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"g\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"node --env-file=.env --test test.mjs\"\n")
+        .write("calc.mjs", "export const add = (a, b) => a + b;\n")
+        .write(
+            "test.mjs",
+            "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport { add } from \"./calc.mjs\";\ntest(\"add\", () => assert.equal(add(2, 3), Number(process.env.EXPECTED)));\n",
+        )
+        .write(".env", "EXPECTED=5\n");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    repo.write("calc.mjs", "export const add = (a, b) => a - b;\n")
+        .write(".env", "EXPECTED=-1\n");
+    let (bare, _) = repo.shell("node --env-file=.env --test test.mjs", &[]);
+    assert_eq!(bare, 0, "the bare command passes the final tree");
+    let out = decision(&promise(&repo));
+    assert_eq!(
+        out["decision"], "block",
+        "the expectation moved in .env: {out}"
+    );
+    // The honest twin: the code rewritten with its behaviour kept, a comment in `.env`.
+    repo.write(
+        "calc.mjs",
+        "export const add = (a, b) => {\n  const s = a + b;\n  return s;\n};\n",
+    )
+    .write(".env", "EXPECTED=5\n# the sum of 2 and 3\n");
+    let out = decision(&promise(&repo));
+    assert!(
+        out.get("decision").is_none(),
+        "an honest rewrite ends: {out}"
+    );
+}
+
 #[test]
 fn check_base_from_a_red_base_holds_a_failing_tests_expectation_edited() {
     if !require_tool("pytest") {

@@ -321,12 +321,18 @@ fn runners(
             let (_, words) = ralph_base::shell::unwrap(&simple.words);
             let script = script_of(words);
             for (i, w) in words.iter().enumerate() {
-                let rel = w.trim_start_matches("./");
+                let (rel, valued) = match option_value(w, &files) {
+                    Some(value) => (value, true),
+                    None => (
+                        w.trim_start_matches("./"),
+                        i > 0 && words[i - 1].starts_with('-') && !words[i - 1].contains('='),
+                    ),
+                };
                 if !files.contains(rel) {
                     continue;
                 }
-                let valued = i > 0 && words[i - 1].starts_with('-') && !words[i - 1].contains('=');
-                if i == 0 || Some(i) == script || !checked(rel) {
+                let runs = !w.starts_with('-') && (i == 0 || Some(i) == script);
+                if runs || !checked(rel) {
                     sure.insert(rel.to_string());
                 } else if valued {
                     after_option.insert(rel.to_string());
@@ -337,6 +343,17 @@ fn runners(
     after_option.retain(|f| !sure.contains(f));
     sure.extend(after_option.iter().cloned());
     (sure, after_option)
+}
+
+/// The project file an option word holds as its value: `--env-file=.env`, `-ccfg.ini`.
+fn option_value<'a>(word: &'a str, files: &BTreeSet<String>) -> Option<&'a str> {
+    let value = match word.split_once('=') {
+        Some((option, value)) if option.starts_with('-') => value,
+        _ if word.starts_with('-') && !word.starts_with("--") => word.get(2..)?,
+        _ => return None,
+    };
+    let value = value.trim_start_matches("./");
+    files.contains(value).then_some(value)
 }
 
 /// Programs that run a script named as their first plain argument.

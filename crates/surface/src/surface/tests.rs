@@ -598,3 +598,15 @@ fn a_script_newly_run_by_an_added_gate_is_no_change_to_the_checks() {
     );
     assert_eq!(weaker(&before, &now), 1);
 }
+
+#[test]
+fn an_options_value_inside_its_word_names_a_project_file() {
+    let files: BTreeSet<String> = [".env", "cfg.ini", "calc.py"].map(String::from).into();
+    assert_eq!(option_value("--env-file=.env", &files), Some(".env"));
+    assert_eq!(option_value("--env-file=./.env", &files), Some(".env"));
+    assert_eq!(option_value("-ccfg.ini", &files), Some("cfg.ini"));
+    assert_eq!(option_value("-Werror", &files), None, "not a file");
+    assert_eq!(option_value("--strict", &files), None);
+    assert_eq!(option_value("calc.py", &files), None, "a plain word");
+    assert_eq!(option_value("X=calc.py", &files), None, "an assignment");
+}
