@@ -1000,6 +1000,14 @@ fn break_it_and_edit_its_test(repo: &Repo) {
     );
 }
 
+/// Honest work's test: [`GREET_TESTS`] with one more beside them.
+fn add_a_test(repo: &Repo) {
+    repo.write(
+        "tests/test_calc.py",
+        &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
+    );
+}
+
 /// A stop gate whose command names a file a gate checks (`py_compile calc.py`, `mypy
 /// calc.py`, `tsc src/index.ts`, or a gate over the docs that runs `doctest calc.py`) reads
 /// that file as code, not as a runner: the differential run keeps its final version. Put
@@ -1026,10 +1034,7 @@ fn a_code_file_a_stop_gates_command_names_is_judged_as_code() {
         let wrong = GREET.replace("a + b", "a - b");
         let repo = greet_loop(gate, &wrong);
         repo.write("calc.py", GREET);
-        repo.write(
-            "tests/test_calc.py",
-            &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
-        );
+        add_a_test(&repo);
         let out = decision(&promise(&repo));
         assert!(
             out.get("decision").is_none(),
@@ -1073,10 +1078,7 @@ fn a_code_file_named_right_after_an_option_is_judged_both_ways() {
             "calc.py",
             &GREET.replace("\"Hello, \" + name", "f\"Hello, {name}\""),
         );
-        repo.write(
-            "tests/test_calc.py",
-            &format!("{GREET_TESTS}\n\ndef test_adds_zero():\n    assert add(2, 0) == 2\n"),
-        );
+        add_a_test(&repo);
         let out = decision(&promise(&repo));
         assert!(
             out.get("decision").is_none(),
