@@ -9,9 +9,9 @@ use crate::common::{require_tool, Repo};
 use crate::surface::{apply, commit_project, decision, promise, undo, Edit};
 use std::process::Command;
 
-struct Case {
-    name: &'static str,
-    edits: &'static [Edit],
+pub(crate) struct Case {
+    pub name: &'static str,
+    pub edits: &'static [Edit],
 }
 
 /// The bare tool's exit code on the tree as it is.
@@ -25,7 +25,7 @@ fn bare(repo: &Repo, program: &str, args: &[&str]) -> i32 {
 }
 
 /// Each attack fools the bare tool and holds the loop; the loop is still on afterwards.
-fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case]) -> usize {
+pub(crate) fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case]) -> usize {
     let mut held = 0;
     for c in cases {
         apply(repo, c.edits);
@@ -66,7 +66,7 @@ fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case]) -> usize
 }
 
 /// Each honest change ends its loop with nobody asked; a new loop starts for the next.
-fn honest_work_ends(repo: &Repo, cases: &[Case]) {
+pub(crate) fn honest_work_ends(repo: &Repo, cases: &[Case]) {
     for c in cases {
         apply(repo, c.edits);
         let run = repo.run(["check", "--base", "HEAD", "--format", "json"]);

@@ -11,6 +11,7 @@ mod approval;
 mod baseline;
 mod cache;
 mod check;
+mod checks_by_effect;
 mod claude_code;
 mod config_errors;
 mod dash;

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 mod reach;
+pub mod said;
 pub use reach::{reached, reached_by_tests, still_unreached, Unreached};
 
 /// One file put back for the differential run.
@@ -44,7 +45,7 @@ impl PutBack {
     /// A test file (by its runner's naming rule, or defining tests): not a config, a
     /// runner's file, a helper or data beside the tests.
     pub fn is_test(&self) -> bool {
-        [roles::A_TEST, roles::DEFINES_TESTS].contains(&self.why)
+        [roles::A_TEST, roles::DEFINES_TESTS, roles::COLLECTED].contains(&self.why)
     }
 }
 
@@ -56,10 +57,14 @@ pub struct Prepared {
     inside: PathBuf,
     /// What the surfaces say of the files: which are code, tests, configs.
     facts: Facts,
+    /// The tree compared with: the loop's start, or the base.
+    start: String,
     /// The work tree as the final run is about to judge it.
     pub tree: String,
     /// When each file of `tree` last changed, as the final run is about to judge it.
     stamps: BTreeMap<PathBuf, snapshot::Stamp>,
+    /// Every file changed since `start`.
+    changes: Vec<Changed>,
     pub put_back: Vec<PutBack>,
     /// Checked code moved where no gate reads it (from, to; relative to the project root):
     /// followed by content, as git's rename detection pairs them.
@@ -215,35 +220,80 @@ pub fn prepare(
         }
     }
     let left_reach = left_reach(&top, (start, &tree, &changes), inside.as_deref(), &facts)?;
-    let moved = moved_code(&top, (start, &tree), &changes, &put_back)?;
-    let deleted = deleted_code(&changes, &put_back, &moved);
-    let edited = changes
-        .iter()
-        .filter(|c| !put_back.iter().any(|p| p.at == c.path))
-        .filter_map(|c| Some((c.path.clone(), c.old.clone()?, c.new.clone()?)))
-        .collect();
-    let came = changes
-        .iter()
-        .filter(|c| c.old.is_none() && !put_back.iter().any(|p| p.at == c.path))
-        .filter_map(|c| c.new.clone())
-        .collect();
-    Ok(Prepared {
+    let mut prepared = Prepared {
         top,
         inside: inside.unwrap_or_default(),
         facts,
+        start: start.to_string(),
         tree,
         stamps,
+        changes,
         put_back,
         left_reach,
-        moved,
-        deleted,
-        edited,
-        came,
+        moved: Vec::new(),
+        deleted: Vec::new(),
+        edited: Vec::new(),
+        came: Vec::new(),
         lend,
         unlent,
         ignored_gone,
         watch: std::cell::Cell::new(false),
-    })
+    };
+    prepared.code_changes()?;
+    Ok(prepared)
+}
+
+impl Prepared {
+    /// What the code (every change not put back) did since the start: moved, deleted,
+    /// edited, added.
+    fn code_changes(&mut self) -> Result<(), GitError> {
+        let (changes, put_back) = (&self.changes, &self.put_back);
+        let kept = |c: &&Changed| !put_back.iter().any(|p| p.at == c.path);
+        self.moved = moved_code(&self.top, (&self.start, &self.tree), changes, put_back)?;
+        self.deleted = deleted_code(changes, put_back, &self.moved);
+        self.edited = changes
+            .iter()
+            .filter(kept)
+            .filter_map(|c| Some((c.path.clone(), c.old.clone()?, c.new.clone()?)))
+            .collect();
+        self.came = changes
+            .iter()
+            .filter(|c| c.old.is_none())
+            .filter(kept)
+            .filter_map(|c| c.new.clone())
+            .collect();
+        Ok(())
+    }
+
+    /// Takes what the final run's test runners said is part of their checks (`said`: files
+    /// relative to the project root, each with why; see [`said::by_runners`]): a change to
+    /// one of them taken for code is put back too, and one judged both ways always is. The
+    /// runner decides by what it did (loaded, collected, read), whatever the file's name or
+    /// the gate's globs.
+    pub fn also_checks(&mut self, said: &BTreeMap<String, &'static str>) -> Result<(), GitError> {
+        let mut more = false;
+        for c in &self.changes {
+            let Ok(rel) = c.path.strip_prefix(&self.inside) else {
+                continue;
+            };
+            let Some(why) = said.get(&*rel.to_string_lossy()) else {
+                continue;
+            };
+            match self.put_back.iter_mut().find(|p| p.at == c.path) {
+                Some(p) if p.why == roles::AFTER_AN_OPTION => p.why = why,
+                Some(_) => {}
+                None => {
+                    let shown = rel.to_string_lossy().into_owned();
+                    self.put_back.push(back(c.clone(), shown, why));
+                    more = true;
+                }
+            }
+        }
+        match more {
+            true => self.code_changes(),
+            false => Ok(()),
+        }
+    }
 }
 
 /// The code (what is not put back) renamed since `start`: by content, as git pairs

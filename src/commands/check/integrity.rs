@@ -80,13 +80,15 @@ pub fn by_effect(
     results: &mut [GateResult],
 ) -> Against {
     let asked = ralph_surface::baseline::asked(&project.config, env.strict(), results);
-    let base = asked.then(|| Base::of(&a, project.root())).flatten();
+    let base = asked
+        .then(|| Base::of(&a, project.root(), results))
+        .flatten();
     let taken = base
         .as_ref()
         .and_then(|b| excuse_old_failures(&a.rev, b, project, env, phase, results));
     let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
     if whole && !failing {
-        if let Some(b) = base.or_else(|| Base::of(&a, project.root())) {
+        if let Some(b) = base.or_else(|| Base::of(&a, project.root(), results)) {
             judge_deferred(&mut a, project, env, phase, (results, &b, taken));
         }
     }
@@ -100,12 +102,15 @@ struct Base {
 }
 
 impl Base {
-    fn of(a: &Against, root: &std::path::Path) -> Option<Self> {
+    /// `results`: this tree's runs, whose runners say which files are their tests'.
+    fn of(a: &Against, root: &std::path::Path, results: &[GateResult]) -> Option<Self> {
         let rev = format!("{}^{{tree}}", a.rev);
         let out = ralph_base::snapshot::run_raw(root, &["rev-parse", &rev]).ok()?;
         let start = String::from_utf8_lossy(out.trim_ascii()).into_owned();
         let surfaces = (Some(&a.surfaces.0), Some(&a.surfaces.1));
-        let prepared = differential::prepare(root, (&start, None), surfaces).ok()?;
+        let mut prepared = differential::prepare(root, (&start, None), surfaces).ok()?;
+        let said = differential::said::by_runners(root, results);
+        prepared.also_checks(&said).ok()?;
         Some(Self { start, prepared })
     }
 }

@@ -36,6 +36,10 @@ pub struct Entry {
     /// every one is unchanged. `None`: the run was not observed; the key alone decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed: Option<Vec<crate::observe::Input>>,
+    /// What its test runner said of the project's files (relative to the root): served
+    /// with the result, as the run that made it said it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub of_tests: Vec<(String, crate::observe::OfTests)>,
 }
 
 pub struct Cache {
@@ -387,6 +391,7 @@ mod tests {
             duration_ms: 5,
             output: "ok".into(),
             observed: None,
+            of_tests: vec![("data/x.json".into(), crate::observe::OfTests::Read)],
         };
         cache.put(&entry).unwrap();
         let stored = Entry {
@@ -425,6 +430,7 @@ mod tests {
                     duration_ms: 1,
                     output: "x".repeat(1000),
                     observed: None,
+                    of_tests: Vec::new(),
                 })
                 .unwrap();
         }

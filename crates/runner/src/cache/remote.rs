@@ -225,6 +225,7 @@ mod tests {
             duration_ms: 12,
             output: "error\n".repeat(100),
             observed: None,
+            of_tests: Vec::new(),
         }
     }
 

@@ -302,6 +302,30 @@ pub fn changed(inputs: &[Input], places: &Places, digests: &Digests) -> Option<S
 use ralph_base::clock::changed_at;
 pub use ralph_base::clock::coarse_now;
 
+/// What a test runner said a file of the project is to its tests, by what it did with it
+/// (pytest's listener): heard beside what the tracer saw, kept with a stored result, and
+/// part of the checks a loop's end puts back, whatever the file's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OfTests {
+    /// It collected tests to run from it.
+    Collected,
+    /// It loaded it as a plugin.
+    Loaded,
+    /// The code of its tests (or of a conftest, a plugin) opened it for reading.
+    Read,
+}
+
+/// The files of `said` inside `root`, relative to it: what a stored result keeps.
+pub fn said_inside(said: &[(PathBuf, OfTests)], root: &Path) -> Vec<(String, OfTests)> {
+    said.iter()
+        .filter_map(|(p, part)| {
+            let rel = p.strip_prefix(root).ok()?.to_str()?;
+            (!rel.is_empty()).then(|| (rel.to_string(), *part))
+        })
+        .collect()
+}
+
 /// What is at `path`: a file's content digest, a folder (its listing when it was read),
 /// nothing, or something else. `written` names are left out of a listing: the run's own
 /// outputs are not what it read.

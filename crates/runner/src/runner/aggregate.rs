@@ -233,6 +233,7 @@ fn detail(o: &Outcome) -> RunDetail {
         outside: o.outside.clone(),
         read: o.read.clone(),
         loaded: o.loaded.clone(),
+        of_tests: o.of_tests.clone(),
         tests: o.tests.clone(),
         failed_tests: o.failed_tests.clone(),
     }

@@ -290,6 +290,8 @@ pub struct Outcome {
     pub read: Option<Vec<String>>,
     /// The files its runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<PathBuf>,
+    /// The files its runner said are its tests' (see [`crate::observe::OfTests`]; absolute).
+    pub of_tests: Vec<(PathBuf, crate::observe::OfTests)>,
     /// The tests its runners said they ran (see [`RunDetail::tests`]); `None` when it did not
     /// run now.
     pub tests: Option<Vec<String>>,
@@ -354,12 +356,13 @@ impl Shape<'_> {
             outside: Vec::new(),
             read: None,
             loaded: Vec::new(),
+            of_tests: Vec::new(),
             tests: None,
             failed_tests: None,
         }
     }
 
-    fn cached(&self, entry: cache::Entry, places: &observe::Places) -> Outcome {
+    fn cached(&self, entry: cache::Entry, (places, root): (&observe::Places, &Path)) -> Outcome {
         let exit = if entry.timed_out {
             Exit::TimedOut
         } else {
@@ -375,6 +378,11 @@ impl Shape<'_> {
             outside,
             // What the run that made it read: the same inputs, so what this one would.
             read: entry.observed.as_deref().map(observe::inside),
+            of_tests: entry
+                .of_tests
+                .iter()
+                .map(|(rel, part)| (root.join(rel), *part))
+                .collect(),
             ..self.outcome(Some(exit), entry.output)
         }
     }
@@ -447,7 +455,7 @@ fn attempt(
             remember_readers(cx, gate, job, inputs);
         }
         let read = untracked_read(&cx.config.root, hit.observed.as_deref(), limits);
-        outside_commit(shape.cached(hit, &places), read)
+        outside_commit(shape.cached(hit, (&places, &cx.config.root)), read)
     };
     let _claim = match key {
         Some(k) if cache.read => {
@@ -586,6 +594,7 @@ fn execute(
         finished,
         told,
         loaded,
+        of_tests,
         tests,
         failed_tests,
         built,
@@ -596,37 +605,17 @@ fn execute(
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
         None => output,
     };
-    let mut seen = Seen::default();
-    let not_stored = key.and_then(|(k, places)| {
-        if let Some(why) = exec_failed(&finished.exit) {
-            return Some(why.to_string());
-        }
-        let observed = match &finished.observed {
-            Some(Ok(record)) => {
-                if let Some(why) = observe::foreign_server(&record.sockets, started) {
-                    return Some(why.to_string());
-                }
-                match observe::inputs(&record.paths, places, cx.observed, started) {
-                    Ok(inputs) => {
-                        remember_readers(cx, gate, job, &inputs);
-                        seen = Seen::of(cx, limits, (&inputs, places));
-                        Some(inputs)
-                    }
-                    Err(why) => return Some(why.to_string()),
-                }
-            }
-            Some(Err(why)) if why.nowhere_here() => {
-                return Some(format!(
-                    "runs cannot be observed here ({why}): a result keyed by the drivers' model alone could serve a stale pass when a file no model names changes, so it is not stored ([cache] observe = false stores it so)"
-                ))
-            }
-            // Not observed (observation off, the run made again untraced): the key alone,
-            // as the model makes it.
-            _ => None,
-        };
-        store(cx.cache, k, &finished, &output, cut_by_budget, observed);
-        None
-    });
+    let heard = (&finished, output.as_str(), &of_tests[..]);
+    let (not_stored, seen) = match key {
+        Some(key) => observed_and_stored(
+            cx,
+            (gate, job, limits),
+            key,
+            heard,
+            (started, cut_by_budget),
+        ),
+        None => (None, Seen::default()),
+    };
     let outcome = Outcome {
         cut_by_budget,
         duration: finished.duration,
@@ -635,11 +624,59 @@ fn execute(
         outside: seen.outside,
         read: opened(&finished, &cx.config.root, built),
         loaded,
+        of_tests,
         tests,
         failed_tests,
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, seen.untracked)
+}
+
+/// What a finished run read, learned and stored with its result under `key`; why it was not
+/// stored, when it was not.
+fn observed_and_stored(
+    cx: &RunContext<'_>,
+    (gate, job, limits): (&Gate, &Job, &Limits),
+    (k, places): (&str, &observe::Places),
+    (finished, output, of_tests): (&process::Finished, &str, &[(PathBuf, observe::OfTests)]),
+    (started, cut_by_budget): (i128, bool),
+) -> (Option<String>, Seen) {
+    let mut seen = Seen::default();
+    if let Some(why) = exec_failed(&finished.exit) {
+        return (Some(why.to_string()), seen);
+    }
+    let observed = match &finished.observed {
+        Some(Ok(record)) => {
+            if let Some(why) = observe::foreign_server(&record.sockets, started) {
+                return (Some(why.to_string()), seen);
+            }
+            match observe::inputs(&record.paths, places, cx.observed, started) {
+                Ok(inputs) => {
+                    remember_readers(cx, gate, job, &inputs);
+                    seen = Seen::of(cx, limits, (&inputs, places));
+                    Some(inputs)
+                }
+                Err(why) => return (Some(why.to_string()), seen),
+            }
+        }
+        Some(Err(why)) if why.nowhere_here() => {
+            return (Some(format!(
+                "runs cannot be observed here ({why}): a result keyed by the drivers' model alone could serve a stale pass when a file no model names changes, so it is not stored ([cache] observe = false stores it so)"
+            )), seen)
+        }
+        // Not observed (observation off, the run made again untraced): the key alone,
+        // as the model makes it.
+        _ => None,
+    };
+    let said = observe::said_inside(of_tests, &cx.config.root);
+    store(
+        cx.cache,
+        k,
+        (finished, output, cut_by_budget),
+        observed,
+        said,
+    );
+    (None, seen)
 }
 
 /// The time a run may take: the gate's timeout, cut to what is left of a hook's budget (no
@@ -804,6 +841,8 @@ struct Heard {
     told: Option<String>,
     /// The files the runner ran as part of itself (pytest's plugins).
     loaded: Vec<PathBuf>,
+    /// The files it said are its tests' (pytest's).
+    of_tests: Vec<(PathBuf, crate::observe::OfTests)>,
     /// The tests the runners said they ran; `None` when no test runner was heard, or one ran
     /// tests it did not name.
     tests: Option<Vec<String>>,
@@ -893,6 +932,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             finished: process::run(&spec),
             told: None,
             loaded: Vec::new(),
+            of_tests: Vec::new(),
             tests: None,
             failed_tests: None,
             built: false,
@@ -900,9 +940,10 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     };
     let plain = spec.env.clone();
     spec.env
-        .extend(listening.vars(&gate.env, &cx.env.gate_vars));
+        .extend(listening.vars((&gate.env, &cx.env.gate_vars), &cx.config.root));
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
+    let of_tests = listening.of_tests();
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());
     let told = match finished.exit {
@@ -924,6 +965,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         finished,
         told,
         loaded,
+        of_tests,
         tests,
         failed_tests,
         built: false,
@@ -1066,10 +1108,9 @@ fn runs_cargo(gate: &Gate) -> bool {
 fn store(
     cache: &cache::Cache,
     key: &str,
-    finished: &process::Finished,
-    output: &str,
-    cut_by_budget: bool,
+    (finished, output, cut_by_budget): (&process::Finished, &str, bool),
     observed: Option<Vec<observe::Input>>,
+    of_tests: Vec<(String, observe::OfTests)>,
 ) {
     let stored = match &finished.exit {
         Exit::Code(code) => Some((*code, false)),
@@ -1091,6 +1132,7 @@ fn store(
             duration_ms: finished.duration.as_millis() as u64,
             output: output.to_string(),
             observed,
+            of_tests,
         });
     }
 }

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use crate::observe::OfTests;
 pub use aggregate::names_its_commands;
 pub use job::{tools_used, Invocation};
 
@@ -135,6 +136,10 @@ pub struct RunDetail {
     pub read: Option<Vec<String>>,
     /// The files its test runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<std::path::PathBuf>,
+    /// The files its test runner said are its tests' rather than the code's, by what it did
+    /// (pytest's: the files it collected tests from, loaded as plugins, and those its
+    /// tests read; absolute).
+    pub of_tests: Vec<(std::path::PathBuf, OfTests)>,
     /// The tests its runners said they ran, passed or failed (pytest's node ids; go's and
     /// libtest's `<package folder>: [binary ]name`), when it ran now and they named them all;
     /// `None` when its result came from the cache, no test runner ran, or one ran tests it did

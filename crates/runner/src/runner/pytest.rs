@@ -7,7 +7,10 @@
 //! end. An exit status of 0 must agree with that: a failed test, or a session that never
 //! reached its end (a test or the code under test called `os._exit(0)`, an `atexit` hook or
 //! a conftest rewrote the status), fails the gate, whatever the command's exit said.
+//! It also writes which files of the project are its tests' by what the session did with
+//! them ([`OfTests`]): a loop's end puts a change to any of them back, whatever its name.
 
+use crate::observe::OfTests;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -16,6 +19,9 @@ use std::path::{Path, PathBuf};
 const PLUGIN: &str = "ralph_gate_told";
 const PLUGIN_SOURCE: &str = include_str!("ralph_gate_told.py");
 const REPORTS_VAR: &str = "RALPH_GATE_PYTEST_REPORTS";
+/// The project's root: the code of its files that opens a file is what the listener asks of
+/// each read.
+const ROOT_VAR: &str = "RALPH_GATE_PYTEST_ROOT";
 
 /// The variables that tell pytest's listener, in a run in a checkout standing for the work
 /// tree, where both are (`checkout_of`: the work tree's top, the checkout's), so that code
@@ -63,6 +69,12 @@ struct Session {
     /// The tests that ran (passed or failed; not skipped, xfailed or deselected).
     #[serde(default)]
     ran_ids: Vec<String>,
+    /// The files it collected the tests to run from, whatever their names.
+    #[serde(default)]
+    test_files: Vec<PathBuf>,
+    /// The files the code of its tests, conftests and plugins opened for reading.
+    #[serde(default)]
+    test_data: Vec<PathBuf>,
 }
 
 impl Listening {
@@ -83,8 +95,8 @@ impl Listening {
     /// `PYTEST_ADDOPTS` as the gate would have them (its own `env`, else inherited).
     pub fn vars(
         &self,
-        gate_env: &BTreeMap<String, String>,
-        inherited: &BTreeMap<OsString, OsString>,
+        (gate_env, inherited): (&BTreeMap<String, String>, &BTreeMap<OsString, OsString>),
+        root: &Path,
     ) -> Vec<(OsString, OsString)> {
         let given = |name: &str| {
             gate_env
@@ -107,6 +119,7 @@ impl Listening {
             ("PYTHONPATH".into(), path),
             ("PYTEST_ADDOPTS".into(), addopts),
             (REPORTS_VAR.into(), self.dir.join("told").into_os_string()),
+            (ROOT_VAR.into(), root.into()),
         ]
     }
 
@@ -118,6 +131,17 @@ impl Listening {
     /// The plugin files every session of the run loaded (see `_plugin_files`).
     pub fn loaded(&self) -> Vec<PathBuf> {
         self.of_every_session(|s| s.plugins)
+    }
+
+    /// The files every session of the run said are its tests', by what it did: those it
+    /// collected tests from, loaded as plugins, and those its tests read (absolute).
+    pub fn of_tests(&self) -> Vec<(PathBuf, OfTests)> {
+        self.of_every_session(|s| {
+            let files = s.test_files.into_iter().map(|f| (f, OfTests::Collected));
+            let plugins = s.plugins.into_iter().map(|f| (f, OfTests::Loaded));
+            let data = s.test_data.into_iter().map(|f| (f, OfTests::Read));
+            files.chain(plugins).chain(data).collect()
+        })
     }
 
     /// The tests every session of the run ran, by pytest's node id (relative to its root
@@ -237,6 +261,8 @@ mod tests {
             finished,
             plugins: Vec::new(),
             ran_ids: Vec::new(),
+            test_files: Vec::new(),
+            test_data: Vec::new(),
         }
     }
 
@@ -288,7 +314,7 @@ mod tests {
         let gate: BTreeMap<String, String> = [("PYTHONPATH".into(), "src".into())].into();
         let inherited: BTreeMap<OsString, OsString> =
             [("PYTEST_ADDOPTS".into(), "-q".into())].into();
-        let vars = l.vars(&gate, &inherited);
+        let vars = l.vars((&gate, &inherited), Path::new("/p"));
         assert_eq!(vars[0], ("PYTHONPATH".into(), "/tmp/x:src".into()));
         assert_eq!(
             vars[1],

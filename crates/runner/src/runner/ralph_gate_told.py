@@ -151,8 +151,13 @@ class _Listener:
             "finished": False,
             "plugins": [],
             "ran_ids": [],
+            "test_files": [],
+            "test_data": [],
         }
         self.ran_ids = set()
+        # (file opened for reading, the innermost file of the project whose code opened it)
+        self.opened = set()
+        self.watching = False
         self.write()
 
     def write(self):
@@ -165,6 +170,7 @@ class _Listener:
         if not self.config.option.collectonly:
             self.state["to_run"] = len(session.items)
         self.state["plugins"] = _plugin_files(self.config)
+        self.state["test_files"] = _test_files(session.items)
 
     def pytest_collectreport(self, report):
         if report.failed:
@@ -182,6 +188,83 @@ class _Listener:
             self.state[kind].append(report.nodeid)
         elif report.passed and report.when == "call":
             self.state["passed"] += 1
+
+
+def _test_files(items):
+    """The files pytest collected the tests to run from, by what it collected (a module its
+    `python_files` names, a doctest text file, a file a plugin collects), whatever their
+    names: not a module of the code whose docstrings `--doctest-modules` runs."""
+    files = set()
+    for item in items:
+        parent = getattr(item, "parent", None)
+        if type(parent).__name__ == "DoctestModule":
+            continue
+        path = getattr(item, "path", None) or getattr(item, "fspath", None)
+        if path is not None:
+            files.add(os.path.abspath(str(path)))
+    return sorted(files)
+
+
+def _test_data(listener, config):
+    """The files the tests read as data: opened for reading by code of a test file, a
+    conftest or a plugin (directly or through a library), not by the code under test, and
+    not a module anything imported (the code a test reads as text stays code)."""
+    import sys
+
+    ours = set(listener.state["test_files"]) | set(_plugin_files(config))
+    imported = set()
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            imported.add(os.path.abspath(f))
+    return sorted({f for f, by in listener.opened if by in ours and f not in imported})
+
+
+def _watch_reads(listener, root):
+    """Keeps, while the session runs, each file under `root` opened for reading and the
+    innermost file of the project whose code opened it (Python's audit events: the open
+    itself, whatever spelled it). Files the import system opens are not reads of data."""
+    import sys
+
+    roots = tuple({os.path.abspath(root) + os.sep, os.path.realpath(root) + os.sep})
+    me = os.path.abspath(__file__)
+
+    def project_code(name):
+        return (
+            name.startswith(roots)
+            and name != me
+            and os.sep + "site-packages" + os.sep not in name
+            and os.sep + "dist-packages" + os.sep not in name
+        )
+
+    def hook(event, args):
+        if event != "open" or not listener.watching:
+            return
+        try:
+            path, mode, flags = args
+            if isinstance(path, int):
+                return
+            if isinstance(mode, str):
+                if any(c in mode for c in "wax+"):
+                    return
+            elif isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
+                return
+            full = os.path.abspath(os.fsdecode(path))
+            if not full.startswith(roots):
+                return
+            frame = sys._getframe(1)
+            while frame is not None:
+                name = frame.f_code.co_filename
+                if name.startswith("<frozen importlib"):
+                    return
+                if project_code(name):
+                    listener.opened.add((full, os.path.abspath(name)))
+                    return
+                frame = frame.f_back
+        except Exception:
+            pass
+
+    sys.addaudithook(hook)
 
 
 def _plugin_files(config):
@@ -243,6 +326,10 @@ def pytest_configure(config):
     listener = _Listener(os.path.join(_WHERE, "%d-%d.json" % (os.getpid(), id(config))), config)
     _active.append((config, listener))
     config.pluginmanager.register(listener, "ralph_gate_listener")
+    listener.watching = True
+    if hasattr(__import__("sys"), "addaudithook"):
+        root = getattr(config, "rootpath", None) or config.rootdir
+        _watch_reads(listener, os.environ.get("RALPH_GATE_PYTEST_ROOT") or str(root))
 
 
 def pytest_unconfigure(config):
@@ -250,7 +337,9 @@ def pytest_unconfigure(config):
         _, listener = _active.pop()
         listener.state["ran"] = len(listener.ran)
         listener.state["ran_ids"] = sorted(listener.ran_ids)
+        listener.watching = False
         listener.state["plugins"] = _plugin_files(config)
+        listener.state["test_data"] = _test_data(listener, config)
         listener.state["finished"] = True
         listener.write()
 

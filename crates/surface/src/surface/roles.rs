@@ -13,6 +13,10 @@ use std::collections::BTreeSet;
 /// runner's own file, a config or anything else in a folder of tests.
 pub const A_TEST: &str = "a test";
 pub const DEFINES_TESTS: &str = "it defines tests";
+/// Why a file is part of the checks by what the final run's test runner said of it.
+pub const COLLECTED: &str = "its test runner collected tests from it";
+pub const READ_BY_TESTS: &str = "its tests read it";
+pub const A_PLUGIN: &str = "its test runner loaded it as a plugin";
 const A_CONFIG: &str = "a config its runner reads";
 /// Why a file of the code is put back only in one of the differential's two runs (see
 /// `Surface::after_option`).

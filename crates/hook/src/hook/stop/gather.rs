@@ -397,29 +397,13 @@ impl Judgement {
         notes: &mut Vec<String>,
     ) -> Option<String> {
         let kept = self.kept;
-        let p = self.prepared?;
-        match p.moved_during() {
-            Ok(moved) if moved.is_empty() => {}
-            Ok(moved) => {
-                notes.push(format!(
-                    "the work tree changed while judged: {}",
-                    moved.join(", ")
-                ));
-                return Some(crate::words::moved_during(&moved));
-            }
-            Err(e) => return Some(crate::words::unconfirmed(&e.to_string())),
+        let mut p = self.prepared?;
+        let said = differential::said::by_runners(project.root(), results);
+        if let Err(e) = p.also_checks(&said) {
+            return Some(crate::words::unconfirmed(&e.to_string()));
         }
-        if !p.left_reach.is_empty() {
-            let moved: Vec<String> = p
-                .left_reach
-                .iter()
-                .map(|(f, t)| format!("{f} -> {t}"))
-                .collect();
-            notes.push(format!(
-                "checked code moved out of every gate's reach: {}",
-                moved.join(", ")
-            ));
-            return Some(crate::words::left_reach(&p.left_reach));
+        if let Some(hold) = moved_hold(&p, notes) {
+            return Some(hold);
         }
         if let Some(changed) = outside_changed(project.root(), results, pinning.since()) {
             let names: Vec<String> = changed
@@ -467,6 +451,35 @@ impl Judgement {
             notes,
         )
     }
+}
+
+/// Why the loop is held when the tree changed while it was judged, or checked code moved
+/// out of every gate's reach.
+fn moved_hold(p: &differential::Prepared, notes: &mut Vec<String>) -> Option<String> {
+    match p.moved_during() {
+        Ok(moved) if moved.is_empty() => {}
+        Ok(moved) => {
+            notes.push(format!(
+                "the work tree changed while judged: {}",
+                moved.join(", ")
+            ));
+            return Some(crate::words::moved_during(&moved));
+        }
+        Err(e) => return Some(crate::words::unconfirmed(&e.to_string())),
+    }
+    if p.left_reach.is_empty() {
+        return None;
+    }
+    let moved: Vec<String> = p
+        .left_reach
+        .iter()
+        .map(|(f, t)| format!("{f} -> {t}"))
+        .collect();
+    notes.push(format!(
+        "checked code moved out of every gate's reach: {}",
+        moved.join(", ")
+    ));
+    Some(crate::words::left_reach(&p.left_reach))
 }
 
 /// The tests of the loop's start tree, by gate.

@@ -1,0 +1,158 @@
+//! What a test runner says is part of its checks, by what it did rather than by a file's
+//! name or a gate's globs (issue 37): the plugins pytest loaded (named by `-p` on the
+//! command, in `addopts`, in a conftest's `pytest_plugins`), the files it collected tests
+//! from (a doctest text file, a module its `python_files` names), and the data its tests
+//! read (at a test's call, when the module is collected, in a conftest's fixture). Under a
+//! gate over every file, each was taken for checked code before: kept in the differential
+//! run, so an expectation moved there with the code broken ended the loop (the red team of
+//! session 19 found the data and the plugins).
+
+use crate::common::{require_tool, Repo};
+use crate::differential::{attacks_are_held, honest_work_ends, Case};
+
+const GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider -p myplug\"\n";
+
+const CALC: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 2\n";
+/// [`CALC`] with its behaviour kept.
+const REWRITTEN: &str = "def add(a, b):\n    s = a + b\n    return s\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 2\n";
+const ADD_BROKEN: &str = "# broken\ndef add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 2\n";
+const SUB_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 2\n";
+const MUL_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 2\n";
+const NEG_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return a\n\n\ndef half(a):\n    return a / 2\n";
+const HALF_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 4\n";
+
+const TESTS: &str = "import csv\nimport json\nimport pathlib\n\nimport pytest\n\nfrom calc import add, half, sub\n\nCASES = list(csv.reader(open(\"cases.csv\")))\n\n\ndef test_add():\n    for a, b, r in json.loads(pathlib.Path(\"data/expected.json\").read_text())[\"add\"]:\n        assert add(a, b) == r\n\n\n@pytest.mark.parametrize(\"a,b,r\", CASES)\ndef test_sub(a, b, r):\n    assert sub(int(a), int(b)) == int(r)\n\n\ndef test_half(golden):\n    assert half(golden[\"in\"]) == golden[\"out\"]\n";
+const CONFTEST: &str = "import json\n\nimport pytest\n\npytest_plugins = [\"plug3\"]\n\n\n@pytest.fixture\ndef golden():\n    with open(\"golden/half.json\") as f:\n        return json.load(f)\n";
+const PLUGIN: &str = "def pytest_configure(config):\n    pass\n";
+const PLUGIN_HONEST: &str = "def pytest_configure(config):\n    config.addinivalue_line(\"markers\", \"slow: a slow test\")\n";
+const FLIPS: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n";
+
+fn start() -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let repo = Repo::git();
+    repo.config(GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", "[pytest]\npythonpath = .\naddopts = -p plug2 --doctest-glob=*.txt\npython_files = test_*.py check_*.py\n")
+        .write("calc.py", CALC)
+        .write("test_calc.py", TESTS)
+        .write("conftest.py", CONFTEST)
+        .write("check_more.py", "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n")
+        .write("calc_doc.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n")
+        .write("data/expected.json", "{\"add\": [[2, 3, 5], [1, 1, 2]]}\n")
+        .write("cases.csv", "5,3,2\n1,1,0\n")
+        .write("golden/half.json", "{\"in\": 8, \"out\": 4}\n")
+        .write("myplug.py", PLUGIN)
+        .write("plug2.py", PLUGIN)
+        .write("plug3.py", PLUGIN);
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    Some(repo)
+}
+
+const ATTACKS: &[Case] = &[
+    Case {
+        name: "a test's data, read at its call, edited to what the broken code returns",
+        edits: &[
+            ("calc.py", Some(ADD_BROKEN)),
+            (
+                "data/expected.json",
+                Some("{\"add\": [[2, 3, -1], [1, 1, 0]]}\n"),
+            ),
+        ],
+    },
+    Case {
+        name: "parametrized cases read as the module is collected",
+        edits: &[
+            ("calc.py", Some(SUB_BROKEN)),
+            ("cases.csv", Some("5,3,8\n1,1,2\n")),
+        ],
+    },
+    Case {
+        name: "golden data a conftest fixture reads",
+        edits: &[
+            ("calc.py", Some(HALF_BROKEN)),
+            ("golden/half.json", Some("{\"in\": 8, \"out\": 2}\n")),
+        ],
+    },
+    Case {
+        name: "a doctest text file pytest collects",
+        edits: &[
+            ("calc.py", Some(MUL_BROKEN)),
+            (
+                "calc_doc.txt",
+                Some(">>> from calc import mul\n>>> mul(2, 3)\n5\n"),
+            ),
+        ],
+    },
+    Case {
+        name: "a test module named by python_files",
+        edits: &[
+            ("calc.py", Some(NEG_BROKEN)),
+            (
+                "check_more.py",
+                Some("from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == 2\n"),
+            ),
+        ],
+    },
+    Case {
+        name: "a plugin the command names with -p",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("myplug.py", Some(FLIPS))],
+    },
+    Case {
+        name: "a plugin addopts names",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug2.py", Some(FLIPS))],
+    },
+    Case {
+        name: "a plugin a conftest names in pytest_plugins",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug3.py", Some(FLIPS))],
+    },
+];
+
+const HONEST: &[Case] = &[
+    Case {
+        name: "a case added to the data",
+        edits: &[("calc.py", Some(REWRITTEN)), ("data/expected.json", Some("{\"add\": [[2, 3, 5], [1, 1, 2], [0, 0, 0]]}\n"))],
+    },
+    Case {
+        name: "a row added to the cases",
+        edits: &[("calc.py", Some(REWRITTEN)), ("cases.csv", Some("5,3,2\n1,1,0\n9,4,5\n"))],
+    },
+    Case {
+        name: "golden data reformatted",
+        edits: &[("calc.py", Some(REWRITTEN)), ("golden/half.json", Some("{\n  \"in\": 8,\n  \"out\": 4\n}\n"))],
+    },
+    Case {
+        name: "an example added to the doctest",
+        edits: &[("calc.py", Some(REWRITTEN)), ("calc_doc.txt", Some(">>> from calc import mul\n>>> mul(2, 3)\n6\n>>> mul(0, 3)\n0\n"))],
+    },
+    Case {
+        name: "an assertion added to a test module",
+        edits: &[("calc.py", Some(REWRITTEN)), ("check_more.py", Some("from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n    assert neg(0) == 0\n"))],
+    },
+    Case {
+        name: "a marker registered by each plugin",
+        edits: &[
+            ("calc.py", Some(REWRITTEN)),
+            ("myplug.py", Some(PLUGIN_HONEST)),
+            ("plug2.py", Some(PLUGIN_HONEST)),
+            ("plug3.py", Some(PLUGIN_HONEST)),
+        ],
+    },
+];
+
+/// Each attack fools bare pytest and holds the loop (and fails `check --base`); each honest
+/// twin, the same files changed without taking anything away, ends it.
+#[test]
+fn what_pytest_loaded_collected_and_its_tests_read_is_part_of_the_checks() {
+    let Some(repo) = start() else { return };
+    let bare = (
+        "pytest",
+        &["-q", "-p", "no:cacheprovider", "-p", "myplug"][..],
+    );
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    honest_work_ends(&repo, HONEST);
+}
