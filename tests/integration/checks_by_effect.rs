@@ -22,7 +22,13 @@ const NEG_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef su
 const HALF_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 4\n";
 
 const TESTS: &str = "import csv\nimport json\nimport pathlib\n\nimport pytest\n\nfrom calc import add, half, sub\n\nCASES = list(csv.reader(open(\"cases.csv\")))\n\n\ndef test_add():\n    for a, b, r in json.loads(pathlib.Path(\"data/expected.json\").read_text())[\"add\"]:\n        assert add(a, b) == r\n\n\n@pytest.mark.parametrize(\"a,b,r\", CASES)\ndef test_sub(a, b, r):\n    assert sub(int(a), int(b)) == int(r)\n\n\ndef test_half(golden):\n    assert half(golden[\"in\"]) == golden[\"out\"]\n";
-const CONFTEST: &str = "import json\n\nimport pytest\n\npytest_plugins = [\"plug3\"]\n\n\n@pytest.fixture\ndef golden():\n    with open(\"golden/half.json\") as f:\n        return json.load(f)\n";
+const CONFTEST: &str = "import json\n\nimport pytest\n\npytest_plugins = [\"plug3\"]\n\n\n@pytest.fixture\ndef golden():\n    with open(\"golden/half.json\") as f:\n        return json.load(f)\n\n\ndef pytest_generate_tests(metafunc):\n    if \"dcase\" in metafunc.fixturenames:\n        cases = [tuple(map(int, line.split())) for line in open(\"gen.txt\")]\n        metafunc.parametrize(\"dcase\", cases)\n\n\ndef pytest_collect_file(parent, file_path):\n    if file_path.suffix == \".case\":\n        return CaseFile.from_parent(parent, path=file_path)\n\n\nclass CaseFile(pytest.File):\n    def collect(self):\n        for i, line in enumerate(self.path.read_text().splitlines()):\n            a, r = map(int, line.split())\n            yield CaseItem.from_parent(self, name=str(i), a=a, r=r)\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, a, r, **kw):\n        super().__init__(**kw)\n        self.a, self.r = a, r\n\n    def runtest(self):\n        from more import cube\n\n        assert cube(self.a) == self.r\n";
+/// Three more functions, whose tests read their cases in other ways: through `os.open` beside
+/// the test file, in a conftest's `pytest_generate_tests`, in a conftest's collector of
+/// `.case` files.
+const MORE: &str = "def sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return 2 * a\n";
+const MORE_REWRITTEN: &str = "def sq(a):\n    return a**2\n\n\ndef cube(a):\n    return a**3\n\n\ndef double(a):\n    return a + a\n";
+const EXTRA: &str = "import os\nimport pathlib\n\nfrom more import double, sq\n\n\ndef _read(name):\n    fd = os.open(str(pathlib.Path(__file__).with_name(name)), os.O_RDONLY)\n    try:\n        return os.read(fd, 100).decode()\n    finally:\n        os.close(fd)\n\n\ndef test_sq():\n    assert sq(3) == int(_read(\"sq.expected\"))\n\n\ndef test_double(dcase):\n    a, r = dcase\n    assert double(a) == r\n";
 const PLUGIN: &str = "def pytest_configure(config):\n    pass\n";
 const PLUGIN_HONEST: &str = "def pytest_configure(config):\n    config.addinivalue_line(\"markers\", \"slow: a slow test\")\n";
 const FLIPS: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n";
@@ -43,6 +49,11 @@ fn start() -> Option<Repo> {
         .write("data/expected.json", "{\"add\": [[2, 3, 5], [1, 1, 2]]}\n")
         .write("cases.csv", "5,3,2\n1,1,0\n")
         .write("golden/half.json", "{\"in\": 8, \"out\": 4}\n")
+        .write("more.py", MORE)
+        .write("test_extra.py", EXTRA)
+        .write("sq.expected", "9\n")
+        .write("gen.txt", "3 6\n0 0\n")
+        .write("cube.case", "2 8\n3 27\n")
         .write("myplug.py", PLUGIN)
         .write("plug2.py", PLUGIN)
         .write("plug3.py", PLUGIN);
@@ -112,6 +123,21 @@ const ATTACKS: &[Case] = &[
     },
 ];
 
+const MORE_ATTACKS: &[Case] = &[
+    Case {
+        name: "an expectation read through os.open beside the test file",
+        edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a + a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("sq.expected", Some("6\n"))],
+    },
+    Case {
+        name: "cases a conftest's pytest_generate_tests reads",
+        edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return a + 1\n")), ("gen.txt", Some("3 4\n0 1\n"))],
+    },
+    Case {
+        name: "a case file a conftest's collector collects",
+        edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("cube.case", Some("2 4\n3 9\n"))],
+    },
+];
+
 const HONEST: &[Case] = &[
     Case {
         name: "a case added to the data",
@@ -134,6 +160,15 @@ const HONEST: &[Case] = &[
         edits: &[("calc.py", Some(REWRITTEN)), ("check_more.py", Some("from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n    assert neg(0) == 0\n"))],
     },
     Case {
+        name: "cases added to each of the other three",
+        edits: &[
+            ("more.py", Some(MORE_REWRITTEN)),
+            ("sq.expected", Some("9\n\n")),
+            ("gen.txt", Some("3 6\n0 0\n5 10\n")),
+            ("cube.case", Some("2 8\n3 27\n1 1\n")),
+        ],
+    },
+    Case {
         name: "a marker registered by each plugin",
         edits: &[
             ("calc.py", Some(REWRITTEN)),
@@ -154,5 +189,6 @@ fn what_pytest_loaded_collected_and_its_tests_read_is_part_of_the_checks() {
         &["-q", "-p", "no:cacheprovider", "-p", "myplug"][..],
     );
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    assert_eq!(attacks_are_held(&repo, bare, MORE_ATTACKS), MORE_ATTACKS.len());
     honest_work_ends(&repo, HONEST);
 }
