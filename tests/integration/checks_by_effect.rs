@@ -189,6 +189,123 @@ fn what_pytest_loaded_collected_and_its_tests_read_is_part_of_the_checks() {
         &["-q", "-p", "no:cacheprovider", "-p", "myplug"][..],
     );
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
-    assert_eq!(attacks_are_held(&repo, bare, MORE_ATTACKS), MORE_ATTACKS.len());
+    assert_eq!(
+        attacks_are_held(&repo, bare, MORE_ATTACKS),
+        MORE_ATTACKS.len()
+    );
     honest_work_ends(&repo, HONEST);
+}
+
+const NODE_GATE: &str =
+    "[[gate]]\nname = \"node\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"node --test\"\n";
+const NODE_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { readFile } from \"node:fs/promises\";\nimport { add, mul } from \"./calc.mjs\";\n\nconst cases = JSON.parse(fs.readFileSync(new URL(\"./data/cases.json\", import.meta.url), \"utf8\"));\n\ntest(\"add\", () => {\n  for (const [a, b, r] of cases.add) assert.equal(add(a, b), r);\n});\n\ntest(\"mul\", async () => {\n  const want = Number(await readFile(\"golden/mul.txt\", \"utf8\"));\n  assert.equal(mul(2, 3), want);\n});\n";
+
+const NODE_ATTACKS: &[Case] = &[
+    Case {
+        name: "node: cases read with readFileSync as the test file loads",
+        edits: &[
+            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a - b;\nexport const mul = (a, b) => a * b;\n")),
+            ("data/cases.json", Some("{\"add\": [[2, 3, -1]]}\n")),
+        ],
+    },
+    Case {
+        name: "node: golden data read with fs/promises in a test",
+        edits: &[
+            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a + b;\nexport const mul = (a, b) => a + b;\n")),
+            ("golden/mul.txt", Some("5\n")),
+        ],
+    },
+];
+
+const NODE_HONEST: &[Case] = &[Case {
+    name: "node: a case added, the golden file reformatted",
+    edits: &[
+        ("calc.mjs", Some("export const add = (a, b) => {\n  const s = a + b;\n  return s;\n};\nexport const mul = (a, b) => a * b;\n")),
+        ("data/cases.json", Some("{\"add\": [[2, 3, 5], [0, 0, 0]]}\n")),
+        ("golden/mul.txt", Some("6\n\n")),
+    ],
+}];
+
+/// The same for node's test runner: the files a test file's code read, through `fs` in any
+/// of its spellings, are its tests' data (node's preload, in the runner's own processes).
+#[test]
+fn what_node_tests_read_is_part_of_the_checks() {
+    if !require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(NODE_GATE)
+        .write(
+            "calc.mjs",
+            "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
+        )
+        .write("calc.test.mjs", NODE_TESTS)
+        .write("data/cases.json", "{\"add\": [[2, 3, 5]]}\n")
+        .write("golden/mul.txt", "6\n");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    let bare = ("node", &["--test"][..]);
+    assert_eq!(
+        attacks_are_held(&repo, bare, NODE_ATTACKS),
+        NODE_ATTACKS.len()
+    );
+    honest_work_ends(&repo, NODE_HONEST);
+}
+
+/// Jest (its own module system reads and compiles the code the tests require: a module,
+/// not data) and vitest: the cases a test file reads are its data.
+#[test]
+fn what_jest_and_vitest_tests_read_is_part_of_the_checks() {
+    const TEST: &str = "const fs = require(\"fs\");\nconst path = require(\"path\");\nconst { add } = require(\"./calc\");\nconst cases = JSON.parse(fs.readFileSync(path.join(__dirname, \"data/cases.json\"), \"utf8\")).add;\ntest(\"add\", () => {\n  for (const [a, b, r] of cases) expect(add(a, b)).toBe(r);\n});\n";
+    const ATTACK: &[Case] = &[Case {
+        name: "cases a test file reads",
+        edits: &[
+            (
+                "calc.js",
+                Some("// broken\nexports.add = (a, b) => a - b;\n"),
+            ),
+            ("data/cases.json", Some("{\"add\": [[2, 3, -1]]}\n")),
+        ],
+    }];
+    const HONEST: &[Case] = &[Case {
+        name: "a case added",
+        edits: &[
+            (
+                "calc.js",
+                Some("exports.add = (a, b) => {\n  const s = a + b;\n  return s;\n};\n"),
+            ),
+            (
+                "data/cases.json",
+                Some("{\"add\": [[2, 3, 5], [0, 0, 0]]}\n"),
+            ),
+        ],
+    }];
+    const VITEST: &str = "import { test, expect } from \"vitest\";\nimport fs from \"node:fs\";\nimport { createRequire } from \"node:module\";\n\nconst { add } = createRequire(import.meta.url)(\"./calc.js\");\nconst cases = JSON.parse(fs.readFileSync(new URL(\"./data/cases.json\", import.meta.url), \"utf8\")).add;\ntest(\"add\", () => {\n  for (const [a, b, r] of cases) expect(add(a, b)).toBe(r);\n});\n";
+    for (runner, (name, test)) in [
+        ("jest --ci", ("calc.test.js", TEST)),
+        ("vitest run", ("calc.test.mjs", VITEST)),
+    ] {
+        let Some(repo) = crate::common::js_runners_repo() else {
+            return;
+        };
+        repo.config(&format!("[[gate]]\nname = \"tests\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"{runner}\"\n"))
+            .write("package.json", "{\"name\": \"calc\", \"private\": true}\n")
+            .write("calc.js", "exports.add = (a, b) => a + b;\n")
+            .write(name, test)
+            .write("data/cases.json", "{\"add\": [[2, 3, 5]]}\n");
+        let run = repo.run(["check"]);
+        assert_eq!(run.code, 0, "{runner}: the start is green: {run:?}");
+        repo.commit_all();
+        repo.start_loop(&[]);
+        let program = format!(
+            "node_modules/.bin/{}",
+            runner.split(' ').next().unwrap_or_default()
+        );
+        let args: Vec<&str> = runner.split(' ').skip(1).collect();
+        let bare = (program.as_str(), &args[..]);
+        assert_eq!(attacks_are_held(&repo, bare, ATTACK), 1, "{runner}");
+        honest_work_ends(&repo, HONEST);
+    }
 }

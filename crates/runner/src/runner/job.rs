@@ -864,7 +864,7 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
         spec.env.extend(vars);
     }
     let plain = spec.clone();
-    let node = node_runners::Listening::open(fresh);
+    let node = node_runners::Listening::open(fresh, &cx.config.root);
     if let Some(n) = &node {
         spec.env.extend(n.vars(&gate.env, cx.env, true));
     }
@@ -892,6 +892,9 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
         .reduce(|a, b| format!("{a}; {b}"));
     if contradicted.is_some() && heard.finished.exit == Exit::Code(0) {
         heard.finished.exit = Exit::Code(1);
+    }
+    if let Some(n) = &node {
+        heard.of_tests.extend(n.of_tests());
     }
     let from_node = node.as_ref().and_then(|n| n.ran(root));
     let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));

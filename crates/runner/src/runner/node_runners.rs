@@ -15,9 +15,10 @@
 //! reporter, and what node's runner ran is not known. Known by effect: the reporter was never
 //! loaded.
 
+use crate::observe::OfTests;
 use ralph_base::env::Environment;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,8 @@ const PRELOAD: (&str, &str) = (
     "ralph_gate_jstest.cjs",
     include_str!("ralph_gate_jstest.cjs"),
 );
+/// The project's root, for the preload.
+const ROOT_VAR: &str = "RALPH_GATE_NODE_ROOT";
 const VITEST_HOOKS: (&str, &str) = (
     "ralph_gate_vitest.mjs",
     include_str!("ralph_gate_vitest.mjs"),
@@ -38,6 +41,8 @@ const VITEST_HOOKS: (&str, &str) = (
 /// unguessable name in the temporary folder, removed when dropped.
 pub struct Listening {
     dir: PathBuf,
+    /// The project's root: reads of files under it are what the preload writes.
+    root: PathBuf,
 }
 
 /// A line a listener writes: that node's reporter was loaded, that jest or vitest ran (and,
@@ -50,6 +55,11 @@ struct Line {
     file: String,
     path: Vec<String>,
     failed: bool,
+    /// A file a test process read, and the file of the project whose code read it.
+    read: Option<PathBuf>,
+    by: Option<PathBuf>,
+    /// A file a runner's module system compiled as code (jest's): a module, not data.
+    compiled: Option<PathBuf>,
 }
 
 impl Listening {
@@ -57,7 +67,7 @@ impl Listening {
     /// splits on white space and reads quotes and backslashes): the run goes on unheard.
     ///
     /// `fresh`: the run decides a loop's end or `check --base`: jest reads no cache.
-    pub fn open(fresh: bool) -> Option<Self> {
+    pub fn open(fresh: bool, root: &Path) -> Option<Self> {
         let dir = super::job::unguessable(&std::env::temp_dir().join("ralph-gate-nodetest"));
         let name = dir.to_str()?;
         if name.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\') {
@@ -70,7 +80,10 @@ impl Listening {
         if fresh {
             std::fs::write(dir.join("fresh"), "").ok()?;
         }
-        Some(Self { dir })
+        Some(Self {
+            dir,
+            root: root.to_path_buf(),
+        })
     }
 
     /// `NODE_OPTIONS` with the listeners added (the gate's own `env`, else the environment's,
@@ -96,7 +109,10 @@ impl Listening {
             add("--test-reporter=", REPORTER.0);
         }
         add("--require=", PRELOAD.0);
-        vec![("NODE_OPTIONS".into(), value)]
+        vec![
+            ("NODE_OPTIONS".into(), value),
+            (ROOT_VAR.into(), self.root.clone().into_os_string()),
+        ]
     }
 
     fn lines(&self) -> Vec<Line> {
@@ -130,6 +146,11 @@ impl Listening {
     /// The tests the runners said failed, named as [`Self::ran`] names them.
     pub fn failed(&self, root: &Path) -> Vec<String> {
         failed_ids(&self.lines(), root)
+    }
+
+    /// The files the runners said are their tests' (see [`of_tests`]).
+    pub fn of_tests(&self) -> Vec<(PathBuf, OfTests)> {
+        of_tests(&self.lines())
     }
 
     /// Why a run that exited 0 failed: a runner's own results say a test failed.
@@ -181,6 +202,29 @@ fn ids(lines: &[Line], root: &Path) -> Option<Vec<String>> {
     Some(ran)
 }
 
+/// Pure: the files the runners reported tests from, and the files the code of those read
+/// (not one of them, nor a module a runner compiled), sorted, once each.
+fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
+    let tests: BTreeSet<&Path> = lines
+        .iter()
+        .filter(|l| l.is_test())
+        .map(|l| Path::new(&l.file))
+        .filter(|f| f.is_absolute())
+        .collect();
+    let read = lines.iter().filter_map(|l| match (&l.read, &l.by) {
+        (Some(read), Some(by)) if tests.contains(by.as_path()) => Some(read.as_path()),
+        _ => None,
+    });
+    let compiled: BTreeSet<&Path> = lines.iter().filter_map(|l| l.compiled.as_deref()).collect();
+    let read: BTreeSet<&Path> = read
+        .filter(|r| !tests.contains(r) && !compiled.contains(r))
+        .collect();
+    let collected = tests.iter().map(|f| (f.to_path_buf(), OfTests::Collected));
+    collected
+        .chain(read.into_iter().map(|f| (f.to_path_buf(), OfTests::Read)))
+        .collect()
+}
+
 /// Pure: the IDs of the tests the lines say failed, sorted, once each.
 fn failed_ids(lines: &[Line], root: &Path) -> Vec<String> {
     let mut failed: Vec<String> = lines
@@ -225,6 +269,30 @@ mod tests {
 
     fn line(text: &str) -> Line {
         serde_json::from_str(text).expect("a line")
+    }
+
+    #[test]
+    fn data_is_what_a_test_file_read_and_only_that() {
+        let lines = [
+            line(r#"{"file":"/p/a.test.mjs","path":["adds"]}"#),
+            line(r#"{"read":"/p/data/cases.json","by":"/p/a.test.mjs"}"#),
+            // Read by the code under test: the code's own data.
+            line(r#"{"read":"/p/defaults.json","by":"/p/calc.mjs"}"#),
+            // A test file another test file read is a test still.
+            line(r#"{"file":"/p/b.test.mjs","path":["b"]}"#),
+            line(r#"{"read":"/p/b.test.mjs","by":"/p/a.test.mjs"}"#),
+            // Read by jest's module system for the test, and compiled: a module.
+            line(r#"{"read":"/p/calc.js","by":"/p/a.test.mjs"}"#),
+            line(r#"{"compiled":"/p/calc.js"}"#),
+        ];
+        assert_eq!(
+            of_tests(&lines),
+            vec![
+                (PathBuf::from("/p/a.test.mjs"), OfTests::Collected),
+                (PathBuf::from("/p/b.test.mjs"), OfTests::Collected),
+                (PathBuf::from("/p/data/cases.json"), OfTests::Read),
+            ]
+        );
     }
 
     #[test]

@@ -132,3 +132,113 @@ if (process.env.RALPH_GATE_VITEST === here || vitestProgram()) {
     // A node without module hooks: unheard.
   }
 }
+
+// The files a test's code reads (its cases, its golden data), as the runner's tests read
+// them: in a test runner's own processes only (node's test runner and the files it runs,
+// jest's and vitest's workers), each read of a file under the project's root through `fs`
+// is written with the innermost file of the project whose code made it. A read the module
+// loader makes is an import, not data. ralph-gate keeps those whose reader is a file the
+// runner reported tests from: part of the checks a loop's end puts back.
+const root = process.env.RALPH_GATE_NODE_ROOT;
+function testProcess() {
+  const e = process.env;
+  const runner = e.NODE_TEST_CONTEXT || e.JEST_WORKER_ID || e.VITEST_WORKER_ID || e.VITEST_POOL_ID;
+  if (runner || process.execArgv.some((a) => a === '--test' || a.startsWith('--test-'))) return true;
+  // Jest runs a single test file, or --runInBand, in its own process.
+  const main = process.argv[1] || '';
+  return /[\\/](jest|jest-cli)([\\/]|$)/.test(main) || vitestProgram();
+}
+function inProject(name) {
+  return name.startsWith(root + path.sep) && !name.includes(`${path.sep}node_modules${path.sep}`);
+}
+function readerOf() {
+  const [limit, prepare] = [Error.stackTraceLimit, Error.prepareStackTrace];
+  Error.stackTraceLimit = 64;
+  Error.prepareStackTrace = (_, sites) => sites;
+  const holder = {};
+  Error.captureStackTrace(holder, readerOf);
+  const sites = holder.stack;
+  [Error.stackTraceLimit, Error.prepareStackTrace] = [limit, prepare];
+  for (const site of Array.isArray(sites) ? sites : []) {
+    let name = site.getFileName();
+    if (!name) continue;
+    if (name.startsWith('node:internal/modules')) return null;
+    if (name.startsWith('file:')) name = require('url').fileURLToPath(name);
+    if (name !== __filename && inProject(name)) return name;
+  }
+  return null;
+}
+function watchReads() {
+  const url = require('url');
+  const noted = new Set();
+  const note = (file, flags) => {
+    if (typeof file === 'number' || file == null) return;
+    if (typeof flags === 'string' && /[wa+]/.test(flags)) return;
+    if (typeof flags === 'number' && flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) return;
+    const name = path.resolve(file instanceof URL ? url.fileURLToPath(file) : String(file));
+    if (!inProject(name)) return;
+    const by = readerOf();
+    if (!by || noted.has(name + '\0' + by)) return;
+    noted.add(name + '\0' + by);
+    write({ read: name, by });
+  };
+  const wrap = (obj, name, flagged) => {
+    const original = obj && obj[name];
+    if (typeof original !== 'function') return;
+    const wrapper = {
+      [name](...args) {
+        try {
+          note(args[0], flagged ? args[1] : undefined);
+        } catch {
+          // Unheard, never failed.
+        }
+        return original.apply(this, args);
+      },
+    }[name];
+    obj[name] = wrapper;
+  };
+  // A file a runner's own module system (jest's) read and then compiled is a module the
+  // tests imported, not their data: what is compiled is written too.
+  const vm = require('vm');
+  const compiled = (options) => {
+    let name = typeof options === 'string' ? options : options && options.filename;
+    if (typeof name !== 'string') return;
+    if (name.startsWith('file:')) name = url.fileURLToPath(name);
+    if (noted.has(name) || !inProject(name)) return;
+    noted.add(name);
+    write({ compiled: name });
+  };
+  const Script = vm.Script;
+  vm.Script = class extends Script {
+    constructor(code, options) {
+      try {
+        compiled(options);
+      } catch {
+        // As above.
+      }
+      super(code, options);
+    }
+  };
+  for (const [name, at] of [['compileFunction', 2], ['runInThisContext', 1], ['runInContext', 2], ['runInNewContext', 2]]) {
+    const original = vm[name];
+    if (typeof original !== 'function') continue;
+    vm[name] = { [name](...args) {
+      try {
+        compiled(args[at]);
+      } catch {
+        // As above.
+      }
+      return original.apply(this, args);
+    } }[name];
+  }
+  for (const name of ['readFileSync', 'readFile', 'createReadStream']) wrap(fs, name, false);
+  for (const name of ['openSync', 'open']) wrap(fs, name, true);
+  wrap(fs.promises, 'readFile', false);
+  wrap(fs.promises, 'open', true);
+  try {
+    Module.syncBuiltinESMExports();
+  } catch {
+    // An older node: ES modules' named imports of fs stay unwatched.
+  }
+}
+if (root && testProcess()) watchReads();
