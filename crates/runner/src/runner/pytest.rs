@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 
 const PLUGIN: &str = "ralph_gate_told";
 const PLUGIN_SOURCE: &str = include_str!("ralph_gate_told.py");
+/// Python's `sitecustomize` in the listener's folder: it has the listener hear `unittest` and
+/// `doctest` in any Python a run starts, and loads the `sitecustomize` it stands in front of.
+const SITE_SOURCE: &str = include_str!("ralph_gate_site.py");
+const LISTENER_VAR: &str = "RALPH_GATE_PY_LISTENER";
 const REPORTS_VAR: &str = "RALPH_GATE_PYTEST_REPORTS";
 /// The project's root: the code of its files that opens a file is what the listener asks of
 /// each read.
@@ -75,6 +79,13 @@ struct Session {
     /// The files the code of its tests, conftests and plugins opened for reading.
     #[serde(default)]
     test_data: Vec<PathBuf>,
+    /// Which runner it was: pytest, or unittest or doctest in a Python no pytest ran.
+    #[serde(default = "pytest_named")]
+    runner: String,
+}
+
+fn pytest_named() -> String {
+    "pytest".into()
 }
 
 impl Listening {
@@ -88,6 +99,7 @@ impl Listening {
         let listening = Self { dir, module };
         let file = listening.dir.join(format!("{}.py", listening.module));
         std::fs::write(file, PLUGIN_SOURCE).ok()?;
+        std::fs::write(listening.dir.join("sitecustomize.py"), SITE_SOURCE).ok()?;
         Some(listening)
     }
 
@@ -120,6 +132,7 @@ impl Listening {
             ("PYTEST_ADDOPTS".into(), addopts),
             (REPORTS_VAR.into(), self.dir.join("told").into_os_string()),
             (ROOT_VAR.into(), root.into()),
+            (LISTENER_VAR.into(), self.module.clone().into()),
         ]
     }
 
@@ -216,12 +229,14 @@ fn contradiction(sessions: &[Session]) -> Option<String> {
                 parts.push(format!("{} errors ({})", s.errors.len(), named(&s.errors)));
             }
             Some(format!(
-                "pytest reported {}, but the command exited 0: the exit status does not count",
+                "{} reported {}, but the command exited 0: the exit status does not count",
+                s.runner,
                 parts.join(" and ")
             ))
         } else if let Some(status) = s.status.filter(|s| (1..=4).contains(s)) {
             Some(format!(
-                "pytest's own exit status was {status} ({}), but the command exited 0: the exit status does not count",
+                "{}'s own exit status was {status} ({}), but the command exited 0: the exit status does not count",
+                s.runner,
                 match status {
                     1 => "tests failed",
                     2 => "interrupted",
@@ -231,14 +246,16 @@ fn contradiction(sessions: &[Session]) -> Option<String> {
             ))
         } else if !s.finished {
             Some(format!(
-                "a pytest session ended before its end ({} tests had passed), and the command exited 0: something ended it early",
+                "a {} session ended before its end ({} tests had passed), and the command exited 0: something ended it early",
+                s.runner,
                 s.passed
             ))
         } else if s.ran < s.to_run {
             Some(format!(
-                "{} of the {} tests pytest collected to run were never run, and the command exited 0: something stopped the session",
+                "{} of the {} tests {} collected to run were never run, and the command exited 0: something stopped the session",
                 s.to_run - s.ran,
-                s.to_run
+                s.to_run,
+                s.runner
             ))
         } else {
             None
@@ -263,6 +280,7 @@ mod tests {
             ran_ids: Vec::new(),
             test_files: Vec::new(),
             test_data: Vec::new(),
+            runner: pytest_named(),
         }
     }
 

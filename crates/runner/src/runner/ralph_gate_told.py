@@ -17,12 +17,23 @@ import os
 _WHERE = os.environ.get("RALPH_GATE_PYTEST_REPORTS")
 _active = []
 
-# Imported: ralph-gate must not take a failure that names this module for one to load it.
-if _WHERE:
-    try:
-        open(os.path.join(_WHERE, "loaded-%d" % os.getpid()), "w").close()
-    except OSError:
-        pass
+# `-p` imports this module into a pytest; ralph-gate's `sitecustomize` imports it into any
+# other Python once unittest or doctest loads there (`listen`).
+_IN_PYTEST = "_pytest" in __import__("sys").modules
+
+
+def _heard():
+    """A runner was heard: ralph-gate must not take a failure that names this module for
+    one to load it."""
+    if _WHERE:
+        try:
+            open(os.path.join(_WHERE, "loaded-%d" % os.getpid()), "w").close()
+        except OSError:
+            pass
+
+
+if _IN_PYTEST:
+    _heard()
 
 
 def _checkout_stands_in():
@@ -110,7 +121,8 @@ def _checkout_stands_in():
     sys.meta_path.insert(0, CheckoutFirst)
 
 
-_checkout_stands_in()
+if _IN_PYTEST:
+    _checkout_stands_in()
 
 
 def _ancestors():
@@ -136,12 +148,15 @@ def _nested(where):
     return any(str(pid) in open_reports for pid in _ancestors())
 
 
-class _Listener:
-    def __init__(self, path, config):
+class _Record:
+    """What one session of a runner ran, written where ralph-gate reads it (at once, and
+    again at its end: a session whose end never came is told by that)."""
+
+    def __init__(self, path, runner="pytest"):
         self.path = path
-        self.config = config
         self.ran = set()
         self.state = {
+            "runner": runner,
             "failed": [],
             "errors": [],
             "passed": 0,
@@ -165,6 +180,12 @@ class _Listener:
         with open(partial, "w") as f:
             json.dump(self.state, f)
         os.replace(partial, self.path)
+
+
+class _Listener(_Record):
+    def __init__(self, path, config):
+        self.config = config
+        _Record.__init__(self, path)
 
     def pytest_collection_finish(self, session):
         if not self.config.option.collectonly:
@@ -205,13 +226,13 @@ def _test_files(items):
     return sorted(files)
 
 
-def _test_data(listener, config):
+def _test_data(listener, ours):
     """The files the tests read as data: opened for reading by code of a test file, a
-    conftest or a plugin (directly or through a library), not by the code under test, and
-    not a module anything imported (the code a test reads as text stays code)."""
+    conftest or a plugin (`ours`; directly or through a library), not by the code under
+    test, and not a module anything imported (the code a test reads as text stays code)."""
     import sys
 
-    ours = set(listener.state["test_files"]) | set(_plugin_files(config))
+    ours = set(ours)
     imported = set()
     for m in list(sys.modules.values()):
         f = getattr(m, "__file__", None)
@@ -339,14 +360,183 @@ def pytest_unconfigure(config):
         listener.state["ran_ids"] = sorted(listener.ran_ids)
         listener.watching = False
         listener.state["plugins"] = _plugin_files(config)
-        listener.state["test_data"] = _test_data(listener, config)
+        ours = listener.state["test_files"] + listener.state["plugins"]
+        listener.state["test_data"] = _test_data(listener, ours)
         listener.state["finished"] = True
         listener.write()
 
 
-try:
+if _IN_PYTEST:
     import pytest as _pytest
 
     pytest_sessionfinish = _pytest.hookimpl(tryfirst=True)(_sessionfinish)
-except ImportError:
-    pass
+
+
+def listen(name, module):
+    """Called by ralph-gate's `sitecustomize` once `unittest.main` or `doctest` has loaded in
+    a Python that no pytest runs: what their runs run is recorded as a pytest session's is."""
+    if not _WHERE or _nested(_WHERE):
+        return
+    if name == "unittest.main":
+        _listen_unittest(module.TestProgram)
+    elif name == "doctest":
+        _listen_doctest(module)
+
+
+def _root():
+    return os.environ.get("RALPH_GATE_PYTEST_ROOT") or os.getcwd()
+
+
+def _suite_cases(suite):
+    try:
+        tests = list(suite)
+    except TypeError:
+        return [suite]
+    return [case for test in tests for case in _suite_cases(test)]
+
+
+def _listen_unittest(program):
+    """`unittest.main`, `python -m unittest` (and discover): the tests it runs, by id; the
+    files of their modules; what they read; and whether the run reached its end."""
+    import sys
+    import unittest
+
+    run_tests = program.runTests
+
+    def runTests(self):
+        _heard()
+        record = _Record(os.path.join(_WHERE, "%d-%d.json" % (os.getpid(), id(self))), "unittest")
+        cases = _suite_cases(self.test)
+        record.state["to_run"] = len(cases)
+        files = set()
+        for case in cases:
+            module = sys.modules.get(type(case).__module__)
+            f = getattr(module, "__file__", None)
+            if isinstance(f, str):
+                files.add(os.path.abspath(f))
+        record.state["test_files"] = sorted(files)
+        undo = _hear_results(unittest.TestResult, record)
+        record.watching = True
+        if hasattr(sys, "addaudithook"):
+            _watch_reads(record, _root())
+        try:
+            run_tests(self)
+        finally:
+            undo()
+            record.watching = False
+            result = getattr(self, "result", None)
+            if result is not None:
+                record.state["status"] = 0 if result.wasSuccessful() else 1
+            record.state["ran"] = len(record.ran)
+            record.state["ran_ids"] = sorted(record.ran_ids)
+            record.state["test_data"] = _test_data(record, record.state["test_files"])
+            record.state["finished"] = True
+            record.write()
+
+    program.runTests = runTests
+
+
+def _hear_results(result_class, record):
+    """Has every result of `result_class` (and its subclasses that call it) tell `record`
+    each test that started, passed and failed; returns what undoes it."""
+    saved = {}
+
+    def on(name, hear):
+        original = getattr(result_class, name)
+        saved[name] = original
+
+        def method(self, test, *rest):
+            try:
+                hear(test.id(), *rest)
+            except Exception:
+                pass
+            return original(self, test, *rest)
+
+        setattr(result_class, name, method)
+
+    def passed(test_id):
+        record.ran_ids.add(test_id)
+        record.state["passed"] += 1
+
+    def failed(kind):
+        def hear(test_id, *rest):
+            record.ran_ids.add(test_id)
+            record.state[kind].append(test_id)
+
+        return hear
+
+    def sub_test(test_id, sub, err=None):
+        if err is not None:
+            record.ran_ids.add(test_id)
+            record.state["failed"].append(test_id)
+
+    on("startTest", record.ran.add)
+    on("addSuccess", passed)
+    on("addFailure", failed("failed"))
+    on("addError", failed("errors"))
+    on("addUnexpectedSuccess", failed("failed"))
+    on("addSubTest", sub_test)
+
+    def undo():
+        for name, original in saved.items():
+            setattr(result_class, name, original)
+
+    return undo
+
+
+def _listen_doctest(doctest):
+    """`python -m doctest FILE`, `doctest.testfile`, `testmod`: the files it parsed tests
+    from (a module's own docstrings are the code's), the examples' reads, and each run.
+    Written only once a doctest is parsed: a Python that only imports doctest says nothing."""
+    import atexit
+    import sys
+
+    record = _Record.__new__(_Record)
+    parsed = set()
+    get_doctest = doctest.DocTestParser.get_doctest
+
+    def begin():
+        _Record.__init__(record, os.path.join(_WHERE, "%d-doctest.json" % os.getpid()), "doctest")
+        _heard()
+        record.watching = True
+        if hasattr(sys, "addaudithook"):
+            _watch_reads(record, _root())
+        atexit.register(end)
+
+    def hear_parsed(self, string, globs, name, filename, lineno):
+        try:
+            if not parsed and not hasattr(record, "path"):
+                begin()
+            if isinstance(filename, str):
+                parsed.add(os.path.abspath(filename))
+        except Exception:
+            pass
+        return get_doctest(self, string, globs, name, filename, lineno)
+
+    run = doctest.DocTestRunner.run
+
+    def hear_run(self, test, *args, **kwargs):
+        out = run(self, test, *args, **kwargs)
+        try:
+            if hasattr(record, "path") and out.attempted:
+                record.ran_ids.add(test.name)
+                record.ran.add(test.name)
+                if out.failed:
+                    record.state["failed"].append(test.name)
+        except Exception:
+            pass
+        return out
+
+    def end():
+        record.watching = False
+        modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+        imported = {os.path.abspath(f) for f in modules if isinstance(f, str)}
+        record.state["test_files"] = sorted(parsed - imported)
+        record.state["ran"] = record.state["to_run"] = len(record.ran)
+        record.state["ran_ids"] = sorted(record.ran_ids)
+        record.state["test_data"] = _test_data(record, record.state["test_files"])
+        record.state["finished"] = True
+        record.write()
+
+    doctest.DocTestParser.get_doctest = hear_parsed
+    doctest.DocTestRunner.run = hear_run
