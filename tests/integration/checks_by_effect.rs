@@ -22,7 +22,11 @@ const NEG_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef su
 const HALF_BROKEN: &str = "# broken\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef neg(a):\n    return -a\n\n\ndef half(a):\n    return a / 4\n";
 
 const TESTS: &str = "import csv\nimport json\nimport pathlib\n\nimport pytest\n\nfrom calc import add, half, sub\n\nCASES = list(csv.reader(open(\"cases.csv\")))\n\n\ndef test_add():\n    for a, b, r in json.loads(pathlib.Path(\"data/expected.json\").read_text())[\"add\"]:\n        assert add(a, b) == r\n\n\n@pytest.mark.parametrize(\"a,b,r\", CASES)\ndef test_sub(a, b, r):\n    assert sub(int(a), int(b)) == int(r)\n\n\ndef test_half(golden):\n    assert half(golden[\"in\"]) == golden[\"out\"]\n";
-const CONFTEST: &str = "import json\n\nimport pytest\n\npytest_plugins = [\"plug3\"]\n\n\n@pytest.fixture\ndef golden():\n    with open(\"golden/half.json\") as f:\n        return json.load(f)\n\n\ndef pytest_generate_tests(metafunc):\n    if \"dcase\" in metafunc.fixturenames:\n        cases = [tuple(map(int, line.split())) for line in open(\"gen.txt\")]\n        metafunc.parametrize(\"dcase\", cases)\n\n\ndef pytest_collect_file(parent, file_path):\n    if file_path.suffix == \".case\":\n        return CaseFile.from_parent(parent, path=file_path)\n\n\nclass CaseFile(pytest.File):\n    def collect(self):\n        for i, line in enumerate(self.path.read_text().splitlines()):\n            a, r = map(int, line.split())\n            yield CaseItem.from_parent(self, name=str(i), a=a, r=r)\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, a, r, **kw):\n        super().__init__(**kw)\n        self.a, self.r = a, r\n\n    def runtest(self):\n        from more import cube\n\n        assert cube(self.a) == self.r\n";
+const CONFTEST: &str = "import json\n\nimport pytest\n\npytest_plugins = [\"plug3\"]\nFACTOR = int(open(\"factor.txt\").read())\n\n\n@pytest.fixture\ndef factor():\n    return FACTOR\n\n\n@pytest.fixture\ndef golden():\n    with open(\"golden/half.json\") as f:\n        return json.load(f)\n\n\ndef pytest_generate_tests(metafunc):\n    if \"dcase\" in metafunc.fixturenames:\n        cases = [tuple(map(int, line.split())) for line in open(\"gen.txt\")]\n        metafunc.parametrize(\"dcase\", cases)\n\n\ndef pytest_collect_file(parent, file_path):\n    if file_path.suffix == \".case\":\n        return CaseFile.from_parent(parent, path=file_path)\n\n\nclass CaseFile(pytest.File):\n    def collect(self):\n        for i, line in enumerate(self.path.read_text().splitlines()):\n            a, r = map(int, line.split())\n            yield CaseItem.from_parent(self, name=str(i), a=a, r=r)\n\n\nclass CaseItem(pytest.Item):\n    def __init__(self, *, a, r, **kw):\n        super().__init__(**kw)\n        self.a, self.r = a, r\n\n    def runtest(self):\n        from more import cube\n\n        assert cube(self.a) == self.r\n";
+/// Three more, whose cases are read at a conftest's import, through an `r+` open, and from
+/// every file of a folder in one test (a case file deleted is read by the start's tests).
+const TRIPLE: &str = "def triple(a):\n    return 3 * a\n\n\ndef quad(a):\n    return a**4\n\n\ndef inc(a):\n    return a + 1\n";
+const EXTRA_TESTS: &str = "import glob\nimport json\n\nfrom extra import inc, quad, triple\n\n\ndef test_triple(factor):\n    assert triple(2) == 2 * factor\n\n\ndef test_quad():\n    with open(\"quad.json\", \"r+\") as f:\n        assert quad(2) == json.load(f)\n\n\ndef test_inc():\n    for name in sorted(glob.glob(\"cases/*.txt\")):\n        with open(name) as f:\n            a, r = map(int, f.read().split())\n        assert inc(a) == r\n";
 /// Three more functions, whose tests read their cases in other ways: through `os.open` beside
 /// the test file, in a conftest's `pytest_generate_tests`, in a conftest's collector of
 /// `.case` files.
@@ -54,6 +58,12 @@ fn start() -> Option<Repo> {
         .write("sq.expected", "9\n")
         .write("gen.txt", "3 6\n0 0\n")
         .write("cube.case", "2 8\n3 27\n")
+        .write("extra.py", TRIPLE)
+        .write("test_extra2.py", EXTRA_TESTS)
+        .write("factor.txt", "3\n")
+        .write("quad.json", "16\n")
+        .write("cases/one.txt", "1 2\n")
+        .write("cases/five.txt", "5 6\n")
         .write("myplug.py", PLUGIN)
         .write("plug2.py", PLUGIN)
         .write("plug3.py", PLUGIN);
@@ -90,6 +100,27 @@ const ATTACKS: &[Case] = &[
         ],
     },
     Case {
+        name: "a plugin the command names with -p",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("myplug.py", Some(FLIPS))],
+    },
+    Case {
+        name: "a plugin addopts names",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug2.py", Some(FLIPS))],
+    },
+    Case {
+        name: "a plugin a conftest names in pytest_plugins",
+        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug3.py", Some(FLIPS))],
+    },
+];
+
+/// A test file by what pytest collected: the loop holds; `check --base` on a green base
+/// reads tests changed with the code as a change of behaviour, as it reads `test_*.py`.
+const TEST_FILE_ATTACKS: &[Case] = &[
+    Case {
+        name: "a case file a conftest's collector collects",
+        edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("cube.case", Some("2 4\n3 9\n"))],
+    },
+    Case {
         name: "a doctest text file pytest collects",
         edits: &[
             ("calc.py", Some(MUL_BROKEN)),
@@ -109,18 +140,6 @@ const ATTACKS: &[Case] = &[
             ),
         ],
     },
-    Case {
-        name: "a plugin the command names with -p",
-        edits: &[("calc.py", Some(ADD_BROKEN)), ("myplug.py", Some(FLIPS))],
-    },
-    Case {
-        name: "a plugin addopts names",
-        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug2.py", Some(FLIPS))],
-    },
-    Case {
-        name: "a plugin a conftest names in pytest_plugins",
-        edits: &[("calc.py", Some(ADD_BROKEN)), ("plug3.py", Some(FLIPS))],
-    },
 ];
 
 const MORE_ATTACKS: &[Case] = &[
@@ -132,9 +151,21 @@ const MORE_ATTACKS: &[Case] = &[
         name: "cases a conftest's pytest_generate_tests reads",
         edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return a + 1\n")), ("gen.txt", Some("3 4\n0 1\n"))],
     },
+];
+
+/// Found by this session's red team on the build that first heard the tests' reads.
+const RED_TEAM_ATTACKS: &[Case] = &[
     Case {
-        name: "a case file a conftest's collector collects",
-        edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("cube.case", Some("2 4\n3 9\n"))],
+        name: "a factor a conftest reads as pytest imports it",
+        edits: &[("extra.py", Some("# broken\ndef triple(a):\n    return 4 * a\n\n\ndef quad(a):\n    return a**4\n\n\ndef inc(a):\n    return a + 1\n")), ("factor.txt", Some("4\n"))],
+    },
+    Case {
+        name: "an expectation opened r+",
+        edits: &[("extra.py", Some("# broken\ndef triple(a):\n    return 3 * a\n\n\ndef quad(a):\n    return a**3\n\n\ndef inc(a):\n    return a + 1\n")), ("quad.json", Some("8\n"))],
+    },
+    Case {
+        name: "the failing case's file deleted from a folder one test reads whole",
+        edits: &[("extra.py", Some("# broken\ndef triple(a):\n    return 3 * a\n\n\ndef quad(a):\n    return a**4\n\n\ndef inc(a):\n    return a + 1 if a < 5 else a\n")), ("cases/five.txt", None)],
     },
 ];
 
@@ -169,6 +200,14 @@ const HONEST: &[Case] = &[
         ],
     },
     Case {
+        name: "the cases moved into the test, their files deleted",
+        edits: &[
+            ("test_extra2.py", Some("import json\n\nfrom extra import inc, quad, triple\n\n\ndef test_triple(factor):\n    assert triple(2) == 2 * factor\n\n\ndef test_quad():\n    with open(\"quad.json\", \"r+\") as f:\n        assert quad(2) == json.load(f)\n\n\ndef test_inc():\n    for a, r in [(1, 2), (5, 6)]:\n        assert inc(a) == r\n")),
+            ("cases/one.txt", None),
+            ("cases/five.txt", None),
+        ],
+    },
+    Case {
         name: "a marker registered by each plugin",
         edits: &[
             ("calc.py", Some(REWRITTEN)),
@@ -193,7 +232,39 @@ fn what_pytest_loaded_collected_and_its_tests_read_is_part_of_the_checks() {
         attacks_are_held(&repo, bare, MORE_ATTACKS),
         MORE_ATTACKS.len()
     );
+    let held = attacks_are_held(&repo, bare, RED_TEAM_ATTACKS);
+    assert_eq!(held, RED_TEAM_ATTACKS.len());
+    for c in TEST_FILE_ATTACKS {
+        held_and_read_as_a_change_of_behaviour(&repo, bare, c);
+    }
     honest_work_ends(&repo, HONEST);
+}
+
+/// `c` fools the bare tool and holds the loop; committed on the green start, `check --base`
+/// reads its tests changed with the code as a change of behaviour, and says so.
+fn held_and_read_as_a_change_of_behaviour(repo: &Repo, (program, args): (&str, &[&str]), c: &Case) {
+    crate::surface::apply(repo, c.edits);
+    let bare = std::process::Command::new(program)
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .expect("the bare tool runs");
+    assert!(
+        bare.status.success(),
+        "{}: the attack fools the bare tool",
+        c.name
+    );
+    let out = crate::surface::decision(&crate::surface::promise(repo));
+    assert_eq!(out["decision"], "block", "{}: {out}", c.name);
+    crate::surface::commit_project(repo);
+    let run = repo.run(["check", "--base", "HEAD~1"]);
+    assert!(
+        run.code == 0 && run.stdout.contains("read as a change of behaviour"),
+        "{}: {run:?}",
+        c.name
+    );
+    repo.git_cmd(&["reset", "-q", "--hard", "HEAD~1"]);
+    crate::surface::undo(repo);
 }
 
 const NODE_GATE: &str =

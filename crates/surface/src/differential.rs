@@ -1006,6 +1006,14 @@ fn run_in(
     for r in &mut results {
         r.output = r.output.replace(&from, &to);
         reach::read_through(r, project.root());
+        // What the runners said of the checkout's files, of the work tree's.
+        for d in &mut r.run_details {
+            for (path, _) in &mut d.of_tests {
+                if let Ok(rel) = path.strip_prefix(&root) {
+                    *path = project.root().join(rel);
+                }
+            }
+        }
     }
     Ok(results)
 }
@@ -1113,6 +1121,8 @@ pub struct StartRuns {
     pub failures: crate::baseline::StartFailures,
     /// The project files each test runner's gate read there ([`reached_by_tests`]).
     pub read: Tests,
+    /// What the runners said of the project's files there ([`said::of_runs`]).
+    pub said: BTreeMap<String, ralph_runner::runner::OfTests>,
 }
 
 /// The gates of `phase` run on the start tree `start`, in a checkout of it.
@@ -1128,6 +1138,7 @@ pub fn start_runs(
         .iter()
         .partition(|r| r.counts_as_failure(env.strict()));
     Ok(StartRuns {
+        said: said::of_runs(project.root(), &results),
         read: prepared.in_tree(start, reached_by_tests(&results))?,
         tests: ran(&results),
         failed: self::failed(&results, env.strict()),
@@ -1399,6 +1410,7 @@ mod tests {
             passed: ["pytest".to_string(), "mypy".to_string()].into(),
             failures: Default::default(),
             read: Tests::new(),
+            said: BTreeMap::new(),
         };
         let none = Tests::new();
         let of = |failing: &[&str], base: &StartRuns, lost: &Tests| {

@@ -88,8 +88,8 @@ pub fn by_effect(
         .and_then(|b| excuse_old_failures(&a.rev, b, project, env, phase, results));
     let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
     if whole && !failing {
-        if let Some(b) = base.or_else(|| Base::of(&a, project.root(), results)) {
-            judge_deferred(&mut a, project, env, phase, (results, &b, taken));
+        if let Some(mut b) = base.or_else(|| Base::of(&a, project.root(), results)) {
+            judge_deferred(&mut a, project, env, phase, (results, &mut b, taken));
         }
     }
     a
@@ -148,14 +148,14 @@ fn judge_deferred(
     project: &Project,
     env: &Environment,
     phase: Phase,
-    (results, base, taken): (&[GateResult], &Base, Option<differential::StartRuns>),
+    (results, base, taken): (&[GateResult], &mut Base, Option<differential::StartRuns>),
 ) {
-    let (start, prepared) = (&base.start, &base.prepared);
+    let (start, prepared) = (&base.start, &mut base.prepared);
     push_left_reach(a, prepared);
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
     let now = differential::ran_or_silent(results);
     let at_base = match taken.map_or_else(
-        || base_runs(project, env, (phase, far), prepared, (start, &now)),
+        || base_runs(project, env, (phase, far), prepared, (start, &now, results)),
         Ok,
     ) {
         Ok(at_base) => at_base,
@@ -166,6 +166,14 @@ fn judge_deferred(
             return;
         }
     };
+    // A file the base's tests read and the change deleted is part of the checks too.
+    if let Err(why) = prepared.also_checks(&differential::said::roles(&at_base.said)) {
+        return a
+            .comparison
+            .weaker
+            .push(unconfirmed(&a.rev, &why.to_string()));
+    }
+    let prepared = &*prepared;
     let not_run = differential::not_run(&at_base.tests, &now);
     let unreached = prepared.out_of_reach(&at_base.read, &differential::reached(results));
     if !prepared.changed() {
@@ -325,15 +333,20 @@ fn push_load_bearing(a: &mut Against, failing: &[(String, String)], names: &[&st
 }
 
 /// The base's runs, when they matter: only where a runner that names its tests ran here
-/// (`now`).
+/// (`now`), or said which files are its tests' when the result it served was made (a
+/// file the base's tests read may be gone since).
 fn base_runs(
     project: &Project,
     env: &Environment,
     phase: (Phase, std::time::Instant),
     prepared: &differential::Prepared,
-    (start, now): (&str, &differential::Tests),
+    (start, now, results): (&str, &differential::Tests, &[GateResult]),
 ) -> Result<differential::StartRuns, differential::RunError> {
-    if now.is_empty() {
+    let said = results
+        .iter()
+        .flat_map(|r| &r.run_details)
+        .any(|d| !d.of_tests.is_empty());
+    if now.is_empty() && !said {
         return Ok(differential::StartRuns {
             tests: differential::Tests::new(),
             failed: differential::Tests::new(),
@@ -341,6 +354,7 @@ fn base_runs(
             passed: BTreeSet::new(),
             failures: Default::default(),
             read: differential::Tests::new(),
+            said: Default::default(),
         });
     }
     differential::start_runs(project, env, phase, prepared, start)

@@ -151,7 +151,9 @@ function testProcess() {
 function inProject(name) {
   return name.startsWith(root + path.sep) && !name.includes(`${path.sep}node_modules${path.sep}`);
 }
-function readerOf() {
+// `past`: the module loader's own frames are passed over (a JSON file it reads for a
+// require is data), rather than ending the search (a module it reads is code).
+function readerOf(past) {
   const [limit, prepare] = [Error.stackTraceLimit, Error.prepareStackTrace];
   Error.stackTraceLimit = 64;
   Error.prepareStackTrace = (_, sites) => sites;
@@ -162,7 +164,10 @@ function readerOf() {
   for (const site of Array.isArray(sites) ? sites : []) {
     let name = site.getFileName();
     if (!name) continue;
-    if (name.startsWith('node:internal/modules')) return null;
+    if (name.startsWith('node:internal/modules')) {
+      if (past) continue;
+      return null;
+    }
     if (name.startsWith('file:')) name = require('url').fileURLToPath(name);
     if (name !== __filename && inProject(name)) return name;
   }
@@ -171,13 +176,13 @@ function readerOf() {
 function watchReads() {
   const url = require('url');
   const noted = new Set();
-  const note = (file, flags) => {
+  const note = (file, flags, past) => {
     if (typeof file === 'number' || file == null) return;
     if (typeof flags === 'string' && /[wa+]/.test(flags)) return;
     if (typeof flags === 'number' && flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) return;
     const name = path.resolve(file instanceof URL ? url.fileURLToPath(file) : String(file));
     if (!inProject(name)) return;
-    const by = readerOf();
+    const by = readerOf(past);
     if (!by || noted.has(name + '\0' + by)) return;
     noted.add(name + '\0' + by);
     write({ read: name, by });
@@ -234,6 +239,18 @@ function watchReads() {
   for (const name of ['readFileSync', 'readFile', 'createReadStream']) wrap(fs, name, false);
   for (const name of ['openSync', 'open']) wrap(fs, name, true);
   wrap(fs.promises, 'readFile', false);
+  // `require('./cases.json')`: read by the loader, never compiled: the requiring file's data.
+  const json = Module._extensions['.json'];
+  if (typeof json === 'function') {
+    Module._extensions['.json'] = function (module, filename) {
+      try {
+        note(filename, undefined, true);
+      } catch {
+        // As above.
+      }
+      return json.call(this, module, filename);
+    };
+  }
   wrap(fs.promises, 'open', true);
   try {
     Module.syncBuiltinESMExports();

@@ -241,6 +241,18 @@ def _test_data(listener, ours):
     return sorted({f for f, by in listener.opened if by in ours and f not in imported})
 
 
+def _reads_it(mode, flags):
+    """Whether an open can read what the file held: for reading (`r`, `r+`, `a+`, `O_RDONLY`,
+    `O_RDWR`), not one that only writes, truncates or makes a new file."""
+    if isinstance(mode, str):
+        return "r" in mode or ("a" in mode and "+" in mode)
+    if not isinstance(flags, int):
+        return True
+    access = flags & getattr(os, "O_ACCMODE", 3)
+    made = flags & os.O_CREAT and flags & os.O_EXCL
+    return access != os.O_WRONLY and not flags & os.O_TRUNC and not made
+
+
 def _watch_reads(listener, root):
     """Keeps, while the session runs, each file under `root` opened for reading and the
     innermost file of the project whose code opened it (Python's audit events: the open
@@ -259,16 +271,11 @@ def _watch_reads(listener, root):
         )
 
     def hook(event, args):
-        if event != "open" or not listener.watching:
+        if event not in ("open", "sqlite3.connect") or not listener.watching:
             return
         try:
-            path, mode, flags = args
-            if isinstance(path, int):
-                return
-            if isinstance(mode, str):
-                if any(c in mode for c in "wax+"):
-                    return
-            elif isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
+            path = args[0]
+            if isinstance(path, int) or (event == "open" and not _reads_it(*args[1:3])):
                 return
             full = os.path.abspath(os.fsdecode(path))
             if not full.startswith(roots):
@@ -347,10 +354,9 @@ def pytest_configure(config):
     listener = _Listener(os.path.join(_WHERE, "%d-%d.json" % (os.getpid(), id(config))), config)
     _active.append((config, listener))
     config.pluginmanager.register(listener, "ralph_gate_listener")
-    listener.watching = True
-    if hasattr(__import__("sys"), "addaudithook"):
-        root = getattr(config, "rootpath", None) or config.rootdir
-        _watch_reads(listener, os.environ.get("RALPH_GATE_PYTEST_ROOT") or str(root))
+    if _EARLY is not None:
+        # What conftests read as pytest imported them counts with the session's reads.
+        listener.opened = _EARLY.opened
 
 
 def pytest_unconfigure(config):
@@ -358,7 +364,8 @@ def pytest_unconfigure(config):
         _, listener = _active.pop()
         listener.state["ran"] = len(listener.ran)
         listener.state["ran_ids"] = sorted(listener.ran_ids)
-        listener.watching = False
+        if _EARLY is not None:
+            _EARLY.watching = False
         listener.state["plugins"] = _plugin_files(config)
         ours = listener.state["test_files"] + listener.state["plugins"]
         listener.state["test_data"] = _test_data(listener, ours)
@@ -370,6 +377,21 @@ if _IN_PYTEST:
     import pytest as _pytest
 
     pytest_sessionfinish = _pytest.hookimpl(tryfirst=True)(_sessionfinish)
+
+
+class _Reads:
+    """What the project's code opens in a pytest from the moment `-p` imports this module,
+    before any conftest: a conftest's reads as pytest imports it are its tests' too."""
+
+    def __init__(self):
+        self.opened = set()
+        self.watching = True
+
+
+_EARLY = None
+if _IN_PYTEST and _WHERE and hasattr(__import__("sys"), "addaudithook"):
+    _EARLY = _Reads()
+    _watch_reads(_EARLY, os.environ.get("RALPH_GATE_PYTEST_ROOT") or os.getcwd())
 
 
 def listen(name, module):

@@ -13,11 +13,25 @@ use std::path::{Path, PathBuf};
 /// The files of the project under `root` that the runs of `results` said are part of their
 /// checks, relative to `root`, each with why (a test file before a plugin before data).
 pub fn by_runners(root: &Path, results: &[GateResult]) -> BTreeMap<String, &'static str> {
+    roles(&of_runs(root, results))
+}
+
+/// What the runs of `results` said of each file of the project under `root`, relative to
+/// it: what a start tree's runs keep, for a loop's end to read files deleted since (a case
+/// file the start's tests read, gone with the test that read it or without it).
+pub fn of_runs(root: &Path, results: &[GateResult]) -> BTreeMap<String, OfTests> {
     let told = results
         .iter()
         .flat_map(|r| &r.run_details)
-        .flat_map(|d| d.of_tests.iter().map(|(p, part)| (p, why(*part))));
+        .flat_map(|d| d.of_tests.iter().map(|(p, part)| (p, *part)));
     of_project(root, told)
+}
+
+/// Pure: each file's reason.
+pub fn roles(said: &BTreeMap<String, OfTests>) -> BTreeMap<String, &'static str> {
+    said.iter()
+        .map(|(f, part)| (f.clone(), why(*part)))
+        .collect()
 }
 
 fn why(part: OfTests) -> &'static str {
@@ -32,15 +46,10 @@ fn why(part: OfTests) -> &'static str {
 /// it, with the first reason by rank (a test file is a test, even where tests read it).
 fn of_project<'a>(
     root: &Path,
-    told: impl Iterator<Item = (&'a PathBuf, &'static str)>,
-) -> BTreeMap<String, &'static str> {
+    told: impl Iterator<Item = (&'a PathBuf, OfTests)>,
+) -> BTreeMap<String, OfTests> {
     let real = root.canonicalize().ok();
-    let rank = |why: &str| {
-        [roles::COLLECTED, roles::A_PLUGIN, roles::READ_BY_TESTS]
-            .iter()
-            .position(|w| *w == why)
-    };
-    let mut out: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut out: BTreeMap<String, OfTests> = BTreeMap::new();
     for (path, why) in told {
         let rel = path
             .strip_prefix(root)
@@ -51,7 +60,7 @@ fn of_project<'a>(
         };
         let rel = rel.to_string_lossy().into_owned();
         match out.get(&rel) {
-            Some(had) if rank(had) <= rank(why) => {}
+            Some(had) if *had <= why => {}
             _ => {
                 out.insert(rel, why);
             }
@@ -68,23 +77,17 @@ mod tests {
     fn project_files_only_relative_and_a_test_file_stays_a_test() {
         let root = Path::new("/no/such/project");
         let told = [
-            (
-                PathBuf::from("/no/such/project/data/x.json"),
-                roles::READ_BY_TESTS,
-            ),
+            (PathBuf::from("/no/such/project/data/x.json"), OfTests::Read),
+            (PathBuf::from("/no/such/project/check_x.py"), OfTests::Read),
             (
                 PathBuf::from("/no/such/project/check_x.py"),
-                roles::READ_BY_TESTS,
+                OfTests::Collected,
             ),
-            (
-                PathBuf::from("/no/such/project/check_x.py"),
-                roles::COLLECTED,
-            ),
-            (PathBuf::from("/no/such/project/plug.py"), roles::A_PLUGIN),
-            (PathBuf::from("/elsewhere/site.py"), roles::A_PLUGIN),
-            (PathBuf::from("/no/such/project"), roles::A_PLUGIN),
+            (PathBuf::from("/no/such/project/plug.py"), OfTests::Loaded),
+            (PathBuf::from("/elsewhere/site.py"), OfTests::Loaded),
+            (PathBuf::from("/no/such/project"), OfTests::Loaded),
         ];
-        let said = of_project(root, told.iter().map(|(p, w)| (p, *w)));
+        let said = roles(&of_project(root, told.iter().map(|(p, w)| (p, *w))));
         let want: BTreeMap<String, &str> = [
             ("check_x.py".to_string(), roles::COLLECTED),
             ("data/x.json".to_string(), roles::READ_BY_TESTS),

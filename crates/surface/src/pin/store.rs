@@ -46,6 +46,9 @@ pub struct KeptStart {
     /// reach is then not compared).
     #[serde(default)]
     pub read: StartTests,
+    /// What the runners said of the project's files there (none, in an older record).
+    #[serde(default)]
+    pub said: std::collections::BTreeMap<String, ralph_runner::runner::OfTests>,
 }
 
 impl From<crate::differential::StartRuns> for KeptStart {
@@ -57,6 +60,7 @@ impl From<crate::differential::StartRuns> for KeptStart {
             failed: runs.failed,
             unstarted: runs.unstarted,
             read: runs.read,
+            said: runs.said,
         }
     }
 }

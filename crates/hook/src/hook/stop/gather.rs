@@ -398,10 +398,6 @@ impl Judgement {
     ) -> Option<String> {
         let kept = self.kept;
         let mut p = self.prepared?;
-        let said = differential::said::by_runners(project.root(), results);
-        if let Err(e) = p.also_checks(&said) {
-            return Some(crate::words::unconfirmed(&e.to_string()));
-        }
         if let Some(hold) = moved_hold(&p, notes) {
             return Some(hold);
         }
@@ -430,6 +426,13 @@ impl Judgement {
                 return Some(crate::words::unconfirmed(&why.to_string()));
             }
         };
+        // What the runners said is their tests', at the start (a case file deleted since)
+        // and now.
+        let mut said = differential::said::roles(&start.said);
+        said.extend(differential::said::by_runners(project.root(), results));
+        if let Err(e) = p.also_checks(&said) {
+            return Some(crate::words::unconfirmed(&e.to_string()));
+        }
         if start.read.is_empty() {
             if let Err(why) = ralph_runner::observe::trace::probe() {
                 // Said to the person: the reach rule rests on what runs read.
@@ -492,6 +495,8 @@ struct AtStart {
     failed: differential::Tests,
     /// The project files each test runner's gate read there.
     read: differential::Tests,
+    /// What the runners said of the project's files there.
+    said: std::collections::BTreeMap<String, ralph_runner::runner::OfTests>,
 }
 
 /// The tests that ran on the loop's start tree (kept from an earlier stop, else run now in a
@@ -519,6 +524,7 @@ fn at_start(
         ran: at_start.tests,
         failed: at_start.failed,
         read: at_start.read,
+        said: at_start.said,
     })
 }
 
