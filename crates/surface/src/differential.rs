@@ -265,8 +265,9 @@ impl Prepared {
         Ok(())
     }
 
-    /// Takes what the final run's test runners said is part of their checks (`said`: files
-    /// relative to the project root, each with why; see [`said::by_runners`]): a change to
+    /// Takes what the test runners said is part of their checks, in the final run or on
+    /// the start tree (`said`: files relative to the project root, each with why; see
+    /// [`said::by_runners`], [`said::roles`]): a change to
     /// one of them taken for code is put back too, and one judged both ways always is. The
     /// runner decides by what it did (loaded, collected, read), whatever the file's name or
     /// the gate's globs.

@@ -447,13 +447,17 @@ def _listen_unittest(program):
             undo()
             record.watching = False
             result = getattr(self, "result", None)
-            if result is not None:
-                record.state["status"] = 0 if result.wasSuccessful() else 1
-            record.state["ran"] = len(record.ran)
-            record.state["ran_ids"] = sorted(record.ran_ids)
-            record.state["test_data"] = _test_data(record, record.state["test_files"])
-            record.state["finished"] = True
-            record.write()
+            try:
+                if result is not None:
+                    record.state["status"] = 0 if result.wasSuccessful() else 1
+                record.state["ran"] = len(record.ran)
+                record.state["ran_ids"] = sorted(record.ran_ids)
+                record.state["test_data"] = _test_data(record, record.state["test_files"])
+                record.state["finished"] = True
+                record.write()
+            except Exception:
+                # Unwritten, the session reads as one that never reached its end.
+                pass
 
     program.runTests = runTests
 
@@ -551,14 +555,18 @@ def _listen_doctest(doctest):
 
     def end():
         record.watching = False
-        modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
-        imported = {os.path.abspath(f) for f in modules if isinstance(f, str)}
-        record.state["test_files"] = sorted(parsed - imported)
-        record.state["ran"] = record.state["to_run"] = len(record.ran)
-        record.state["ran_ids"] = sorted(record.ran_ids)
-        record.state["test_data"] = _test_data(record, record.state["test_files"])
-        record.state["finished"] = True
-        record.write()
+        try:
+            modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+            imported = {os.path.abspath(f) for f in modules if isinstance(f, str)}
+            record.state["test_files"] = sorted(parsed - imported)
+            record.state["ran"] = record.state["to_run"] = len(record.ran)
+            record.state["ran_ids"] = sorted(record.ran_ids)
+            record.state["test_data"] = _test_data(record, record.state["test_files"])
+            record.state["finished"] = True
+            record.write()
+        except Exception:
+            # As above: never a traceback at the program's exit.
+            pass
 
     doctest.DocTestParser.get_doctest = hear_parsed
     doctest.DocTestRunner.run = hear_run
