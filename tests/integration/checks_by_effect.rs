@@ -355,8 +355,8 @@ fn what_jest_and_vitest_tests_read_is_part_of_the_checks() {
     }];
     const VITEST: &str = "import { test, expect } from \"vitest\";\nimport fs from \"node:fs\";\nimport { createRequire } from \"node:module\";\n\nconst { add } = createRequire(import.meta.url)(\"./calc.js\");\nconst cases = JSON.parse(fs.readFileSync(new URL(\"./data/cases.json\", import.meta.url), \"utf8\")).add;\ntest(\"add\", () => {\n  for (const [a, b, r] of cases) expect(add(a, b)).toBe(r);\n});\n";
     for (runner, (name, test)) in [
-        ("jest --ci", ("calc.test.js", TEST)),
-        ("vitest run", ("calc.test.mjs", VITEST)),
+        ("npx jest --ci", ("calc.test.js", TEST)),
+        ("npx vitest run", ("calc.test.mjs", VITEST)),
     ] {
         let Some(repo) = crate::common::js_runners_repo() else {
             return;
@@ -370,12 +370,8 @@ fn what_jest_and_vitest_tests_read_is_part_of_the_checks() {
         assert_eq!(run.code, 0, "{runner}: the start is green: {run:?}");
         repo.commit_all();
         repo.start_loop(&[]);
-        let program = format!(
-            "node_modules/.bin/{}",
-            runner.split(' ').next().unwrap_or_default()
-        );
         let args: Vec<&str> = runner.split(' ').skip(1).collect();
-        let bare = (program.as_str(), &args[..]);
+        let bare = ("npx", &args[..]);
         assert_eq!(attacks_are_held(&repo, bare, ATTACK), 1, "{runner}");
         honest_work_ends(&repo, HONEST);
     }
