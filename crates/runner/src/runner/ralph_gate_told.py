@@ -181,6 +181,16 @@ class _Record:
             json.dump(self.state, f)
         os.replace(partial, self.path)
 
+    def finish(self, ours):
+        """The session reached its end: what ran, and what the code of `ours` (its tests'
+        files) read."""
+        self.watching = False
+        self.state["ran"] = len(self.ran)
+        self.state["ran_ids"] = sorted(self.ran_ids)
+        self.state["test_data"] = _test_data(self, ours)
+        self.state["finished"] = True
+        self.write()
+
 
 class _Listener(_Record):
     def __init__(self, path, config):
@@ -230,15 +240,16 @@ def _test_data(listener, ours):
     """The files the tests read as data: opened for reading by code of a test file, a
     conftest or a plugin (`ours`; directly or through a library), not by the code under
     test, and not a module anything imported (the code a test reads as text stays code)."""
+    ours, imported = set(ours), _imported_files()
+    return sorted({f for f, by in listener.opened if by in ours and f not in imported})
+
+
+def _imported_files():
+    """The file of every module imported so far."""
     import sys
 
-    ours = set(ours)
-    imported = set()
-    for m in list(sys.modules.values()):
-        f = getattr(m, "__file__", None)
-        if isinstance(f, str):
-            imported.add(os.path.abspath(f))
-    return sorted({f for f, by in listener.opened if by in ours and f not in imported})
+    modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+    return {os.path.abspath(f) for f in modules if isinstance(f, str)}
 
 
 def _reads_it(mode, flags):
@@ -362,15 +373,10 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     if _active and _active[-1][0] is config:
         _, listener = _active.pop()
-        listener.state["ran"] = len(listener.ran)
-        listener.state["ran_ids"] = sorted(listener.ran_ids)
         if _EARLY is not None:
             _EARLY.watching = False
         listener.state["plugins"] = _plugin_files(config)
-        ours = listener.state["test_files"] + listener.state["plugins"]
-        listener.state["test_data"] = _test_data(listener, ours)
-        listener.state["finished"] = True
-        listener.write()
+        listener.finish(listener.state["test_files"] + listener.state["plugins"])
 
 
 if _IN_PYTEST:
@@ -445,16 +451,11 @@ def _listen_unittest(program):
             run_tests(self)
         finally:
             undo()
-            record.watching = False
             result = getattr(self, "result", None)
             try:
                 if result is not None:
                     record.state["status"] = 0 if result.wasSuccessful() else 1
-                record.state["ran"] = len(record.ran)
-                record.state["ran_ids"] = sorted(record.ran_ids)
-                record.state["test_data"] = _test_data(record, record.state["test_files"])
-                record.state["finished"] = True
-                record.write()
+                record.finish(record.state["test_files"])
             except Exception:
                 # Unwritten, the session reads as one that never reached its end.
                 pass
@@ -554,16 +555,10 @@ def _listen_doctest(doctest):
         return out
 
     def end():
-        record.watching = False
         try:
-            modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
-            imported = {os.path.abspath(f) for f in modules if isinstance(f, str)}
-            record.state["test_files"] = sorted(parsed - imported)
-            record.state["ran"] = record.state["to_run"] = len(record.ran)
-            record.state["ran_ids"] = sorted(record.ran_ids)
-            record.state["test_data"] = _test_data(record, record.state["test_files"])
-            record.state["finished"] = True
-            record.write()
+            record.state["test_files"] = sorted(parsed - _imported_files())
+            record.state["to_run"] = len(record.ran)
+            record.finish(record.state["test_files"])
         except Exception:
             # As above: never a traceback at the program's exit.
             pass
