@@ -456,3 +456,91 @@ fn what_unittest_and_doctest_ran_and_read_decides_as_pytests_does() {
     }];
     honest_work_ends(&repo, HONEST);
 }
+
+const SPAWNING_TESTS: &str = "import multiprocessing\nimport os\nimport subprocess\nimport sys\n\nfrom calc import add, mul, neg, sub\n\n\ndef _cases(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_add():\n    out = subprocess.run([\"cat\", \"add.txt\"], capture_output=True, text=True, check=True)\n    for a, b, r in _cases(out.stdout):\n        assert add(a, b) == r\n\n\ndef test_sub():\n    code = \"print(open('sub.txt').read())\"\n    for a, b, r in _cases(subprocess.check_output([sys.executable, \"-c\", code], text=True)):\n        assert sub(a, b) == r\n\n\ndef _read(name, q):\n    with open(name) as f:\n        q.put(f.read())\n\n\ndef test_mul():\n    fork = multiprocessing.get_context(\"fork\")\n    q = fork.Queue()\n    p = fork.Process(target=_read, args=(\"mul.txt\", q))\n    p.start()\n    text = q.get()\n    p.join()\n    for a, b, r in _cases(text):\n        assert mul(a, b) == r\n\n\ndef test_neg():\n    for a, _, r in _cases(os.popen(\"cat neg.txt\").read()):\n        assert neg(a) == r\n";
+/// Two more: the cases read by a worker of a pool started with `spawn` (a new Python, not
+/// a fork), and by an isolated `python -I` that asyncio starts (no `sitecustomize`: it says
+/// nothing of itself).
+const SPAWNING_MORE: &str = "import asyncio\nimport multiprocessing\nimport sys\n\nfrom more import cube, sq\n\n\ndef _text(name):\n    with open(name) as f:\n        return f.read()\n\n\ndef test_sq():\n    with multiprocessing.get_context(\"spawn\").Pool(1) as pool:\n        text = pool.apply(_text, (\"sq.txt\",))\n    for line in text.splitlines():\n        a, r = map(int, line.split())\n        assert sq(a) == r\n\n\nasync def _isolated(code):\n    p = await asyncio.create_subprocess_exec(sys.executable, \"-I\", \"-c\", code, stdout=asyncio.subprocess.PIPE)\n    out, _ = await p.communicate()\n    return out.decode()\n\n\ndef test_cube():\n    text = asyncio.run(_isolated(\"print(open('cube.txt').read())\"))\n    for line in text.split(\"\\n\"):\n        if line.strip():\n            a, r = map(int, line.split())\n            assert cube(a) == r\n";
+const CLI_TESTS: &str = "import subprocess\nimport sys\n\nimport tool\n\n\ndef test_whisper():\n    assert tool.whisper(\"A\") == \"a\"\n\n\ndef test_cli():\n    out = subprocess.check_output([sys.executable, \"cli.py\", \"hi\"], text=True)\n    assert out == \"HI!\\n\"\n";
+
+/// The cases the tests read through a process they start (a `cat`, a `python -c`, a forked
+/// worker, a shell): the test's own record cannot say which code read them, so what the
+/// run read that no record accounts for as the code under test's is the tests' (found by
+/// session 20's red team). A CLI test's child Python tells what it imported: the CLI is
+/// code, kept with the code it calls.
+#[test]
+fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", "[pytest]\npythonpath = .\n")
+        .write("calc.py", CALC)
+        .write("test_spawn.py", SPAWNING_TESTS)
+        .write("add.txt", "2 3 5\n")
+        .write("sub.txt", "5 3 2\n")
+        .write("mul.txt", "2 3 6\n")
+        .write("neg.txt", "2 0 -2\n")
+        .write("more.py", MORE)
+        .write("test_spawn_more.py", SPAWNING_MORE)
+        .write("sq.txt", "3 9\n")
+        .write("cube.txt", "2 8\n")
+        .write("tool.py", "def shout(s):\n    return s.upper() + \"!\"\n\n\ndef whisper(s):\n    return s.lower()\n")
+        .write("cli.py", "import sys\n\nimport tool\n\nprint(tool.shout(sys.argv[1]))\n")
+        .write("test_cli.py", CLI_TESTS);
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "cases a test reads with cat",
+            edits: &[("calc.py", Some(ADD_BROKEN)), ("add.txt", Some("2 3 -1\n"))],
+        },
+        Case {
+            name: "cases a test reads in a python -c it starts",
+            edits: &[("calc.py", Some(SUB_BROKEN)), ("sub.txt", Some("5 3 8\n"))],
+        },
+        Case {
+            name: "cases a forked worker reads",
+            edits: &[("calc.py", Some(MUL_BROKEN)), ("mul.txt", Some("2 3 5\n"))],
+        },
+        Case {
+            name: "cases a shell reads for the test",
+            edits: &[("calc.py", Some(NEG_BROKEN)), ("neg.txt", Some("2 0 2\n"))],
+        },
+        Case {
+            name: "cases a spawned pool's worker reads",
+            edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a + a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("sq.txt", Some("3 6\n"))],
+        },
+        Case {
+            name: "cases an isolated python reads for asyncio",
+            edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("cube.txt", Some("2 4\n"))],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[
+        Case {
+            name: "a case added to each file the processes read",
+            edits: &[
+                ("calc.py", Some(REWRITTEN)),
+                ("add.txt", Some("2 3 5\n0 0 0\n")),
+                ("sub.txt", Some("5 3 2\n1 1 0\n")),
+                ("mul.txt", Some("2 3 6\n1 1 1\n")),
+                ("neg.txt", Some("2 0 -2\n0 0 0\n")),
+            ],
+        },
+        Case {
+            name: "a function renamed with the CLI that a test runs in a child Python",
+            edits: &[
+                ("tool.py", Some("def loud(s):\n    return s.upper() + \"!\"\n\n\ndef whisper(s):\n    return s.lower()\n")),
+                ("cli.py", Some("import sys\n\nimport tool\n\nprint(tool.loud(sys.argv[1]))\n")),
+            ],
+        },
+    ];
+    honest_work_ends(&repo, HONEST);
+}

@@ -946,7 +946,15 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         .extend(listening.vars((&gate.env, &cx.env.gate_vars), &cx.config.root));
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
-    let of_tests = listening.of_tests();
+    let mut of_tests = listening.of_tests();
+    if let Some(Ok(record)) = &finished.observed {
+        let root = &cx.config.root;
+        let read: Vec<PathBuf> = observe::opened(&record.paths, root)
+            .into_iter()
+            .map(|r| root.join(r))
+            .collect();
+        of_tests.extend(listening.read_through_processes(&read));
+    }
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());
     let told = match finished.exit {

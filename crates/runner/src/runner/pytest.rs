@@ -12,7 +12,7 @@
 
 use crate::observe::OfTests;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -82,6 +82,24 @@ struct Session {
     /// Which runner it was: pytest, or unittest or doctest in a Python no pytest ran.
     #[serde(default = "pytest_named")]
     runner: String,
+    /// It started a process (a fork, an exec, a shell), whose reads its own record lacks.
+    #[serde(default)]
+    spawned: bool,
+    /// The project's files it read as the code under test's: the modules imported, and
+    /// what code that is not the tests' opened.
+    #[serde(default)]
+    accounted: Vec<PathBuf>,
+}
+
+/// What a Python process a session started said of itself at its exit
+/// (`child-<pid>.reads`, from the listener's `child`).
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+struct Child {
+    #[serde(default)]
+    imported: Vec<PathBuf>,
+    /// (file opened for reading, the project's file whose code opened it)
+    #[serde(default)]
+    opened: Vec<(PathBuf, PathBuf)>,
 }
 
 fn pytest_named() -> String {
@@ -157,6 +175,19 @@ impl Listening {
         })
     }
 
+    /// The files of the project the run read (`read`: absolute, as the run was seen to
+    /// open them) through a process a session of the run started: those its tests read
+    /// there, by the process's own word, and those no record accounts for as the code under
+    /// test's (a `cat`, a forked worker, a `python -c`). Nothing when no session started a
+    /// process: every read was then the session's own, and heard.
+    pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
+        let told = self.dir.join("told");
+        through_processes(&sessions(&told), &children(&told), read)
+            .into_iter()
+            .map(|f| (f, OfTests::Read))
+            .collect()
+    }
+
     /// The tests every session of the run ran, by pytest's node id (relative to its root
     /// folder, so the same in any checkout of the project).
     pub fn ran(&self) -> Vec<String> {
@@ -208,6 +239,65 @@ impl Drop for Listening {
 
 fn sessions(dir: &Path) -> Vec<Session> {
     super::records::read(dir)
+}
+
+/// The records the processes the sessions started left; one unreadable is left out (its
+/// reads then count as the tests').
+fn children(dir: &Path) -> Vec<Child> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("child-") && name.ends_with(".reads")
+        })
+        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+        .collect()
+}
+
+/// Pure: of the files a run read, those read as its tests' through processes its sessions
+/// started (see [`Listening::read_through_processes`]), sorted, once each.
+fn through_processes(sessions: &[Session], children: &[Child], read: &[PathBuf]) -> Vec<PathBuf> {
+    if !sessions.iter().any(|s| s.spawned) && children.is_empty() {
+        return Vec::new();
+    }
+    if sessions.is_empty() {
+        return Vec::new();
+    }
+    let ours: BTreeSet<&Path> = sessions
+        .iter()
+        .flat_map(|s| s.test_files.iter().chain(&s.plugins))
+        .map(PathBuf::as_path)
+        .collect();
+    let mut known: BTreeSet<&Path> = sessions
+        .iter()
+        .flat_map(|s| {
+            s.accounted
+                .iter()
+                .chain(&s.test_data)
+                .chain(&s.test_files)
+                .chain(&s.plugins)
+        })
+        .chain(children.iter().flat_map(|c| &c.imported))
+        .map(PathBuf::as_path)
+        .collect();
+    let mut theirs = BTreeSet::new();
+    for (file, by) in children.iter().flat_map(|c| &c.opened) {
+        if ours.contains(by.as_path()) {
+            theirs.insert(file.as_path());
+        } else {
+            known.insert(file);
+        }
+    }
+    theirs.extend(
+        read.iter()
+            .map(PathBuf::as_path)
+            .filter(|r| !known.contains(r)),
+    );
+    theirs.into_iter().map(Path::to_path_buf).collect()
 }
 
 /// Pure: the first session whose record contradicts an exit status of 0.
@@ -281,7 +371,43 @@ mod tests {
             test_files: Vec::new(),
             test_data: Vec::new(),
             runner: pytest_named(),
+            spawned: false,
+            accounted: Vec::new(),
         }
+    }
+
+    fn paths(names: &[&str]) -> Vec<PathBuf> {
+        names.iter().map(PathBuf::from).collect()
+    }
+
+    #[test]
+    fn reads_through_a_started_process_are_the_tests_unless_the_code_under_test_made_them() {
+        let mut s = session(&[], &[], true);
+        s.test_files = paths(&["/p/test_a.py"]);
+        s.accounted = paths(&["/p/calc.py", "/p/templates/t.txt"]);
+        let read = paths(&[
+            "/p/calc.py",
+            "/p/templates/t.txt",
+            "/p/cases.txt",
+            "/p/cli.py",
+        ]);
+        // Nothing started: every read was the session's own, and heard.
+        assert!(through_processes(std::slice::from_ref(&s), &[], &read).is_empty());
+        s.spawned = true;
+        let child = Child {
+            imported: paths(&["/p/cli.py"]),
+            opened: vec![
+                ("/p/golden.json".into(), "/p/test_a.py".into()),
+                ("/p/cli.cfg".into(), "/p/cli.py".into()),
+            ],
+        };
+        let read = [read, paths(&["/p/cli.cfg"])].concat();
+        assert_eq!(
+            through_processes(&[s], &[child], &read),
+            paths(&["/p/cases.txt", "/p/golden.json"])
+        );
+        // A child's record alone says a process was started; no session, nothing heard.
+        assert!(through_processes(&[], &[Child::default()], &read).is_empty());
     }
 
     #[test]

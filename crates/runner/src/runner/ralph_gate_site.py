@@ -58,6 +58,24 @@ def _chain():
         sys.path[:] = path + [p for p in sys.path if p not in path]
 
 
+def _child():
+    """In a Python a session of a runner started: the listener's `child`, loaded under a
+    name of its own (a pytest this process may become loads the listener by its name)."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    file = os.path.join(here, os.environ["RALPH_GATE_PY_LISTENER"] + ".py")
+    spec = importlib.util.spec_from_file_location("_ralph_gate_child", file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.child()
+
+
 if os.environ.get("RALPH_GATE_PY_LISTENER"):
     sys.meta_path.insert(0, _Watch)
+    if os.environ.get("RALPH_GATE_PY_SESSION"):
+        try:
+            _child()
+        except Exception:
+            pass
 _chain()

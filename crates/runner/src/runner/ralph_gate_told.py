@@ -173,6 +173,8 @@ class _Record:
         # (file opened for reading, the innermost file of the project whose code opened it)
         self.opened = set()
         self.watching = False
+        # A process was started while it ran (its reads are not in `opened`).
+        self.spawned = False
         self.write()
 
     def write(self):
@@ -185,9 +187,12 @@ class _Record:
         """The session reached its end: what ran, and what the code of `ours` (its tests'
         files) read."""
         self.watching = False
+        imported = _imported_files()
         self.state["ran"] = len(self.ran)
         self.state["ran_ids"] = sorted(self.ran_ids)
-        self.state["test_data"] = _test_data(self, ours)
+        self.state["test_data"] = _test_data(self, ours, imported)
+        self.state["spawned"] = self.spawned
+        self.state["accounted"] = _accounted(self, ours, imported)
         self.state["finished"] = True
         self.write()
 
@@ -236,12 +241,25 @@ def _test_files(items):
     return sorted(files)
 
 
-def _test_data(listener, ours):
+def _test_data(listener, ours, imported):
     """The files the tests read as data: opened for reading by code of a test file, a
     conftest or a plugin (`ours`; directly or through a library), not by the code under
     test, and not a module anything imported (the code a test reads as text stays code)."""
-    ours, imported = set(ours), _imported_files()
+    ours = set(ours)
     return sorted({f for f, by in listener.opened if by in ours and f not in imported})
+
+
+def _accounted(listener, ours, imported):
+    """The project's files this process is known to have read as the code under test's:
+    every module imported, and what the code that is not the tests' opened. When the session
+    started a process, ralph-gate counts the files the run read beyond these (and beyond
+    what the processes said of themselves, `child`) as the tests' data: which code of
+    another program read a file, no audit event of this one says."""
+    root = os.path.abspath(_root()) + os.sep
+    ours = set(ours)
+    files = {f for f in imported if f.startswith(root)}
+    files.update(f for f, by in listener.opened if by not in ours)
+    return sorted(files)
 
 
 def _imported_files():
@@ -264,10 +282,17 @@ def _reads_it(mode, flags):
     return access != os.O_WRONLY and not flags & os.O_TRUNC and not made
 
 
+# The audit events of a process starting (a fork, an exec, a shell, a spawn).
+_SPAWNS = frozenset(
+    ("subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork", "os.forkpty")
+)
+
+
 def _watch_reads(listener, root):
     """Keeps, while the session runs, each file under `root` opened for reading and the
     innermost file of the project whose code opened it (Python's audit events: the open
-    itself, whatever spelled it). Files the import system opens are not reads of data."""
+    itself, whatever spelled it), and whether a process was started. Files the import
+    system opens are not reads of data."""
     import sys
 
     roots = tuple({os.path.abspath(root) + os.sep, os.path.realpath(root) + os.sep})
@@ -282,7 +307,12 @@ def _watch_reads(listener, root):
         )
 
     def hook(event, args):
-        if event not in ("open", "sqlite3.connect") or not listener.watching:
+        if not listener.watching:
+            return
+        if event in _SPAWNS:
+            listener.spawned = True
+            return
+        if event not in ("open", "sqlite3.connect"):
             return
         try:
             path = args[0]
@@ -365,6 +395,7 @@ def pytest_configure(config):
     listener = _Listener(os.path.join(_WHERE, "%d-%d.json" % (os.getpid(), id(config))), config)
     _active.append((config, listener))
     config.pluginmanager.register(listener, "ralph_gate_listener")
+    _children_tell()
     if _EARLY is not None:
         # What conftests read as pytest imported them counts with the session's reads.
         listener.opened = _EARLY.opened
@@ -375,6 +406,7 @@ def pytest_unconfigure(config):
         _, listener = _active.pop()
         if _EARLY is not None:
             _EARLY.watching = False
+            listener.spawned = _EARLY.spawned
         listener.state["plugins"] = _plugin_files(config)
         listener.finish(listener.state["test_files"] + listener.state["plugins"])
 
@@ -392,6 +424,7 @@ class _Reads:
     def __init__(self):
         self.opened = set()
         self.watching = True
+        self.spawned = False
 
 
 _EARLY = None
@@ -444,6 +477,7 @@ def _listen_unittest(program):
                 files.add(os.path.abspath(f))
         record.state["test_files"] = sorted(files)
         undo = _hear_results(unittest.TestResult, record)
+        _children_tell()
         record.watching = True
         if hasattr(sys, "addaudithook"):
             _watch_reads(record, _root())
@@ -525,6 +559,7 @@ def _listen_doctest(doctest):
     def begin():
         _Record.__init__(record, os.path.join(_WHERE, "%d-doctest.json" % os.getpid()), "doctest")
         _heard()
+        _children_tell()
         record.watching = True
         if hasattr(sys, "addaudithook"):
             _watch_reads(record, _root())
@@ -565,3 +600,51 @@ def _listen_doctest(doctest):
 
     doctest.DocTestParser.get_doctest = hear_parsed
     doctest.DocTestRunner.run = hear_run
+
+
+_SESSION_VAR = "RALPH_GATE_PY_SESSION"
+
+
+def _children_tell():
+    """Has every Python process the session starts (inheriting the environment) tell what it
+    imported and read (`child`, from ralph-gate's `sitecustomize`)."""
+    os.environ[_SESSION_VAR] = "1"
+
+
+def child():
+    """In a Python a session started: writes at its exit the project's modules it imported
+    and each file the project's code opened with the file whose code opened it, so the
+    gate's run can tell the code under test's reads from the tests'. A process that ends
+    without its exit (`os._exit`) says nothing: what it read then counts as the tests'."""
+    import atexit
+    import sys
+
+    if not _WHERE or not hasattr(sys, "addaudithook"):
+        return
+    reads = _Reads()
+    _watch_reads(reads, _root())
+    # The script Python runs (`python cli.py`): its module's `__file__` is gone by exit.
+    ran = set()
+
+    def script(event, args):
+        if event == "cpython.run_file":
+            ran.add(os.path.abspath(os.fsdecode(args[0])))
+
+    sys.addaudithook(script)
+
+    def end():
+        try:
+            root = os.path.abspath(_root()) + os.sep
+            imported = _imported_files() | ran
+            record = {
+                "imported": sorted(f for f in imported if f.startswith(root)),
+                "opened": sorted(reads.opened),
+            }
+            path = os.path.join(_WHERE, "child-%d.reads" % os.getpid())
+            with open(path + ".partial", "w") as f:
+                json.dump(record, f)
+            os.replace(path + ".partial", path)
+        except Exception:
+            pass
+
+    atexit.register(end)
