@@ -462,6 +462,11 @@ const SPAWNING_TESTS: &str = "import multiprocessing\nimport os\nimport subproce
 /// a fork), and by an isolated `python -I` that asyncio starts (no `sitecustomize`: it says
 /// nothing of itself).
 const SPAWNING_MORE: &str = "import asyncio\nimport multiprocessing\nimport sys\n\nfrom more import cube, sq\n\n\ndef _text(name):\n    with open(name) as f:\n        return f.read()\n\n\ndef test_sq():\n    with multiprocessing.get_context(\"spawn\").Pool(1) as pool:\n        text = pool.apply(_text, (\"sq.txt\",))\n    for line in text.splitlines():\n        a, r = map(int, line.split())\n        assert sq(a) == r\n\n\nasync def _isolated(code):\n    p = await asyncio.create_subprocess_exec(sys.executable, \"-I\", \"-c\", code, stdout=asyncio.subprocess.PIPE)\n    out, _ = await p.communicate()\n    return out.decode()\n\n\ndef test_cube():\n    text = asyncio.run(_isolated(\"print(open('cube.txt').read())\"))\n    for line in text.split(\"\\n\"):\n        if line.strip():\n            a, r = map(int, line.split())\n            assert cube(a) == r\n";
+/// A CLI only a Python that says nothing runs (`-E`: not the listener's `PYTHONPATH`): its
+/// file may be the code under test or the tests' data, so the differential run puts it back
+/// in one of its two runs only. Put back for good, a test weakened with the CLI broken would
+/// be judged against the start's CLI, and pass.
+const SHOUT_TESTS: &str = "import subprocess\nimport sys\n\n\ndef test_shout():\n    out = subprocess.check_output([sys.executable, \"-E\", \"-s\", \"shout.py\", \"hi\"], text=True)\n    assert out == \"HI!\\n\"\n";
 const CLI_TESTS: &str = "import subprocess\nimport sys\n\nimport tool\n\n\ndef test_whisper():\n    assert tool.whisper(\"A\") == \"a\"\n\n\ndef test_cli():\n    out = subprocess.check_output([sys.executable, \"cli.py\", \"hi\"], text=True)\n    assert out == \"HI!\\n\"\n";
 
 /// The cases the tests read through a process they start (a `cat`, a `python -c`, a forked
@@ -490,7 +495,9 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
         .write("cube.txt", "2 8\n")
         .write("tool.py", "def shout(s):\n    return s.upper() + \"!\"\n\n\ndef whisper(s):\n    return s.lower()\n")
         .write("cli.py", "import sys\n\nimport tool\n\nprint(tool.shout(sys.argv[1]))\n")
-        .write("test_cli.py", CLI_TESTS);
+        .write("test_cli.py", CLI_TESTS)
+        .write("shout.py", "import sys\n\nprint(sys.argv[1].upper() + \"!\")\n")
+        .write("test_shout.py", SHOUT_TESTS);
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
     repo.commit_all();
@@ -520,6 +527,13 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
             name: "cases an isolated python reads for asyncio",
             edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a\n\n\ndef double(a):\n    return 2 * a\n")), ("cube.txt", Some("2 4\n"))],
         },
+        Case {
+            name: "a test weakened with the CLI it runs in a Python that says nothing",
+            edits: &[
+                ("shout.py", Some("import sys\n\n# broken\nprint(sys.argv[1] + \"!\")\n")),
+                ("test_shout.py", Some("import subprocess\nimport sys\n\n\ndef test_shout():\n    out = subprocess.check_output([sys.executable, \"-E\", \"-s\", \"shout.py\", \"hi\"], text=True)\n    assert out == \"hi!\\n\"\n")),
+            ],
+        },
     ];
     let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
@@ -533,6 +547,10 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
                 ("mul.txt", Some("2 3 6\n1 1 1\n")),
                 ("neg.txt", Some("2 0 -2\n0 0 0\n")),
             ],
+        },
+        Case {
+            name: "the CLI a Python that says nothing runs, rewritten as it behaves",
+            edits: &[("shout.py", Some("import sys\n\nword = sys.argv[1]\nprint(word.upper() + \"!\")\n"))],
         },
         Case {
             name: "a function renamed with the CLI that a test runs in a child Python",

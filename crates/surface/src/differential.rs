@@ -281,7 +281,7 @@ impl Prepared {
                 continue;
             };
             match self.put_back.iter_mut().find(|p| p.at == c.path) {
-                Some(p) if p.why == roles::AFTER_AN_OPTION => p.why = why,
+                Some(p) if roles::either(p.why) && !roles::either(why) => p.why = why,
                 Some(_) => {}
                 None => {
                     let shown = rel.to_string_lossy().into_owned();
@@ -466,10 +466,11 @@ pub enum Outcome {
 }
 
 /// Runs the gates of `phase` on the final code with `prepared.put_back` put back, and
-/// compares them with the final run's `results`. Files of the code a command names right
-/// after an option ([`roles::AFTER_AN_OPTION`]) are put back in that run and kept as they
-/// are in a second: the change is honest only when both pass, whichever of a preload and
-/// the checked code they are.
+/// compares them with the final run's `results`. Files whose role is not known
+/// ([`roles::either`]: code a command names right after an option, a file only a process
+/// the tests started read) are put back in that run and kept as they are in a second: the
+/// change is honest only when both pass, whichever of the checks and the checked code they
+/// are.
 pub fn run(
     project: &Project,
     env: &Environment,
@@ -484,7 +485,7 @@ pub fn run(
         (prepared, &|_| true),
         results,
     );
-    let either = |p: &PutBack| p.why == roles::AFTER_AN_OPTION;
+    let either = |p: &PutBack| roles::either(p.why);
     if !matches!(all, Outcome::Honest { .. }) || !prepared.put_back.iter().any(either) {
         return all;
     }

@@ -314,6 +314,9 @@ pub enum OfTests {
     Loaded,
     /// The code of its tests (or of a conftest, a plugin) opened it for reading.
     Read,
+    /// A process its tests started read it, and no process said whether as the code under
+    /// test's or as the tests' data (a `cat`, a Python that ended without its exit): either.
+    Unheard,
 }
 
 /// The files of `said` inside `root`, relative to it: what a stored result keeps.

@@ -182,9 +182,10 @@ impl Listening {
     /// process: every read was then the session's own, and heard.
     pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
-        through_processes(&sessions(&told), &children(&told), read)
-            .into_iter()
-            .map(|f| (f, OfTests::Read))
+        let (theirs, unheard) = through_processes(&sessions(&told), &children(&told), read);
+        let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
+        theirs
+            .chain(unheard.into_iter().map(|f| (f, OfTests::Unheard)))
             .collect()
     }
 
@@ -258,14 +259,18 @@ fn children(dir: &Path) -> Vec<Child> {
         .collect()
 }
 
-/// Pure: of the files a run read, those read as its tests' through processes its sessions
-/// started (see [`Listening::read_through_processes`]), sorted, once each.
-fn through_processes(sessions: &[Session], children: &[Child], read: &[PathBuf]) -> Vec<PathBuf> {
-    if !sessions.iter().any(|s| s.spawned) && children.is_empty() {
-        return Vec::new();
-    }
-    if sessions.is_empty() {
-        return Vec::new();
+/// Pure: of the files a run read through processes its sessions started (see
+/// [`Listening::read_through_processes`]), those a process said its tests' code read, and
+/// those no record accounts for (a process that said nothing: data or code, not known),
+/// each sorted, once each.
+fn through_processes(
+    sessions: &[Session],
+    children: &[Child],
+    read: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let spawned = sessions.iter().any(|s| s.spawned) || !children.is_empty();
+    if !spawned || sessions.is_empty() {
+        return (Vec::new(), Vec::new());
     }
     let ours: BTreeSet<&Path> = sessions
         .iter()
@@ -292,12 +297,13 @@ fn through_processes(sessions: &[Session], children: &[Child], read: &[PathBuf])
             known.insert(file);
         }
     }
-    theirs.extend(
-        read.iter()
-            .map(PathBuf::as_path)
-            .filter(|r| !known.contains(r)),
-    );
-    theirs.into_iter().map(Path::to_path_buf).collect()
+    let unheard: BTreeSet<&Path> = read
+        .iter()
+        .map(PathBuf::as_path)
+        .filter(|r| !known.contains(r) && !theirs.contains(r))
+        .collect();
+    let owned = |s: BTreeSet<&Path>| s.into_iter().map(Path::to_path_buf).collect();
+    (owned(theirs), owned(unheard))
 }
 
 /// Pure: the first session whose record contradicts an exit status of 0.
@@ -392,7 +398,11 @@ mod tests {
             "/p/cli.py",
         ]);
         // Nothing started: every read was the session's own, and heard.
-        assert!(through_processes(std::slice::from_ref(&s), &[], &read).is_empty());
+        let none = (Vec::new(), Vec::new());
+        assert_eq!(
+            through_processes(std::slice::from_ref(&s), &[], &read),
+            none
+        );
         s.spawned = true;
         let child = Child {
             imported: paths(&["/p/cli.py"]),
@@ -404,10 +414,10 @@ mod tests {
         let read = [read, paths(&["/p/cli.cfg"])].concat();
         assert_eq!(
             through_processes(&[s], &[child], &read),
-            paths(&["/p/cases.txt", "/p/golden.json"])
+            (paths(&["/p/golden.json"]), paths(&["/p/cases.txt"]))
         );
         // A child's record alone says a process was started; no session, nothing heard.
-        assert!(through_processes(&[], &[Child::default()], &read).is_empty());
+        assert_eq!(through_processes(&[], &[Child::default()], &read), none);
     }
 
     #[test]

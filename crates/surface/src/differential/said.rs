@@ -39,6 +39,7 @@ fn why(part: OfTests) -> &'static str {
         OfTests::Collected => roles::COLLECTED,
         OfTests::Loaded => roles::A_PLUGIN,
         OfTests::Read => roles::READ_BY_TESTS,
+        OfTests::Unheard => roles::READ_UNHEARD,
     }
 }
 
@@ -84,6 +85,11 @@ mod tests {
                 OfTests::Collected,
             ),
             (PathBuf::from("/no/such/project/plug.py"), OfTests::Loaded),
+            (PathBuf::from("/no/such/project/plug.py"), OfTests::Unheard),
+            (
+                PathBuf::from("/no/such/project/cases.txt"),
+                OfTests::Unheard,
+            ),
             (PathBuf::from("/elsewhere/site.py"), OfTests::Loaded),
             (PathBuf::from("/no/such/project"), OfTests::Loaded),
         ];
@@ -92,6 +98,7 @@ mod tests {
             ("check_x.py".to_string(), roles::COLLECTED),
             ("data/x.json".to_string(), roles::READ_BY_TESTS),
             ("plug.py".to_string(), roles::A_PLUGIN),
+            ("cases.txt".to_string(), roles::READ_UNHEARD),
         ]
         .into();
         assert_eq!(said, want);

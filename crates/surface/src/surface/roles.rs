@@ -22,6 +22,17 @@ const A_CONFIG: &str = "a config its runner reads";
 /// `Surface::after_option`).
 pub const AFTER_AN_OPTION: &str =
     "a stop gate's command names it right after an option (the option's value, or the code it checks)";
+/// Why a file is put back in one of the differential's two runs only, as [`AFTER_AN_OPTION`]:
+/// a process the tests started read it and said nothing of it, so it may be their data or
+/// the code under test. Put back for good, code would be judged as it was at the start.
+pub const READ_UNHEARD: &str =
+    "a process its tests started read it (their data, or the code under test: no process said which)";
+
+/// Whether a file put back for `why` is put back in one of the differential's two runs
+/// only: its role is not known.
+pub fn either(why: &str) -> bool {
+    why == AFTER_AN_OPTION || why == READ_UNHEARD
+}
 
 /// What a changed file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
