@@ -185,3 +185,28 @@ fn a_stop_with_no_promise_does_not_tell_the_agent_to_fix_old_findings() {
         "{reason}"
     );
 }
+
+/// An old failure whose output names the run's own temporary folder (pytest's `tmp_path`,
+/// under the folder each run of a gate has to itself) is the same failure in every run:
+/// found on python-dotenv 1.0.1's sdist, where two tests fail as root, and the loop was
+/// held for them.
+#[test]
+fn an_old_failure_naming_the_runs_temporary_folder_is_old() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("baseline = [\"pytest\"]\n\n[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", "[pytest]\npythonpath = .\n")
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write("test_old.py", "def test_old(tmp_path):\n    assert not tmp_path.exists()\n")
+        .write("test_calc.py", "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n");
+    let first = repo.run(["check"]);
+    assert_eq!(first.code, 1, "the old test fails at the start: {first:?}");
+    start_loop(&repo);
+    repo.write("calc.py", "def add(a, b):\n    s = a + b\n    return s\n");
+    let (code, _) = repo.shell("pytest -q -p no:cacheprovider test_old.py", &[]);
+    assert_eq!(code, 1, "the old failure is still there");
+    ends(&repo);
+}

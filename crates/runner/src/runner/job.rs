@@ -601,6 +601,7 @@ fn execute(
     } = heard_untraced_if_it_traces(spec, (gate, private.is_some()), cx);
     told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
     let output = paths::relative_to_root(&finished.output.text(), &cx.config.root, &job.dir);
+    let output = paths::private_tmp_named(output, private.as_ref().map(tempfile::TempDir::path));
     let output = match told {
         Some(why) => format!("{output}\nralph-gate: {why}\n"),
         None => output,

@@ -23,6 +23,23 @@ pub fn relative_to_root(output: &str, root: &Path, dir: &Path) -> String {
     out
 }
 
+/// `output` with the temporary folder its run had to itself (`private`, new for each run)
+/// named `$TMPDIR`: a failure that names it (pytest's `tmp_path`) reads the same in every
+/// run, so a baseline's old failure stays old and a loop's repeated failure is the same.
+pub fn private_tmp_named(output: String, private: Option<&Path>) -> String {
+    let Some(dir) = private else {
+        return output;
+    };
+    let mut out = output;
+    let real = dir.canonicalize().ok();
+    for form in [Some(dir), real.as_deref()].into_iter().flatten() {
+        if let Some(name) = form.to_str().filter(|n| out.contains(*n)) {
+            out = out.replace(name, "$TMPDIR");
+        }
+    }
+    out
+}
+
 /// What may stand before a leading path: cargo's arrow, go vet's name for itself.
 const LEADS: [&str; 2] = ["--> ", "vet: "];
 
@@ -59,6 +76,23 @@ fn rewrite_line(line: &str, root: &Path, dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_runs_own_temporary_folder_is_named_tmpdir() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "tmp_path = PosixPath('{}/pytest-0/t0')
+",
+            dir.path().display()
+        );
+        let named = private_tmp_named(text.clone(), Some(dir.path()));
+        assert_eq!(
+            named,
+            "tmp_path = PosixPath('$TMPDIR/pytest-0/t0')
+"
+        );
+        assert_eq!(private_tmp_named(text.clone(), None), text);
+    }
 
     #[test]
     fn existing_leading_paths_get_the_folder() {
