@@ -210,3 +210,31 @@ fn an_old_failure_naming_the_runs_temporary_folder_is_old() {
     assert_eq!(code, 1, "the old failure is still there");
     ends(&repo);
 }
+
+/// Where the test runner names the tests that failed, those decide: a loop that makes one
+/// of two old failures pass changed pytest's progress line and summary, and was held for
+/// lines that were new; a test that fails now and passed at the start still holds it.
+#[test]
+fn the_tests_that_failed_decide_where_the_runner_names_them() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let project = || {
+        let repo = Repo::git();
+        repo.config("baseline = [\"pytest\"]\n\n[[gate]]\nname = \"pytest\"\nglobs = [\"**/*.py\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
+            .write(".gitignore", "__pycache__/\n")
+            .write("pytest.ini", "[pytest]\npythonpath = .\n")
+            .write("calc.py", "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+            .write("test_old.py", "def test_old():\n    assert 1 == 2\n")
+            .write("test_calc.py", "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n");
+        assert_eq!(repo.run(["check"]).code, 1, "two tests fail at the start");
+        start_loop(&repo);
+        repo
+    };
+    let repo = project();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n");
+    ends(&repo);
+    let repo = project();
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n");
+    held(&repo, "FAILED test_calc.py::test_mul");
+}

@@ -13,13 +13,16 @@
 //! another exit) is a failure as it always was. Pure: outputs in, a verdict out.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a gate failed on a loop's start tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StartFailure {
     pub exit: Option<i32>,
     pub output: String,
+    /// The tests its runners said failed, when they said (see `differential::failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_tests: Option<BTreeSet<String>>,
 }
 
 /// The gates that failed on a start tree, by name.
@@ -74,10 +77,13 @@ fn lines(output: &str) -> Vec<String> {
 /// Whether a gate that now fails with `exit` and `output` fails only as it did at the start
 /// (`start`), naming none of `changed` (paths relative to the project root, changed since
 /// the start). `None` when it does; else the first line that is new, for the report.
+/// Where its test runners said which tests failed, then and now (`failed_now`), the tests
+/// decide, not the lines: a loop that made one of two old failures pass changed the
+/// runner's progress line and its summary, and failed nothing new.
 pub fn new_since_start(
     start: &StartFailure,
-    exit: Option<i32>,
-    output: &str,
+    (exit, output): (Option<i32>, &str),
+    failed_now: Option<&BTreeSet<String>>,
     changed: &[String],
 ) -> Option<String> {
     if exit != start.exit {
@@ -86,6 +92,16 @@ pub fn new_since_start(
             exit.map_or("none".into(), |c| c.to_string()),
             start.exit.map_or("none".into(), |c| c.to_string())
         ));
+    }
+    let by_tests = start.failed_tests.as_ref().zip(failed_now);
+    if let Some((then, now)) = by_tests.filter(|(_, now)| !now.is_empty()) {
+        if let Some(new) = now.difference(then).next() {
+            return Some(format!("{new} failed, and did not at the start"));
+        }
+        return output
+            .lines()
+            .find(|l| changed.iter().any(|c| names(&normalized(l), c)))
+            .map(|l| l.trim().to_string());
     }
     let mut left: BTreeMap<String, usize> = BTreeMap::new();
     for l in lines(&start.output) {
@@ -125,7 +141,9 @@ pub fn excuse(
             notes.push(format!("baseline: {} passed {then}", r.name));
             continue;
         };
-        match new_since_start(was, r.exit_code, &r.output, changed) {
+        let failed_now = crate::differential::failed(std::slice::from_ref(r), strict);
+        let failed_now = failed_now.get(&r.name);
+        match new_since_start(was, (r.exit_code, &r.output), failed_now, changed) {
             Some(new) => notes.push(format!(
                 "baseline: {} says what it did not {then}: {new}",
                 r.name
@@ -318,6 +336,7 @@ mod tests {
         StartFailure {
             exit: Some(1),
             output: output.into(),
+            failed_tests: None,
         }
     }
 
@@ -327,17 +346,17 @@ mod tests {
     fn the_same_findings_are_old_and_a_summary_may_count_fewer() {
         let now = format!("{OLD}2 findings in 0.31s\n");
         let then = start(&format!("{OLD}2 findings in 0.29s\n"));
-        assert_eq!(new_since_start(&then, Some(1), &now, &[]), None);
+        assert_eq!(new_since_start(&then, (Some(1), &now), None, &[]), None);
         // Fewer is fine too: one was fixed, and the summary says 1.
         let fewer = "b.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n1 findings in 0.3s\n";
-        assert_eq!(new_since_start(&then, Some(1), fewer, &[]), None);
+        assert_eq!(new_since_start(&then, (Some(1), fewer), None, &[]), None);
     }
 
     #[test]
     fn a_finding_moved_to_another_line_of_an_unchanged_file_is_new() {
         // The file did not change, so the finding did not move: another one took its place.
         let moved = "a.sh:4:1: warning: x appears unused. [SC2034]\nb.sh:7:5: warning: Use 'cd ... || exit'. [SC2164]\n";
-        assert!(new_since_start(&start(OLD), Some(1), moved, &[])
+        assert!(new_since_start(&start(OLD), (Some(1), moved), None, &[])
             .is_some_and(|l| l.starts_with("a.sh:4:1")));
         for place in [
             "a.ts(12,5): error TS2322: x",
@@ -357,24 +376,61 @@ mod tests {
     #[test]
     fn a_new_finding_one_more_of_the_same_or_another_exit_is_new() {
         let new = format!("{OLD}c.sh:1:1: warning: y appears unused. [SC2034]\n");
-        assert!(new_since_start(&start(OLD), Some(1), &new, &[])
+        assert!(new_since_start(&start(OLD), (Some(1), &new), None, &[])
             .is_some_and(|l| l.starts_with("c.sh:1:1")));
         let twice = format!("{OLD}a.sh:9:1: warning: x appears unused. [SC2034]\n");
-        assert!(new_since_start(&start(OLD), Some(1), &twice, &[]).is_some());
-        assert!(new_since_start(&start(OLD), Some(2), OLD, &[])
+        assert!(new_since_start(&start(OLD), (Some(1), &twice), None, &[]).is_some());
+        assert!(new_since_start(&start(OLD), (Some(2), OLD), None, &[])
             .is_some_and(|w| w.contains("exit status is 2")));
     }
 
     #[test]
     fn a_finding_in_a_changed_file_is_the_changes() {
-        let said = new_since_start(&start(OLD), Some(1), OLD, &["b.sh".into()]);
+        let said = new_since_start(&start(OLD), (Some(1), OLD), None, &["b.sh".into()]);
         assert!(said.is_some_and(|l| l.starts_with("b.sh:7:5")));
         // A changed file whose name is part of another's is not named by it.
         assert_eq!(
-            new_since_start(&start(OLD), Some(1), OLD, &["ba.sh".into(), "sh".into()]),
+            new_since_start(
+                &start(OLD),
+                (Some(1), OLD),
+                None,
+                &["ba.sh".into(), "sh".into()]
+            ),
             None
         );
         assert!(names("src/b.sh:1: x", "b.sh"));
         assert!(!names("lib.sh:1: x", "b.sh"));
+    }
+
+    fn tests(ids: &[&str]) -> BTreeSet<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn where_the_runner_named_them_the_failed_tests_decide() {
+        let then = StartFailure {
+            exit: Some(1),
+            output: "FF\nt.py::a failed\nt.py::b failed\n2 failed\n".into(),
+            failed_tests: Some(tests(&["t.py::a", "t.py::b"])),
+        };
+        // One of the two made to pass: other lines, no new failure.
+        let now = ".F\nt.py::b failed\n1 failed, 1 passed\n";
+        let one = tests(&["t.py::b"]);
+        assert_eq!(
+            new_since_start(&then, (Some(1), now), Some(&one), &[]),
+            None
+        );
+        // A test failing that passed then is new, whatever the lines.
+        let other = tests(&["t.py::b", "u.py::c"]);
+        let said = new_since_start(&then, (Some(1), now), Some(&other), &[]);
+        assert!(said.is_some_and(|w| w.starts_with("u.py::c failed")));
+        // An old test that now fails in a changed file is the loop's.
+        let there = ".F\ncalc.py:3: in add\n1 failed, 1 passed\n";
+        let said = new_since_start(&then, (Some(1), there), Some(&one), &["calc.py".into()]);
+        assert!(said.is_some_and(|l| l.starts_with("calc.py:3")));
+        // A failure no test is named for (a collection that broke, a status rewritten) is
+        // read by its lines.
+        let none = BTreeSet::new();
+        assert!(new_since_start(&then, (Some(1), now), Some(&none), &[]).is_some());
     }
 }

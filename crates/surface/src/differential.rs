@@ -1139,6 +1139,7 @@ pub fn start_runs(
     let (failed, passed): (Vec<&GateResult>, Vec<&GateResult>) = results
         .iter()
         .partition(|r| r.counts_as_failure(env.strict()));
+    let failed_tests = self::failed(&results, env.strict());
     Ok(StartRuns {
         said: said::of_runs(project.root(), &results),
         read: prepared.in_tree(start, reached_by_tests(&results))?,
@@ -1158,6 +1159,7 @@ pub fn start_runs(
                 let failure = crate::baseline::StartFailure {
                     exit: r.exit_code,
                     output: r.output.clone(),
+                    failed_tests: failed_tests.get(&r.name).cloned(),
                 };
                 (r.name.clone(), failure)
             })
