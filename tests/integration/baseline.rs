@@ -232,9 +232,15 @@ fn the_tests_that_failed_decide_where_the_runner_names_them() {
         repo
     };
     let repo = project();
-    repo.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+    );
     ends(&repo);
     let repo = project();
-    repo.write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n");
+    repo.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n",
+    );
     held(&repo, "FAILED test_calc.py::test_mul");
 }

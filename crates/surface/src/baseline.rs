@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct StartFailure {
     pub exit: Option<i32>,
     pub output: String,
-    /// The tests its runners said failed, when they said (see `differential::failed`).
+    /// The tests its runners said failed, when they said (`GateResult::failed_tests_now`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_tests: Option<BTreeSet<String>>,
 }
@@ -141,9 +141,8 @@ pub fn excuse(
             notes.push(format!("baseline: {} passed {then}", r.name));
             continue;
         };
-        let failed_now = crate::differential::failed(std::slice::from_ref(r), strict);
-        let failed_now = failed_now.get(&r.name);
-        match new_since_start(was, (r.exit_code, &r.output), failed_now, changed) {
+        let failed_now = r.failed_tests_now(strict);
+        match new_since_start(was, (r.exit_code, &r.output), failed_now.as_ref(), changed) {
             Some(new) => notes.push(format!(
                 "baseline: {} says what it did not {then}: {new}",
                 r.name

@@ -1056,19 +1056,7 @@ pub fn ran(results: &[GateResult]) -> Tests {
 pub fn failed(results: &[GateResult], strict: bool) -> Tests {
     results
         .iter()
-        .filter(|r| ran_now(r))
-        .filter_map(|r| {
-            if !r.counts_as_failure(strict) {
-                return Some((r.name.clone(), BTreeSet::new()));
-            }
-            let said: Option<Vec<&Vec<String>>> = r
-                .run_details
-                .iter()
-                .map(|d| d.failed_tests.as_ref())
-                .collect();
-            let ids = said?.into_iter().flatten().cloned().collect();
-            Some((r.name.clone(), ids))
-        })
+        .filter_map(|r| Some((r.name.clone(), r.failed_tests_now(strict)?)))
         .collect()
 }
 

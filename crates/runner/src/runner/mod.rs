@@ -201,6 +201,23 @@ impl GateResult {
         let unverified = self.status == GateStatus::Skipped || !self.unverified.is_empty();
         self.failed() || (unverified && ci && !self.optional)
     }
+
+    /// The tests its runners said failed, when that is known: every run ran now (not from
+    /// the cache) and its runners said which failed, or it passed (none).
+    pub fn failed_tests_now(&self, ci: bool) -> Option<std::collections::BTreeSet<String>> {
+        if self.cached || self.run_details.iter().any(|d| d.cached) {
+            return None;
+        }
+        if !self.counts_as_failure(ci) {
+            return Some(Default::default());
+        }
+        let said: Option<Vec<&Vec<String>>> = self
+            .run_details
+            .iter()
+            .map(|d| d.failed_tests.as_ref())
+            .collect();
+        Some(said?.into_iter().flatten().cloned().collect())
+    }
 }
 
 pub use crate::cache::Reuse;
