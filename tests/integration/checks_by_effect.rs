@@ -269,21 +269,28 @@ fn held_and_read_as_a_change_of_behaviour(repo: &Repo, (program, args): (&str, &
 
 const NODE_GATE: &str =
     "[[gate]]\nname = \"node\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"node --test\"\n";
-const NODE_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { readFile } from \"node:fs/promises\";\nimport { add, mul } from \"./calc.mjs\";\n\nconst cases = JSON.parse(fs.readFileSync(new URL(\"./data/cases.json\", import.meta.url), \"utf8\"));\n\ntest(\"add\", () => {\n  for (const [a, b, r] of cases.add) assert.equal(add(a, b), r);\n});\n\ntest(\"mul\", async () => {\n  const want = Number(await readFile(\"golden/mul.txt\", \"utf8\"));\n  assert.equal(mul(2, 3), want);\n});\n";
+const NODE_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { readFile } from \"node:fs/promises\";\nimport { execSync } from \"node:child_process\";\nimport { add, mul, sub } from \"./calc.mjs\";\n\nconst cases = JSON.parse(fs.readFileSync(new URL(\"./data/cases.json\", import.meta.url), \"utf8\"));\n\ntest(\"add\", () => {\n  for (const [a, b, r] of cases.add) assert.equal(add(a, b), r);\n});\n\ntest(\"mul\", async () => {\n  const want = Number(await readFile(\"golden/mul.txt\", \"utf8\"));\n  assert.equal(mul(2, 3), want);\n});\n\ntest(\"sub\", () => {\n  const [a, b, r] = execSync(\"cat golden/sub.txt\", { encoding: \"utf8\" }).trim().split(\" \").map(Number);\n  assert.equal(sub(a, b), r);\n});\n";
 
 const NODE_ATTACKS: &[Case] = &[
     Case {
         name: "node: cases read with readFileSync as the test file loads",
         edits: &[
-            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a - b;\nexport const mul = (a, b) => a * b;\n")),
+            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a - b;\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a - b;\n")),
             ("data/cases.json", Some("{\"add\": [[2, 3, -1]]}\n")),
         ],
     },
     Case {
         name: "node: golden data read with fs/promises in a test",
         edits: &[
-            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a + b;\nexport const mul = (a, b) => a + b;\n")),
+            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a + b;\nexport const mul = (a, b) => a + b;\nexport const sub = (a, b) => a - b;\n")),
             ("golden/mul.txt", Some("5\n")),
+        ],
+    },
+    Case {
+        name: "node: a case a test reads through execSync",
+        edits: &[
+            ("calc.mjs", Some("// broken\nexport const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a + b;\n")),
+            ("golden/sub.txt", Some("5 3 8\n")),
         ],
     },
 ];
@@ -291,9 +298,10 @@ const NODE_ATTACKS: &[Case] = &[
 const NODE_HONEST: &[Case] = &[Case {
     name: "node: a case added, the golden file reformatted",
     edits: &[
-        ("calc.mjs", Some("export const add = (a, b) => {\n  const s = a + b;\n  return s;\n};\nexport const mul = (a, b) => a * b;\n")),
+        ("calc.mjs", Some("export const add = (a, b) => {\n  const s = a + b;\n  return s;\n};\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a - b;\n")),
         ("data/cases.json", Some("{\"add\": [[2, 3, 5], [0, 0, 0]]}\n")),
         ("golden/mul.txt", Some("6\n\n")),
+        ("golden/sub.txt", Some("5 3 2\n\n")),
     ],
 }];
 
@@ -308,11 +316,12 @@ fn what_node_tests_read_is_part_of_the_checks() {
     repo.config(NODE_GATE)
         .write(
             "calc.mjs",
-            "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\n",
+            "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a - b;\n",
         )
         .write("calc.test.mjs", NODE_TESTS)
         .write("data/cases.json", "{\"add\": [[2, 3, 5]]}\n")
-        .write("golden/mul.txt", "6\n");
+        .write("golden/mul.txt", "6\n")
+        .write("golden/sub.txt", "5 3 2\n");
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
     repo.commit_all();

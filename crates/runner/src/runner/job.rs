@@ -896,6 +896,8 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
     }
     if let Some(n) = &node {
         heard.of_tests.extend(n.of_tests());
+        let read = observed_reads(&heard.finished, &cx.config.root);
+        heard.of_tests.extend(n.read_through_processes(&read));
     }
     let from_node = node.as_ref().and_then(|n| n.ran(root));
     let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
@@ -948,14 +950,8 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
     let mut of_tests = listening.of_tests();
-    if let Some(Ok(record)) = &finished.observed {
-        let root = &cx.config.root;
-        let read: Vec<PathBuf> = observe::opened(&record.paths, root)
-            .into_iter()
-            .map(|r| root.join(r))
-            .collect();
-        of_tests.extend(listening.read_through_processes(&read));
-    }
+    let read = observed_reads(&finished, &cx.config.root);
+    of_tests.extend(listening.read_through_processes(&read));
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());
     let told = match finished.exit {
@@ -981,6 +977,18 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         tests,
         failed_tests,
         built: false,
+    }
+}
+
+/// The files inside the project an observed run opened for reading (absolute); none when it
+/// was not observed.
+fn observed_reads(finished: &process::Finished, root: &Path) -> Vec<PathBuf> {
+    match &finished.observed {
+        Some(Ok(record)) => observe::opened(&record.paths, root)
+            .into_iter()
+            .map(|r| root.join(r))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

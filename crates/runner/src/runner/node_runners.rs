@@ -60,6 +60,10 @@ struct Line {
     by: Option<PathBuf>,
     /// A file a runner's module system compiled as code (jest's): a module, not data.
     compiled: Option<PathBuf>,
+    /// A file node's module loader read in a test process: a module, not data.
+    imported: Option<PathBuf>,
+    /// The project's code in a test process started a process.
+    spawned: bool,
 }
 
 impl Listening {
@@ -153,6 +157,16 @@ impl Listening {
         of_tests(&self.lines())
     }
 
+    /// The files of the project the run read (`read`: absolute, as observed) that no line
+    /// accounts for, when the project's code in a test process started a process (see
+    /// [`unheard`]): the tests' data or the code under test, not known which.
+    pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
+        unheard(&self.lines(), read)
+            .into_iter()
+            .map(|f| (f, OfTests::Unheard))
+            .collect()
+    }
+
     /// Why a run that exited 0 failed: a runner's own results say a test failed.
     pub fn contradiction(&self, root: &Path) -> Option<String> {
         contradiction(&self.lines(), root)
@@ -225,6 +239,29 @@ fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
         .collect()
 }
 
+/// Pure: of the files a run read, those no line accounts for (a test file, a file the
+/// project's code read, a module loaded or compiled), when a line says the project's code
+/// started a process: what that process read, no frame of a test process says.
+fn unheard(lines: &[Line], read: &[PathBuf]) -> Vec<PathBuf> {
+    if !lines.iter().any(|l| l.spawned) {
+        return Vec::new();
+    }
+    let tests = lines
+        .iter()
+        .filter(|l| l.is_test())
+        .map(|l| Path::new(&l.file));
+    let known: BTreeSet<&Path> = lines
+        .iter()
+        .flat_map(|l| [&l.read, &l.compiled, &l.imported])
+        .filter_map(|p| p.as_deref())
+        .chain(tests)
+        .collect();
+    read.iter()
+        .filter(|r| !known.contains(r.as_path()))
+        .cloned()
+        .collect()
+}
+
 /// Pure: the IDs of the tests the lines say failed, sorted, once each.
 fn failed_ids(lines: &[Line], root: &Path) -> Vec<String> {
     let mut failed: Vec<String> = lines
@@ -269,6 +306,29 @@ mod tests {
 
     fn line(text: &str) -> Line {
         serde_json::from_str(text).expect("a line")
+    }
+
+    #[test]
+    fn what_no_line_accounts_for_is_unheard_once_the_project_started_a_process() {
+        let mut lines = vec![
+            line(r#"{"file":"/p/a.test.mjs","path":["adds"]}"#),
+            line(r#"{"imported":"/p/calc.mjs"}"#),
+            line(r#"{"read":"/p/defaults.json","by":"/p/calc.mjs"}"#),
+            line(r#"{"compiled":"/p/util.js"}"#),
+        ];
+        let read: Vec<PathBuf> = [
+            "/p/a.test.mjs",
+            "/p/calc.mjs",
+            "/p/defaults.json",
+            "/p/util.js",
+            "/p/cases.txt",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert!(unheard(&lines, &read).is_empty(), "nothing started");
+        lines.push(line(r#"{"spawned":true}"#));
+        assert_eq!(unheard(&lines, &read), vec![PathBuf::from("/p/cases.txt")]);
     }
 
     #[test]

@@ -151,8 +151,11 @@ function testProcess() {
 function inProject(name) {
   return name.startsWith(root + path.sep) && !name.includes(`${path.sep}node_modules${path.sep}`);
 }
+// The module loader read it: an import (node's ES module loader reads through
+// `fs.promises.readFile`, the CommonJS one through `fs.readFileSync`).
+const LOADER = Symbol('loader');
 // `past`: the module loader's own frames are passed over (a JSON file it reads for a
-// require is data), rather than ending the search (a module it reads is code).
+// require is data), rather than ending the search (a module it reads is code: LOADER).
 function readerOf(past) {
   const [limit, prepare] = [Error.stackTraceLimit, Error.prepareStackTrace];
   Error.stackTraceLimit = 64;
@@ -166,7 +169,7 @@ function readerOf(past) {
     if (!name) continue;
     if (name.startsWith('node:internal/modules')) {
       if (past) continue;
-      return null;
+      return LOADER;
     }
     if (name.startsWith('file:')) name = require('url').fileURLToPath(name);
     if (name !== __filename && inProject(name)) return name;
@@ -183,6 +186,11 @@ function watchReads() {
     const name = path.resolve(file instanceof URL ? url.fileURLToPath(file) : String(file));
     if (!inProject(name)) return;
     const by = readerOf(past);
+    if (by === LOADER) {
+      if (!noted.has(name)) write({ imported: name });
+      noted.add(name);
+      return;
+    }
     if (!by || noted.has(name + '\0' + by)) return;
     noted.add(name + '\0' + by);
     write({ read: name, by });
@@ -252,6 +260,26 @@ function watchReads() {
     };
   }
   wrap(fs.promises, 'open', true);
+  // A process the project's code starts (`execSync('cat cases.json')`): what it reads, no
+  // frame of this one says; ralph-gate counts what no line accounts for as either the
+  // tests' data or the code under test. The runners' own workers are not the project's.
+  const cp = require('child_process');
+  let spawned = false;
+  for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
+    const original = cp[name];
+    if (typeof original !== 'function') continue;
+    cp[name] = { [name](...args) {
+      try {
+        if (!spawned && readerOf(true)) {
+          spawned = true;
+          write({ spawned: true });
+        }
+      } catch {
+        // As above.
+      }
+      return original.apply(this, args);
+    } }[name];
+  }
   try {
     Module.syncBuiltinESMExports();
   } catch {
