@@ -571,3 +571,55 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
     ];
     honest_work_ends(&repo, HONEST);
 }
+
+const UNHEARD_TESTS: &str = "import asyncio\nimport ctypes\nimport pathlib\nfrom concurrent.futures import ThreadPoolExecutor\n\nfrom calc import add, mul, sub\n\n\ndef _cases(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_add():\n    with ThreadPoolExecutor(1) as pool:\n        text = pool.submit(pathlib.Path(\"add.txt\").read_text).result()\n    for a, b, r in _cases(text):\n        assert add(a, b) == r\n\n\ndef test_sub():\n    text = asyncio.run(asyncio.to_thread(pathlib.Path(\"sub.txt\").read_text))\n    for a, b, r in _cases(text):\n        assert sub(a, b) == r\n\n\ndef test_mul():\n    libc = ctypes.CDLL(None)\n    libc.fopen.restype = ctypes.c_void_p\n    f = ctypes.c_void_p(libc.fopen(b\"mul.txt\", b\"r\"))\n    buf = ctypes.create_string_buffer(256)\n    n = libc.fread(buf, 1, 255, f)\n    libc.fclose(f)\n    for a, b, r in _cases(buf.raw[:n].decode()):\n        assert mul(a, b) == r\n";
+
+/// Found by this session's red team: cases read in the session itself with no frame of the
+/// project's on the stack (a thread pool's worker, `asyncio.to_thread`, C code through
+/// ctypes) in a suite that starts no process. What the traced run read and no record
+/// accounts for is either the tests' data or the code's, whatever read it.
+#[test]
+fn what_the_tests_read_with_no_frame_of_theirs_is_part_of_the_checks() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", "[pytest]\npythonpath = .\n")
+        .write("calc.py", CALC)
+        .write("test_unheard.py", UNHEARD_TESTS)
+        .write("add.txt", "2 3 5\n")
+        .write("sub.txt", "5 3 2\n")
+        .write("mul.txt", "2 3 6\n");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "cases a thread pool's worker reads",
+            edits: &[("calc.py", Some(ADD_BROKEN)), ("add.txt", Some("2 3 -1\n"))],
+        },
+        Case {
+            name: "cases asyncio.to_thread reads",
+            edits: &[("calc.py", Some(SUB_BROKEN)), ("sub.txt", Some("5 3 8\n"))],
+        },
+        Case {
+            name: "cases C code reads through ctypes",
+            edits: &[("calc.py", Some(MUL_BROKEN)), ("mul.txt", Some("2 3 5\n"))],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[Case {
+        name: "a case added to each, the code rewritten as it behaves",
+        edits: &[
+            ("calc.py", Some(REWRITTEN)),
+            ("add.txt", Some("2 3 5\n0 0 0\n")),
+            ("sub.txt", Some("5 3 2\n1 1 0\n")),
+            ("mul.txt", Some("2 3 6\n1 1 1\n")),
+        ],
+    }];
+    honest_work_ends(&repo, HONEST);
+}

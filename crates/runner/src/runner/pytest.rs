@@ -82,9 +82,6 @@ struct Session {
     /// Which runner it was: pytest, or unittest or doctest in a Python no pytest ran.
     #[serde(default = "pytest_named")]
     runner: String,
-    /// It started a process (a fork, an exec, a shell), whose reads its own record lacks.
-    #[serde(default)]
-    spawned: bool,
     /// The project's files it read as the code under test's: the modules imported, and
     /// what code that is not the tests' opened.
     #[serde(default)]
@@ -175,11 +172,11 @@ impl Listening {
         })
     }
 
-    /// The files of the project the run read (`read`: absolute, as the run was seen to
-    /// open them) through a process a session of the run started: those its tests read
-    /// there, by the process's own word, and those no record accounts for as the code under
-    /// test's (a `cat`, a forked worker, a `python -c`). Nothing when no session started a
-    /// process: every read was then the session's own, and heard.
+    /// Of the files of the project the run read (`read`: absolute, as the run was seen to
+    /// open them), those its tests read in a process a session started, by that process's
+    /// own word, and those no record accounts for (read by a `cat`, a forked worker, a
+    /// `python -c`, a library's thread, C code): either the tests' data or the code.
+    /// Nothing when no session was heard.
     pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
         let (theirs, unheard) = through_processes(&sessions(&told), &children(&told), read);
@@ -268,8 +265,7 @@ fn through_processes(
     children: &[Child],
     read: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let spawned = sessions.iter().any(|s| s.spawned) || !children.is_empty();
-    if !spawned || sessions.is_empty() {
+    if sessions.is_empty() {
         return (Vec::new(), Vec::new());
     }
     let ours: BTreeSet<&Path> = sessions
@@ -377,7 +373,6 @@ mod tests {
             test_files: Vec::new(),
             test_data: Vec::new(),
             runner: pytest_named(),
-            spawned: false,
             accounted: Vec::new(),
         }
     }
@@ -387,23 +382,10 @@ mod tests {
     }
 
     #[test]
-    fn reads_through_a_started_process_are_the_tests_unless_the_code_under_test_made_them() {
+    fn what_no_record_accounts_for_is_unheard_and_a_childs_word_decides_its_reads() {
         let mut s = session(&[], &[], true);
         s.test_files = paths(&["/p/test_a.py"]);
         s.accounted = paths(&["/p/calc.py", "/p/templates/t.txt"]);
-        let read = paths(&[
-            "/p/calc.py",
-            "/p/templates/t.txt",
-            "/p/cases.txt",
-            "/p/cli.py",
-        ]);
-        // Nothing started: every read was the session's own, and heard.
-        let none = (Vec::new(), Vec::new());
-        assert_eq!(
-            through_processes(std::slice::from_ref(&s), &[], &read),
-            none
-        );
-        s.spawned = true;
         let child = Child {
             imported: paths(&["/p/cli.py"]),
             opened: vec![
@@ -411,12 +393,27 @@ mod tests {
                 ("/p/cli.cfg".into(), "/p/cli.py".into()),
             ],
         };
-        let read = [read, paths(&["/p/cli.cfg"])].concat();
+        let read = paths(&[
+            "/p/calc.py",
+            "/p/templates/t.txt",
+            "/p/cases.txt",
+            "/p/cli.py",
+            "/p/cli.cfg",
+        ]);
+        // A library's thread or C code read cases.txt: no record says whose.
+        assert_eq!(
+            through_processes(std::slice::from_ref(&s), &[], &read),
+            (
+                Vec::new(),
+                paths(&["/p/cases.txt", "/p/cli.cfg", "/p/cli.py"])
+            )
+        );
         assert_eq!(
             through_processes(&[s], &[child], &read),
             (paths(&["/p/golden.json"]), paths(&["/p/cases.txt"]))
         );
-        // A child's record alone says a process was started; no session, nothing heard.
+        // No session heard: nothing to account with.
+        let none = (Vec::new(), Vec::new());
         assert_eq!(through_processes(&[], &[Child::default()], &read), none);
     }
 

@@ -173,8 +173,6 @@ class _Record:
         # (file opened for reading, the innermost file of the project whose code opened it)
         self.opened = set()
         self.watching = False
-        # A process was started while it ran (its reads are not in `opened`).
-        self.spawned = False
         self.write()
 
     def write(self):
@@ -191,7 +189,6 @@ class _Record:
         self.state["ran"] = len(self.ran)
         self.state["ran_ids"] = sorted(self.ran_ids)
         self.state["test_data"] = _test_data(self, ours, imported)
-        self.state["spawned"] = self.spawned
         self.state["accounted"] = _accounted(self, ours, imported)
         self.state["finished"] = True
         self.write()
@@ -251,10 +248,11 @@ def _test_data(listener, ours, imported):
 
 def _accounted(listener, ours, imported):
     """The project's files this process is known to have read as the code under test's:
-    every module imported, and what the code that is not the tests' opened. When the session
-    started a process, ralph-gate counts the files the run read beyond these (and beyond
-    what the processes said of themselves, `child`) as the tests' data: which code of
-    another program read a file, no audit event of this one says."""
+    every module imported, and what the code that is not the tests' opened. ralph-gate
+    takes a file the traced run read beyond these, what the tests read and what the
+    processes the session started said of themselves (`child`) for either the tests' data
+    or the code: no audit event said which code read it (another program, a thread of a
+    library's, C code)."""
     root = os.path.abspath(_root()) + os.sep
     ours = set(ours)
     files = {f for f in imported if f.startswith(root)}
@@ -282,17 +280,10 @@ def _reads_it(mode, flags):
     return access != os.O_WRONLY and not flags & os.O_TRUNC and not made
 
 
-# The audit events of a process starting (a fork, an exec, a shell, a spawn).
-_SPAWNS = frozenset(
-    ("subprocess.Popen", "os.system", "os.posix_spawn", "os.exec", "os.spawn", "os.fork", "os.forkpty")
-)
-
-
 def _watch_reads(listener, root):
     """Keeps, while the session runs, each file under `root` opened for reading and the
     innermost file of the project whose code opened it (Python's audit events: the open
-    itself, whatever spelled it), and whether a process was started. Files the import
-    system opens are not reads of data."""
+    itself, whatever spelled it). Files the import system opens are not reads of data."""
     import sys
 
     roots = tuple({os.path.abspath(root) + os.sep, os.path.realpath(root) + os.sep})
@@ -307,12 +298,7 @@ def _watch_reads(listener, root):
         )
 
     def hook(event, args):
-        if not listener.watching:
-            return
-        if event in _SPAWNS:
-            listener.spawned = True
-            return
-        if event not in ("open", "sqlite3.connect"):
+        if event not in ("open", "sqlite3.connect") or not listener.watching:
             return
         try:
             path = args[0]
@@ -406,7 +392,6 @@ def pytest_unconfigure(config):
         _, listener = _active.pop()
         if _EARLY is not None:
             _EARLY.watching = False
-            listener.spawned = _EARLY.spawned
         listener.state["plugins"] = _plugin_files(config)
         listener.finish(listener.state["test_files"] + listener.state["plugins"])
 
@@ -424,7 +409,6 @@ class _Reads:
     def __init__(self):
         self.opened = set()
         self.watching = True
-        self.spawned = False
 
 
 _EARLY = None
