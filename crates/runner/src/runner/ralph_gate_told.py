@@ -599,7 +599,7 @@ def child():
     """In a Python a session started: writes at its exit the project's modules it imported
     and each file the project's code opened with the file whose code opened it, so the
     gate's run can tell the code under test's reads from the tests'. A process that ends
-    without its exit (`os._exit`) says nothing: what it read then counts as the tests'."""
+    without its exit (`os._exit`) says nothing: what it read is then either (`_accounted`)."""
     import atexit
     import sys
 
