@@ -896,8 +896,10 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
     }
     if let Some(n) = &node {
         heard.of_tests.extend(n.of_tests());
-        let read = observed_reads(&heard.finished, &cx.config.root);
-        heard.of_tests.extend(n.read_through_processes(&read));
+        if n.started_a_process() {
+            let read = observed_reads(&heard.finished, &cx.config.root);
+            heard.of_tests.extend(n.read_through_processes(&read));
+        }
     }
     let from_node = node.as_ref().and_then(|n| n.ran(root));
     let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
@@ -950,8 +952,12 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     let mut finished = process::run(&spec);
     let loaded = listening.loaded();
     let mut of_tests = listening.of_tests();
-    let read = observed_reads(&finished, &cx.config.root);
-    of_tests.extend(listening.read_through_processes(&read));
+    // Only a run a session was heard in has reads to account for: no stat of what every
+    // other run (tsc, ShellCheck) read.
+    if listening.imported() {
+        let read = observed_reads(&finished, &cx.config.root);
+        of_tests.extend(listening.read_through_processes(&read));
+    }
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());
     let told = match finished.exit {

@@ -157,6 +157,12 @@ impl Listening {
         of_tests(&self.lines())
     }
 
+    /// Whether the project's code in a test process started a process: only then does
+    /// [`Self::read_through_processes`] name anything, and need the run's reads.
+    pub fn started_a_process(&self) -> bool {
+        self.lines().iter().any(|l| l.spawned)
+    }
+
     /// The files of the project the run read (`read`: absolute, as observed) that no line
     /// accounts for, when the project's code in a test process started a process (see
     /// [`unheard`]): the tests' data or the code under test, not known which.
