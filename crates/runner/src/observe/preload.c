@@ -91,9 +91,25 @@ static int append(char kind, const char *path, size_t n) {
     return 1;
 }
 
+/* Whether `p` may go through one of the kernel's links to a process's files
+ * (`/proc/self/cwd/x`, `/proc/<pid>/root/...`, `/proc/self/fd/3`, `/dev/fd/3`): `self` here
+ * is the program, and only the tracer, while the call waits, can name the file it reaches.
+ * Wider than the links themselves: a call sent to the tracer is only slower. */
+static int through_proc_link(const char *p) {
+    static const char *const links[] = {"/cwd", "/root", "/fd/", "/exe", "/task/", "/map_files/"};
+    if (!strncmp(p, "/dev/fd/", 8))
+        return 1;
+    if (strncmp(p, "/proc/", 6))
+        return 0;
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++)
+        if (strstr(p + 5, links[i]))
+            return 1;
+    return 0;
+}
+
 /* `path` (relative to `dirfd`) as an absolute path in `out`; its length, or 0 when it
- * cannot be told here (a `..` the tracer resolves while the call waits, an unreadable
- * folder, a path too long). */
+ * cannot be told here (a `..` or a link of /proc's the tracer resolves while the call
+ * waits, an unreadable folder, a path too long). */
 static size_t absolute(int dirfd, const char *path, char *out, size_t cap) {
     size_t n = 0;
     if (path[0] != '/') {
@@ -133,6 +149,8 @@ static size_t absolute(int dirfd, const char *path, char *out, size_t cap) {
     out[n] = 0;
     if (strstr(out, "/..") && (strstr(out, "/../") || (n >= 3 && !strcmp(out + n - 3, "/.."))))
         return 0;
+    if (through_proc_link(out))
+        return 0;
     return n;
 }
 
@@ -148,16 +166,26 @@ static int recorded(int dirfd, const char *path, char kind) {
     return ok;
 }
 
-static char open_kind(int flags) {
-    if (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC))
-        return 'W';
+/* As the tracer's `open_access`: an open that can read what the file held reads it
+ * (O_RDWR too); one that writes only, truncates or must make a new file does not; one that
+ * may make the file reads it only when it is there (asked with the key: not a call of the
+ * program's, not recorded). */
+static char open_kind(int dirfd, const char *path, int flags) {
+    int mode = flags & O_ACCMODE;
     if (flags & O_PATH)
         return 'P';
-    return 'R';
+    if (mode == O_WRONLY || (flags & O_TRUNC) || (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return 'W';
+    if (mode == O_RDONLY && !(flags & O_CREAT))
+        return 'R';
+    int saved = errno;
+    long there = KEYED(SYS_faccessat, dirfd, path, F_OK, 0, 0);
+    errno = saved;
+    return there == 0 ? 'R' : 'W';
 }
 
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode) {
-    if (recorded(dirfd, path, open_kind(flags)))
+    if (ring_base && path && recorded(dirfd, path, open_kind(dirfd, path, flags)))
         return (int)KEYED(SYS_openat, dirfd, path, flags, mode, 0);
     return (int)syscall(SYS_openat, dirfd, path, flags, mode);
 }

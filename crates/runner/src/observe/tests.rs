@@ -37,10 +37,14 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir(root.join("sub")).unwrap();
     std::fs::write(root.join("sub/read.txt"), "x").unwrap();
+    std::fs::write(root.join("sub/rw.txt"), "x").unwrap();
+    std::fs::write(root.join("sub/rw-traced.txt"), "x").unwrap();
     // A child shell, a relative path from a changed folder, a probe of something absent, a
-    // write, a folder listed.
+    // write, a folder listed; files opened read-write (`<>`) that were there and that were
+    // not, in process and (with the C library's calls not taken) by the tracer.
     let (code, rec) = traced(
-        "cd sub && sh -c 'cat read.txt >/dev/null; test -e ../absent; echo hi > out.txt; ls .. >/dev/null'; exit 3",
+        "cd sub && sh -c 'cat read.txt >/dev/null; test -e ../absent; echo hi > out.txt; ls .. >/dev/null; exec 3<>rw.txt 4<>made.txt' \
+         && env -u LD_PRELOAD sh -c 'exec 3<>rw-traced.txt 4<>made-traced.txt'; exit 3",
         &root,
     );
     assert_eq!(code, 3, "the command's own exit status");
@@ -54,6 +58,14 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
         rec.paths.keys().collect::<Vec<_>>()
     );
     assert_eq!(at("sub/out.txt"), Some(Access::Write));
+    for (read, made) in [("rw", "made"), ("rw-traced", "made-traced")] {
+        assert_eq!(at(&format!("sub/{read}.txt")), Some(Access::Read), "{read}");
+        assert_eq!(
+            at(&format!("sub/{made}.txt")),
+            Some(Access::Write),
+            "{made}"
+        );
+    }
     // The shells and cat link the C library: they recorded their calls in process.
     assert!(
         rec.in_process > 0 && rec.stops > 0,
@@ -290,5 +302,40 @@ fn a_server_the_run_did_not_start_is_named_and_its_own_is_not() {
         only(&[&own, &gone, &system]),
         None,
         "its own, gone, the system's"
+    );
+}
+
+#[test]
+#[cfg(observer)]
+fn an_open_reads_what_the_file_held_unless_it_writes_only_truncates_or_makes_it() {
+    use libc::{O_APPEND, O_CREAT, O_EXCL, O_PATH, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
+    let there = || true;
+    let absent = || false;
+    let of = |f: i32| f as u64;
+    assert_eq!(trace::open_access(of(O_RDONLY), absent), Access::Read);
+    assert_eq!(trace::open_access(of(O_RDWR), there), Access::Read);
+    assert_eq!(
+        trace::open_access(of(O_RDWR | O_CREAT), there),
+        Access::Read
+    );
+    assert_eq!(
+        trace::open_access(of(O_RDWR | O_CREAT), absent),
+        Access::Write
+    );
+    assert_eq!(
+        trace::open_access(of(O_RDWR | O_TRUNC), there),
+        Access::Write
+    );
+    assert_eq!(
+        trace::open_access(of(O_RDWR | O_CREAT | O_EXCL), there),
+        Access::Write
+    );
+    assert_eq!(
+        trace::open_access(of(O_WRONLY | O_APPEND), there),
+        Access::Write
+    );
+    assert_eq!(
+        trace::open_access(of(O_PATH | O_RDWR), there),
+        Access::Probe
     );
 }

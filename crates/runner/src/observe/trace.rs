@@ -14,7 +14,7 @@ use super::filter::{self, Call, Kind};
 use super::preload;
 use super::Access;
 use std::collections::HashSet;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -306,12 +306,12 @@ fn seen_call(pid: i32, record: &mut Record) {
             }
             return;
         }
-        Kind::Probe => Access::Probe,
-        Kind::Write => Access::Write,
-        Kind::Open => open_access(info.args[call.flags.unwrap_or(1)]),
+        Kind::Probe => Opens::Is(Access::Probe),
+        Kind::Write => Opens::Is(Access::Write),
+        Kind::Open => Opens::With(info.args[call.flags.unwrap_or(1)]),
         Kind::OpenHow => match read_u64(pid, info.args[call.flags.unwrap_or(2)]) {
-            Some(flags) => open_access(flags),
-            None => Access::Read,
+            Some(flags) => Opens::With(flags),
+            None => Opens::Is(Access::Read),
         },
     };
     let Some(raw) = read_path(pid, info.args[call.path]) else {
@@ -323,13 +323,23 @@ fn seen_call(pid: i32, record: &mut Record) {
             .get_or_insert_with(|| "a relative path's folder could not be read".into());
         return;
     };
-    let Some(path) = through_parents(path) else {
+    let Some(path) = through_parents(through_proc_links(pid, path)) else {
         record
             .incomplete
             .get_or_insert_with(|| "a path through `..` named a folder already gone".into());
         return;
     };
+    let access = match access {
+        Opens::Is(access) => access,
+        Opens::With(flags) => open_access(flags, || path.exists()),
+    };
     note(record, path, access);
+}
+
+/// What a call does to its path: known from the call alone, or from an open's flags.
+enum Opens {
+    Is(Access),
+    With(u64),
 }
 
 /// `path` with its `..` taken as the kernel takes them: from the real folder before the last
@@ -357,6 +367,54 @@ fn through_parents(path: PathBuf) -> Option<PathBuf> {
     })
 }
 
+/// `path` through the kernel's links to a process's folders and files (`/proc/self/cwd/x`,
+/// `/proc/<pid>/root/<path>`, `/proc/thread-self/fd/3`, `/dev/fd/3`): the file the call
+/// names, read now, while the call waits. Kept as it was, the read of a project's file by
+/// such a name is a read under `/proc`, which is never an input, and `self` would name the
+/// tracer. A link to no file (a pipe, a socket) or one that cannot be read keeps the path.
+fn through_proc_links(pid: i32, path: PathBuf) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    // Every call comes here: anything else costs one comparison.
+    if !bytes.starts_with(b"/proc/") && !bytes.starts_with(b"/dev/fd/") {
+        return path;
+    }
+    let parts: Vec<&OsStr> = path.iter().skip(1).collect();
+    let (mut at, rest) = match parts.as_slice() {
+        [d, fd, rest @ ..] if *d == "dev" && *fd == "fd" => {
+            (PathBuf::from(format!("/proc/{pid}/fd")), rest)
+        }
+        [p, who, rest @ ..] if *p == "proc" => {
+            let who = match who.to_str() {
+                Some("self") => pid.to_string(),
+                Some("thread-self") => format!("{pid}/task/{pid}"),
+                Some(n) if n.bytes().all(|b| b.is_ascii_digit()) => n.to_string(),
+                _ => return path,
+            };
+            (PathBuf::from(format!("/proc/{who}")), rest)
+        }
+        _ => return path,
+    };
+    for (i, part) in rest.iter().enumerate() {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return path;
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        return match std::fs::read_link(&at) {
+            Ok(target) if target.is_absolute() => {
+                let mut real = target;
+                real.extend(&rest[i + 1..]);
+                real
+            }
+            _ => path,
+        };
+    }
+    path
+}
+
 /// The path of the Unix socket a `struct sockaddr_un` at `addr` (of `len` bytes) names;
 /// `None` for another family, an abstract name or an unnamed socket.
 fn unix_socket(pid: i32, addr: u64, len: usize) -> Option<PathBuf> {
@@ -377,14 +435,25 @@ fn unix_socket(pid: i32, addr: u64, len: usize) -> Option<PathBuf> {
     resolve(pid, name[..end].to_vec(), None)
 }
 
-fn open_access(flags: u64) -> Access {
+/// How an open with `flags` touches its file. One that can read what the file held before
+/// the call reads it: `O_RDWR` too (a test's `open(cases, "r+")`, a shell's `3<>cases`, a
+/// database), else a run that reads its data that way would leave it out of what it read.
+/// One that writes only, truncates or must make a new file reads nothing. Whether the file
+/// was there (`exists`, asked only for an open that may make it or write it) tells a file
+/// the run makes from one it opens to read and perhaps update; one the run made earlier
+/// stays its output ([`note`] keeps the strongest).
+pub(crate) fn open_access(flags: u64, exists: impl FnOnce() -> bool) -> Access {
     let flags = flags as libc::c_int;
-    if flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0 {
-        Access::Write
-    } else if flags & libc::O_PATH != 0 {
+    let mode = flags & libc::O_ACCMODE;
+    let made = libc::O_CREAT | libc::O_EXCL;
+    if flags & libc::O_PATH != 0 {
         Access::Probe
-    } else {
+    } else if mode == libc::O_WRONLY || flags & libc::O_TRUNC != 0 || flags & made == made {
+        Access::Write
+    } else if (mode == libc::O_RDONLY && flags & libc::O_CREAT == 0) || exists() {
         Access::Read
+    } else {
+        Access::Write
     }
 }
 
