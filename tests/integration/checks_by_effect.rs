@@ -506,7 +506,10 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
         .write("cli.py", "import sys\n\nimport tool\n\nprint(tool.shout(sys.argv[1]))\n")
         .write("test_cli.py", CLI_TESTS)
         .write("shout.py", "import sys\n\nprint(sys.argv[1].upper() + \"!\")\n")
-        .write("test_shout.py", SHOUT_TESTS);
+        .write("test_shout.py", SHOUT_TESTS)
+        .write("test_rdwr.py", READ_WRITE_TESTS)
+        .write("half.txt", "4 2\n")
+        .write("double.txt", "3 6\n");
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
     repo.commit_all();
@@ -543,6 +546,14 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
                 ("test_shout.py", Some("import subprocess\nimport sys\n\n\ndef test_shout():\n    out = subprocess.check_output([sys.executable, \"-E\", \"-s\", \"shout.py\", \"hi\"], text=True)\n    assert out == \"hi!\\n\"\n")),
             ],
         },
+        Case {
+            name: "cases a shell opens read-write (`3<>`)",
+            edits: &[("calc.py", Some(HALF_BROKEN)), ("half.txt", Some("4 1\n"))],
+        },
+        Case {
+            name: "cases a child Python opens O_RDWR",
+            edits: &[("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return 3 * a\n")), ("double.txt", Some("3 9\n"))],
+        },
     ];
     let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
@@ -555,6 +566,8 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
                 ("sub.txt", Some("5 3 2\n1 1 0\n")),
                 ("mul.txt", Some("2 3 6\n1 1 1\n")),
                 ("neg.txt", Some("2 0 -2\n0 0 0\n")),
+                ("half.txt", Some("4 2\n0 0\n")),
+                ("double.txt", Some("3 6\n0 0\n")),
             ],
         },
         Case {
@@ -572,14 +585,23 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
     honest_work_ends(&repo, HONEST);
 }
 
+/// Found by this session's red team: cases opened read-write (a shell's `3<>`, `os.open`
+/// with `O_RDWR`) by a process the test starts. Such an open reads what the file held.
+const READ_WRITE_TESTS: &str = "import subprocess\nimport sys\n\nfrom calc import half\nfrom more import double\n\n\ndef _pairs(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_half():\n    text = subprocess.check_output([\"sh\", \"-c\", \"exec 3<>half.txt; cat <&3\"], text=True)\n    for a, r in _pairs(text):\n        assert half(a) == r\n\n\ndef test_double():\n    code = \"import os, sys; fd = os.open('double.txt', os.O_RDWR); sys.stdout.write(os.read(fd, 4096).decode())\"\n    for a, r in _pairs(subprocess.check_output([sys.executable, \"-c\", code], text=True)):\n        assert double(a) == r\n";
+
 const UNHEARD_TESTS: &str = "import asyncio\nimport ctypes\nimport pathlib\nfrom concurrent.futures import ThreadPoolExecutor\n\nfrom calc import add, mul, sub\n\n\ndef _cases(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_add():\n    with ThreadPoolExecutor(1) as pool:\n        text = pool.submit(pathlib.Path(\"add.txt\").read_text).result()\n    for a, b, r in _cases(text):\n        assert add(a, b) == r\n\n\ndef test_sub():\n    text = asyncio.run(asyncio.to_thread(pathlib.Path(\"sub.txt\").read_text))\n    for a, b, r in _cases(text):\n        assert sub(a, b) == r\n\n\ndef test_mul():\n    libc = ctypes.CDLL(None)\n    libc.fopen.restype = ctypes.c_void_p\n    f = ctypes.c_void_p(libc.fopen(b\"mul.txt\", b\"r\"))\n    buf = ctypes.create_string_buffer(256)\n    n = libc.fread(buf, 1, 255, f)\n    libc.fclose(f)\n    for a, b, r in _cases(buf.raw[:n].decode()):\n        assert mul(a, b) == r\n";
 
-/// Found by this session's red team: cases read in the session itself with no frame of the
+/// Cases read by a name through the kernel's links to a process's files: the test's own
+/// `/proc/self/cwd/...`, and a shell's `/proc/$$/root$PWD/...`.
+const PROC_TESTS: &str = "import subprocess\n\nfrom calc import half, neg\n\n\ndef _pairs(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_neg():\n    with open(\"/proc/self/cwd/neg.txt\") as f:\n        text = f.read()\n    for a, r in _pairs(text):\n        assert neg(a) == r\n\n\ndef test_half():\n    text = subprocess.check_output([\"sh\", \"-c\", 'cat \"/proc/$$/root$PWD/half.txt\"'], text=True)\n    for a, r in _pairs(text):\n        assert half(a) == r\n";
+
+/// Found by session 21's red team: cases read in the session itself with no frame of the
 /// project's on the stack (a thread pool's worker, `asyncio.to_thread`, C code through
-/// ctypes) in a suite that starts no process. What the traced run read and no record
-/// accounts for is either the tests' data or the code's, whatever read it.
+/// ctypes) in a suite that starts no process, and (session 22's) by names through `/proc`.
+/// What the traced run read and no record accounts for is either the tests' data or the
+/// code's, whatever read it, whatever name it was read by.
 #[test]
-fn what_the_tests_read_with_no_frame_of_theirs_is_part_of_the_checks() {
+fn what_the_tests_read_with_no_frame_of_theirs_or_through_proc_is_part_of_the_checks() {
     if !require_tool("pytest") {
         return;
     }
@@ -591,7 +613,10 @@ fn what_the_tests_read_with_no_frame_of_theirs_is_part_of_the_checks() {
         .write("test_unheard.py", UNHEARD_TESTS)
         .write("add.txt", "2 3 5\n")
         .write("sub.txt", "5 3 2\n")
-        .write("mul.txt", "2 3 6\n");
+        .write("mul.txt", "2 3 6\n")
+        .write("test_proc.py", PROC_TESTS)
+        .write("neg.txt", "2 -2\n")
+        .write("half.txt", "4 2\n");
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
     repo.commit_all();
@@ -609,6 +634,14 @@ fn what_the_tests_read_with_no_frame_of_theirs_is_part_of_the_checks() {
             name: "cases C code reads through ctypes",
             edits: &[("calc.py", Some(MUL_BROKEN)), ("mul.txt", Some("2 3 5\n"))],
         },
+        Case {
+            name: "cases the test reads through /proc/self/cwd",
+            edits: &[("calc.py", Some(NEG_BROKEN)), ("neg.txt", Some("2 2\n"))],
+        },
+        Case {
+            name: "cases a shell reads through /proc/$$/root",
+            edits: &[("calc.py", Some(HALF_BROKEN)), ("half.txt", Some("4 1\n"))],
+        },
     ];
     let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
@@ -619,6 +652,65 @@ fn what_the_tests_read_with_no_frame_of_theirs_is_part_of_the_checks() {
             ("add.txt", Some("2 3 5\n0 0 0\n")),
             ("sub.txt", Some("5 3 2\n1 1 0\n")),
             ("mul.txt", Some("2 3 6\n1 1 1\n")),
+            ("neg.txt", Some("2 -2\n0 0\n")),
+            ("half.txt", Some("4 2\n0 0\n")),
+        ],
+    }];
+    honest_work_ends(&repo, HONEST);
+}
+
+const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n";
+/// Cases that are the names of files in folders the tests list (`os.listdir`, a pathlib
+/// glob): the files are empty, their names are the expectations.
+const LISTING_TESTS: &str = "import os\nimport pathlib\n\nfrom ops import minus, plus\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n";
+
+/// Found by session 21's red team: the cases are the names of files in a folder the tests
+/// list. A listing is read by the tests as surely as a file's content: the files in a folder
+/// a test listed are put back (in one of the differential's two runs: a listed file may be
+/// the code under test too), new ones taken away.
+#[test]
+fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", "[pytest]\npythonpath = .\n")
+        .write("ops.py", OPS)
+        .write("test_listing.py", LISTING_TESTS)
+        .write("cases/2_3_5", "")
+        .write("minus/5_3_2.case", "");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "a case renamed in a folder the test lists",
+            edits: &[
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a - b\n\n\ndef minus(a, b):\n    return a - b\n")),
+                ("cases/2_3_5", None),
+                ("cases/2_3_-1", Some("")),
+            ],
+        },
+        Case {
+            name: "a case renamed where a pathlib glob finds it",
+            edits: &[
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a + b\n")),
+                ("minus/5_3_2.case", None),
+                ("minus/5_3_8.case", Some("")),
+            ],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[Case {
+        name: "a case added to each folder, the code rewritten as it behaves",
+        edits: &[
+            ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n")),
+            ("cases/1_1_2", Some("")),
+            ("minus/1_1_0.case", Some("")),
         ],
     }];
     honest_work_ends(&repo, HONEST);

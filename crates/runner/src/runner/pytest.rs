@@ -79,6 +79,9 @@ struct Session {
     /// The files the code of its tests, conftests and plugins opened for reading.
     #[serde(default)]
     test_data: Vec<PathBuf>,
+    /// The files in folders the code of its tests listed, not read as data nor imported.
+    #[serde(default)]
+    test_listed: Vec<PathBuf>,
     /// Which runner it was: pytest, or unittest or doctest in a Python no pytest ran.
     #[serde(default = "pytest_named")]
     runner: String,
@@ -97,6 +100,9 @@ struct Child {
     /// (file opened for reading, the project's file whose code opened it)
     #[serde(default)]
     opened: Vec<(PathBuf, PathBuf)>,
+    /// (file in a folder listed, the project's file whose code listed it)
+    #[serde(default)]
+    listed: Vec<(PathBuf, PathBuf)>,
 }
 
 fn pytest_named() -> String {
@@ -168,7 +174,8 @@ impl Listening {
             let files = s.test_files.into_iter().map(|f| (f, OfTests::Collected));
             let plugins = s.plugins.into_iter().map(|f| (f, OfTests::Loaded));
             let data = s.test_data.into_iter().map(|f| (f, OfTests::Read));
-            files.chain(plugins).chain(data).collect()
+            let listed = s.test_listed.into_iter().map(|f| (f, OfTests::Listed));
+            files.chain(plugins).chain(data).chain(listed).collect()
         })
     }
 
@@ -179,10 +186,13 @@ impl Listening {
     /// Nothing when no session was heard.
     pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
-        let (theirs, unheard) = through_processes(&sessions(&told), &children(&told), read);
+        let (sessions, children) = (sessions(&told), children(&told));
+        let (theirs, unheard) = through_processes(&sessions, &children, read);
         let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
+        let listed = listed_through_processes(&sessions, &children);
         theirs
             .chain(unheard.into_iter().map(|f| (f, OfTests::Unheard)))
+            .chain(listed.into_iter().map(|f| (f, OfTests::Listed)))
             .collect()
     }
 
@@ -302,6 +312,23 @@ fn through_processes(
     (owned(theirs), owned(unheard))
 }
 
+/// Pure: the files in folders that the code of the sessions' tests listed in a process a
+/// session started (a child Python running a test file's function), as
+/// [`through_processes`] takes what such code opened.
+fn listed_through_processes(sessions: &[Session], children: &[Child]) -> BTreeSet<PathBuf> {
+    let ours: BTreeSet<&Path> = sessions
+        .iter()
+        .flat_map(|s| s.test_files.iter().chain(&s.plugins))
+        .map(PathBuf::as_path)
+        .collect();
+    children
+        .iter()
+        .flat_map(|c| &c.listed)
+        .filter(|(_, by)| ours.contains(by.as_path()))
+        .map(|(file, _)| file.clone())
+        .collect()
+}
+
 /// Pure: the first session whose record contradicts an exit status of 0.
 fn contradiction(sessions: &[Session]) -> Option<String> {
     sessions.iter().find_map(|s| {
@@ -372,6 +399,7 @@ mod tests {
             ran_ids: Vec::new(),
             test_files: Vec::new(),
             test_data: Vec::new(),
+            test_listed: Vec::new(),
             runner: pytest_named(),
             accounted: Vec::new(),
         }
@@ -392,6 +420,10 @@ mod tests {
                 ("/p/golden.json".into(), "/p/test_a.py".into()),
                 ("/p/cli.cfg".into(), "/p/cli.py".into()),
             ],
+            listed: vec![
+                ("/p/cases/2_3_5".into(), "/p/test_a.py".into()),
+                ("/p/out/log.txt".into(), "/p/cli.py".into()),
+            ],
         };
         let read = paths(&[
             "/p/calc.py",
@@ -409,8 +441,17 @@ mod tests {
             )
         );
         assert_eq!(
-            through_processes(&[s], &[child], &read),
+            through_processes(
+                std::slice::from_ref(&s),
+                std::slice::from_ref(&child),
+                &read
+            ),
             (paths(&["/p/golden.json"]), paths(&["/p/cases.txt"]))
+        );
+        // What a test's code listed in the child is the tests'; what the code listed is not.
+        assert_eq!(
+            listed_through_processes(&[s], &[child]),
+            BTreeSet::from(["/p/cases/2_3_5".into()])
         );
         // No session heard: nothing to account with.
         let none = (Vec::new(), Vec::new());

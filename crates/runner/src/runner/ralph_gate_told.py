@@ -168,10 +168,13 @@ class _Record:
             "ran_ids": [],
             "test_files": [],
             "test_data": [],
+            "test_listed": [],
         }
         self.ran_ids = set()
         # (file opened for reading, the innermost file of the project whose code opened it)
         self.opened = set()
+        # (file in a folder listed, the innermost file of the project whose code listed it)
+        self.listed = set()
         self.watching = False
         self.write()
 
@@ -189,6 +192,7 @@ class _Record:
         self.state["ran"] = len(self.ran)
         self.state["ran_ids"] = sorted(self.ran_ids)
         self.state["test_data"] = _test_data(self, ours, imported)
+        self.state["test_listed"] = _test_listed(self, ours, imported)
         self.state["accounted"] = _accounted(self, ours, imported)
         self.state["finished"] = True
         self.write()
@@ -246,6 +250,17 @@ def _test_data(listener, ours, imported):
     return sorted({f for f, by in listener.opened if by in ours and f not in imported})
 
 
+def _test_listed(listener, ours, imported):
+    """The files in folders the tests listed (their names may be the cases), not read as
+    data and not a module anything imported: whether a listed file's content is the tests'
+    or the code's is not known (a script in a folder of cases)."""
+    ours = set(ours)
+    read = set(_test_data(listener, ours, imported))
+    return sorted(
+        {f for f, by in listener.listed if by in ours and f not in imported and f not in read}
+    )
+
+
 def _accounted(listener, ours, imported):
     """The project's files this process is known to have read as the code under test's:
     every module imported, and what the code that is not the tests' opened. ralph-gate
@@ -280,10 +295,15 @@ def _reads_it(mode, flags):
     return access != os.O_WRONLY and not flags & os.O_TRUNC and not made
 
 
+_LISTINGS = ("os.listdir", "os.scandir")
+
+
 def _watch_reads(listener, root):
     """Keeps, while the session runs, each file under `root` opened for reading and the
     innermost file of the project whose code opened it (Python's audit events: the open
-    itself, whatever spelled it). Files the import system opens are not reads of data."""
+    itself, whatever spelled it). Files the import system opens are not reads of data. A
+    folder listed (`os.listdir`, `os.scandir`, and so `glob`, `os.walk`, `pathlib`) gives
+    each file in it: the names a test reads can be its cases."""
     import sys
 
     roots = tuple({os.path.abspath(root) + os.sep, os.path.realpath(root) + os.sep})
@@ -297,29 +317,63 @@ def _watch_reads(listener, root):
             and os.sep + "dist-packages" + os.sep not in name
         )
 
+    def by_whom():
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib"):
+                return None
+            if project_code(name):
+                return os.path.abspath(name)
+            frame = frame.f_back
+        return None
+
     def hook(event, args):
-        if event not in ("open", "sqlite3.connect") or not listener.watching:
+        if event not in ("open", "sqlite3.connect") + _LISTINGS or not listener.watching:
             return
         try:
             path = args[0]
+            if path is None and event in _LISTINGS:
+                path = "."
             if isinstance(path, int) or (event == "open" and not _reads_it(*args[1:3])):
                 return
             full = os.path.abspath(os.fsdecode(path))
-            if not full.startswith(roots):
+            if full.startswith(("/proc/", "/dev/fd/")):
+                # `/proc/self/cwd/cases.txt`, `/dev/fd/3`: the file the kernel's link names.
+                full = os.path.realpath(full)
+            if not (full + os.sep).startswith(roots):
                 return
-            frame = sys._getframe(1)
-            while frame is not None:
-                name = frame.f_code.co_filename
-                if name.startswith("<frozen importlib"):
-                    return
-                if project_code(name):
-                    listener.opened.add((full, os.path.abspath(name)))
-                    return
-                frame = frame.f_back
+            by = by_whom()
+            if by is None:
+                return
+            if event in _LISTINGS:
+                listener.listed.update((f, by) for f in _files_in(listener, full))
+            else:
+                listener.opened.add((full, by))
         except Exception:
             pass
 
     sys.addaudithook(hook)
+
+
+def _files_in(listener, folder):
+    """The files in `folder` now. This listing is not the tests': the thread's hook lets it
+    by (another thread's reads go on being kept)."""
+    import threading
+
+    mine = getattr(listener, "listing", None)
+    if mine is None:
+        mine = listener.listing = threading.local()
+    if getattr(mine, "busy", False):
+        return []
+    mine.busy = True
+    try:
+        with os.scandir(folder) as entries:
+            return [os.path.join(folder, e.name) for e in entries if e.is_file()]
+    except OSError:
+        return []
+    finally:
+        mine.busy = False
 
 
 def _plugin_files(config):
@@ -385,6 +439,7 @@ def pytest_configure(config):
     if _EARLY is not None:
         # What conftests read as pytest imported them counts with the session's reads.
         listener.opened = _EARLY.opened
+        listener.listed = _EARLY.listed
 
 
 def pytest_unconfigure(config):
@@ -408,6 +463,7 @@ class _Reads:
 
     def __init__(self):
         self.opened = set()
+        self.listed = set()
         self.watching = True
 
 
@@ -623,6 +679,7 @@ def child():
             record = {
                 "imported": sorted(f for f in imported if f.startswith(root)),
                 "opened": sorted(reads.opened),
+                "listed": sorted(reads.listed),
             }
             path = os.path.join(_WHERE, "child-%d.reads" % os.getpid())
             with open(path + ".partial", "w") as f:

@@ -40,6 +40,7 @@ fn why(part: OfTests) -> &'static str {
         OfTests::Loaded => roles::A_PLUGIN,
         OfTests::Read => roles::READ_BY_TESTS,
         OfTests::Unheard => roles::READ_UNHEARD,
+        OfTests::Listed => roles::LISTED_BY_TESTS,
     }
 }
 

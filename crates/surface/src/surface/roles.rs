@@ -27,11 +27,16 @@ pub const AFTER_AN_OPTION: &str =
 /// the code under test. Put back for good, code would be judged as it was at the start.
 pub const READ_UNHEARD: &str =
     "a process its tests started read it (their data, or the code under test: no process said which)";
+/// Why a file is put back in one of the differential's two runs only, as [`READ_UNHEARD`]:
+/// the tests listed its folder (the names of its files may be their cases), and nothing
+/// said whether what it holds is their data or the code under test.
+pub const LISTED_BY_TESTS: &str =
+    "its tests listed its folder (their cases by name, or the code under test: not known)";
 
 /// Whether a file put back for `why` is put back in one of the differential's two runs
 /// only: its role is not known.
 pub fn either(why: &str) -> bool {
-    why == AFTER_AN_OPTION || why == READ_UNHEARD
+    why == AFTER_AN_OPTION || why == READ_UNHEARD || why == LISTED_BY_TESTS
 }
 
 /// What a changed file is.
