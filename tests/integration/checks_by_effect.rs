@@ -334,6 +334,60 @@ fn what_node_tests_read_is_part_of_the_checks() {
     honest_work_ends(&repo, NODE_HONEST);
 }
 
+const NODE_OPS: &str = "export const neg = (a) => -a;\nexport const half = (a) => a / 2;\n";
+/// A case opened `r+`, and cases named by the files in a folder the test lists, in a suite
+/// that starts no process (so nothing is "either" for having been read by one).
+const NODE_LISTING_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { half, neg } from \"./ops.mjs\";\n\ntest(\"neg\", () => {\n  const fd = fs.openSync(\"neg.txt\", \"r+\");\n  const [a, r] = fs.readFileSync(fd, \"utf8\").trim().split(\" \").map(Number);\n  fs.closeSync(fd);\n  assert.equal(neg(a), r);\n});\n\ntest(\"half\", () => {\n  const names = fs.readdirSync(\"halves\");\n  assert.ok(names.length);\n  for (const n of names) {\n    const [a, r] = n.split(\"_\").map(Number);\n    assert.equal(half(a), r);\n  }\n});\n";
+
+/// Found by session 22 (the Python red team's spellings, in node): a case a node test opens
+/// `r+` (taken for a write before), and cases that are the names in a folder it lists.
+#[test]
+fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
+    if !require_tool("node") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(NODE_GATE)
+        .write("ops.mjs", NODE_OPS)
+        .write("ops.test.mjs", NODE_LISTING_TESTS)
+        .write("neg.txt", "2 -2\n")
+        .write("halves/4_2", "");
+    let run = repo.run(["check"]);
+    assert_eq!(run.code, 0, "the start is green: {run:?}");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "node: a case opened r+",
+            edits: &[
+                ("ops.mjs", Some("// broken\nexport const neg = (a) => a;\nexport const half = (a) => a / 2;\n")),
+                ("neg.txt", Some("2 2\n")),
+            ],
+        },
+        Case {
+            name: "node: a case renamed in a folder the test lists",
+            edits: &[
+                ("ops.mjs", Some("// broken\nexport const neg = (a) => -a;\nexport const half = (a) => a / 4;\n")),
+                ("halves/4_2", None),
+                ("halves/4_1", Some("")),
+            ],
+        },
+    ];
+    let bare = ("node", &["--test"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[Case {
+        name: "node: a case added to the folder, the code rewritten as it behaves",
+        edits: &[
+            (
+                "ops.mjs",
+                Some("export const neg = (a) => 0 - a;\nexport const half = (a) => a * 0.5;\n"),
+            ),
+            ("halves/8_4", Some("")),
+        ],
+    }];
+    honest_work_ends(&repo, HONEST);
+}
+
 /// Jest (its own module system reads and compiles the code the tests require: a module,
 /// not data) and vitest: the cases a test file reads are its data.
 #[test]

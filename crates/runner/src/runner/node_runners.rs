@@ -64,6 +64,8 @@ struct Line {
     imported: Option<PathBuf>,
     /// The project's code in a test process started a process.
     spawned: bool,
+    /// A file in a folder a test process's code listed (with `by`): its name may be a case.
+    listed: Option<PathBuf>,
 }
 
 impl Listening {
@@ -222,8 +224,9 @@ fn ids(lines: &[Line], root: &Path) -> Option<Vec<String>> {
     Some(ran)
 }
 
-/// Pure: the files the runners reported tests from, and the files the code of those read
-/// (not one of them, nor a module a runner compiled), sorted, once each.
+/// Pure: the files the runners reported tests from, the files the code of those read (not
+/// one of them, nor a module a runner compiled), and the files in folders it listed (none
+/// of those, nor a module the loader read), sorted, once each.
 fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
     let tests: BTreeSet<&Path> = lines
         .iter()
@@ -239,9 +242,27 @@ fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
     let read: BTreeSet<&Path> = read
         .filter(|r| !tests.contains(r) && !compiled.contains(r))
         .collect();
+    let imported: BTreeSet<&Path> = lines.iter().filter_map(|l| l.imported.as_deref()).collect();
+    let listed: BTreeSet<&Path> = lines
+        .iter()
+        .filter_map(|l| match (&l.listed, &l.by) {
+            (Some(f), Some(by)) if tests.contains(by.as_path()) => Some(f.as_path()),
+            _ => None,
+        })
+        .filter(|f| {
+            ![&tests, &compiled, &imported, &read]
+                .iter()
+                .any(|known| known.contains(f))
+        })
+        .collect();
     let collected = tests.iter().map(|f| (f.to_path_buf(), OfTests::Collected));
     collected
         .chain(read.into_iter().map(|f| (f.to_path_buf(), OfTests::Read)))
+        .chain(
+            listed
+                .into_iter()
+                .map(|f| (f.to_path_buf(), OfTests::Listed)),
+        )
         .collect()
 }
 
@@ -350,6 +371,11 @@ mod tests {
             // Read by jest's module system for the test, and compiled: a module.
             line(r#"{"read":"/p/calc.js","by":"/p/a.test.mjs"}"#),
             line(r#"{"compiled":"/p/calc.js"}"#),
+            // Listed by a test: a case's name, unless it is known otherwise.
+            line(r#"{"listed":"/p/cases/2_3_5","by":"/p/a.test.mjs"}"#),
+            line(r#"{"listed":"/p/calc.js","by":"/p/a.test.mjs"}"#),
+            line(r#"{"listed":"/p/b.test.mjs","by":"/p/a.test.mjs"}"#),
+            line(r#"{"listed":"/p/out/log","by":"/p/calc.mjs"}"#),
         ];
         assert_eq!(
             of_tests(&lines),
@@ -357,6 +383,7 @@ mod tests {
                 (PathBuf::from("/p/a.test.mjs"), OfTests::Collected),
                 (PathBuf::from("/p/b.test.mjs"), OfTests::Collected),
                 (PathBuf::from("/p/data/cases.json"), OfTests::Read),
+                (PathBuf::from("/p/cases/2_3_5"), OfTests::Listed),
             ]
         );
     }

@@ -178,12 +178,32 @@ function readerOf(past) {
 }
 function watchReads() {
   const url = require('url');
+  // Before any is wrapped: the listener's own calls are not the project's.
+  const [readdirSync, realpathSync] = [fs.readdirSync, fs.realpathSync];
   const noted = new Set();
+  // Whether an open with `flags` can read what the file held: for reading (`r`, `r+`, `a+`,
+  // O_RDONLY, O_RDWR), not one that writes only, truncates or makes a new file.
+  const reads = (flags) => {
+    if (typeof flags === 'string') return !flags.includes('x') && (flags.includes('r') || (flags.includes('a') && flags.includes('+')));
+    if (typeof flags !== 'number') return true;
+    const c = fs.constants;
+    const made = c.O_CREAT | c.O_EXCL;
+    return (flags & 3) !== c.O_WRONLY && !(flags & c.O_TRUNC) && (flags & made) !== made;
+  };
+  const named = (file) => {
+    const name = path.resolve(file instanceof URL ? url.fileURLToPath(file) : String(file));
+    // `/proc/self/cwd/cases.json`, `/dev/fd/3`: the file the kernel's link names.
+    if (!name.startsWith('/proc/') && !name.startsWith('/dev/fd/')) return name;
+    try {
+      return realpathSync(name);
+    } catch {
+      return name;
+    }
+  };
   const note = (file, flags, past) => {
     if (typeof file === 'number' || file == null) return;
-    if (typeof flags === 'string' && /[wa+]/.test(flags)) return;
-    if (typeof flags === 'number' && flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) return;
-    const name = path.resolve(file instanceof URL ? url.fileURLToPath(file) : String(file));
+    if (!reads(flags)) return;
+    const name = named(file);
     if (!inProject(name)) return;
     const by = readerOf(past);
     if (by === LOADER) {
@@ -260,6 +280,33 @@ function watchReads() {
     };
   }
   wrap(fs.promises, 'open', true);
+  // A folder the project's code lists (`readdir`, `opendir`, and so `glob`s built on them):
+  // the names of the files in it may be the tests' cases.
+  const list = (folder) => {
+    if (typeof folder === 'number' || folder == null) return;
+    const name = named(folder);
+    if (!inProject(name + path.sep) && name !== root) return;
+    const by = readerOf(true);
+    if (!by || by === LOADER || noted.has(name + '\0' + by)) return;
+    noted.add(name + '\0' + by);
+    for (const entry of readdirSync(name, { withFileTypes: true })) {
+      if (entry.isFile()) write({ listed: path.join(name, entry.name), by });
+    }
+  };
+  const wrapListing = (obj, name) => {
+    const original = obj && obj[name];
+    if (typeof original !== 'function') return;
+    obj[name] = { [name](...args) {
+      try {
+        list(args[0]);
+      } catch {
+        // As above.
+      }
+      return original.apply(this, args);
+    } }[name];
+  };
+  for (const name of ['readdirSync', 'readdir', 'opendirSync', 'opendir']) wrapListing(fs, name);
+  for (const name of ['readdir', 'opendir']) wrapListing(fs.promises, name);
   // A process the project's code starts (`execSync('cat cases.json')`): what it reads, no
   // frame of this one says; ralph-gate counts what no line accounts for as either the
   // tests' data or the code under test. The runners' own workers are not the project's.
