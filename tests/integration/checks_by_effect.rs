@@ -37,40 +37,69 @@ const PLUGIN: &str = "def pytest_configure(config):\n    pass\n";
 const PLUGIN_HONEST: &str = "def pytest_configure(config):\n    config.addinivalue_line(\"markers\", \"slow: a slow test\")\n";
 const FLIPS: &str = "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = \"passed\"\n";
 
-fn start() -> Option<Repo> {
-    if !require_tool("pytest") {
-        return None;
-    }
+const PYTEST_GATE: &str = "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n";
+
+/// A repository with `config` and `files`, green by `check`, committed, in a loop.
+fn green_loop(config: &str, files: &[(&str, &str)]) -> Repo {
     let repo = Repo::git();
-    repo.config(GATE)
-        .write(".gitignore", "__pycache__/\n")
-        .write("pytest.ini", "[pytest]\npythonpath = .\naddopts = -p plug2 --doctest-glob=*.txt\npython_files = test_*.py check_*.py\n")
-        .write("calc.py", CALC)
-        .write("test_calc.py", TESTS)
-        .write("conftest.py", CONFTEST)
-        .write("check_more.py", "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n")
-        .write("calc_doc.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n")
-        .write("data/expected.json", "{\"add\": [[2, 3, 5], [1, 1, 2]]}\n")
-        .write("cases.csv", "5,3,2\n1,1,0\n")
-        .write("golden/half.json", "{\"in\": 8, \"out\": 4}\n")
-        .write("more.py", MORE)
-        .write("test_extra.py", EXTRA)
-        .write("sq.expected", "9\n")
-        .write("gen.txt", "3 6\n0 0\n")
-        .write("cube.case", "2 8\n3 27\n")
-        .write("extra.py", TRIPLE)
-        .write("test_extra2.py", EXTRA_TESTS)
-        .write("factor.txt", "3\n")
-        .write("quad.json", "16\n")
-        .write("cases/one.txt", "1 2\n")
-        .write("cases/five.txt", "5 6\n")
-        .write("myplug.py", PLUGIN)
-        .write("plug2.py", PLUGIN)
-        .write("plug3.py", PLUGIN);
+    repo.config(config);
+    for (path, text) in files {
+        repo.write(path, text);
+    }
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
     repo.commit_all();
     repo.start_loop(&[]);
+    repo
+}
+
+/// [`green_loop`] of pytest over the whole project with `files`, its folder on the path;
+/// `None` when pytest is missing (`require_tool` has said so).
+fn pytest_loop(files: &[(&str, &str)]) -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let common = [
+        (".gitignore", "__pycache__/\n"),
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+    ];
+    let all: Vec<(&str, &str)> = common.iter().chain(files).copied().collect();
+    Some(green_loop(PYTEST_GATE, &all))
+}
+
+fn start() -> Option<Repo> {
+    if !require_tool("pytest") {
+        return None;
+    }
+    let repo = green_loop(
+        GATE,
+        &[
+            (".gitignore", "__pycache__/\n"),
+            ("pytest.ini", "[pytest]\npythonpath = .\naddopts = -p plug2 --doctest-glob=*.txt\npython_files = test_*.py check_*.py\n"),
+            ("calc.py", CALC),
+            ("test_calc.py", TESTS),
+            ("conftest.py", CONFTEST),
+            ("check_more.py", "from calc import neg\n\n\ndef test_neg():\n    assert neg(2) == -2\n"),
+            ("calc_doc.txt", ">>> from calc import mul\n>>> mul(2, 3)\n6\n"),
+            ("data/expected.json", "{\"add\": [[2, 3, 5], [1, 1, 2]]}\n"),
+            ("cases.csv", "5,3,2\n1,1,0\n"),
+            ("golden/half.json", "{\"in\": 8, \"out\": 4}\n"),
+            ("more.py", MORE),
+            ("test_extra.py", EXTRA),
+            ("sq.expected", "9\n"),
+            ("gen.txt", "3 6\n0 0\n"),
+            ("cube.case", "2 8\n3 27\n"),
+            ("extra.py", TRIPLE),
+            ("test_extra2.py", EXTRA_TESTS),
+            ("factor.txt", "3\n"),
+            ("quad.json", "16\n"),
+            ("cases/one.txt", "1 2\n"),
+            ("cases/five.txt", "5 6\n"),
+            ("myplug.py", PLUGIN),
+            ("plug2.py", PLUGIN),
+            ("plug3.py", PLUGIN),
+        ],
+    );
     Some(repo)
 }
 
@@ -312,20 +341,19 @@ fn what_node_tests_read_is_part_of_the_checks() {
     if !require_tool("node") {
         return;
     }
-    let repo = Repo::git();
-    repo.config(NODE_GATE)
-        .write(
-            "calc.mjs",
-            "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a - b;\n",
-        )
-        .write("calc.test.mjs", NODE_TESTS)
-        .write("data/cases.json", "{\"add\": [[2, 3, 5]]}\n")
-        .write("golden/mul.txt", "6\n")
-        .write("golden/sub.txt", "5 3 2\n");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let repo = green_loop(
+        NODE_GATE,
+        &[
+            (
+                "calc.mjs",
+                "export const add = (a, b) => a + b;\nexport const mul = (a, b) => a * b;\nexport const sub = (a, b) => a - b;\n",
+            ),
+            ("calc.test.mjs", NODE_TESTS),
+            ("data/cases.json", "{\"add\": [[2, 3, 5]]}\n"),
+            ("golden/mul.txt", "6\n"),
+            ("golden/sub.txt", "5 3 2\n"),
+        ],
+    );
     let bare = ("node", &["--test"][..]);
     assert_eq!(
         attacks_are_held(&repo, bare, NODE_ATTACKS),
@@ -346,16 +374,15 @@ fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
     if !require_tool("node") {
         return;
     }
-    let repo = Repo::git();
-    repo.config(NODE_GATE)
-        .write("ops.mjs", NODE_OPS)
-        .write("ops.test.mjs", NODE_LISTING_TESTS)
-        .write("neg.txt", "2 -2\n")
-        .write("halves/4_2", "");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let repo = green_loop(
+        NODE_GATE,
+        &[
+            ("ops.mjs", NODE_OPS),
+            ("ops.test.mjs", NODE_LISTING_TESTS),
+            ("neg.txt", "2 -2\n"),
+            ("halves/4_2", ""),
+        ],
+    );
     const ATTACKS: &[Case] = &[
         Case {
             name: "node: a case opened r+",
@@ -454,17 +481,16 @@ fn what_unittest_and_doctest_ran_and_read_decides_as_pytests_does() {
     if !require_tool("python3") {
         return;
     }
-    let repo = Repo::git();
-    repo.config("[[gate]]\nname = \"unittest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"python3 -m unittest -q check_calc\"\n\n[[gate]]\nname = \"doctest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"python3 -m doctest calc_doc.txt\"\n")
-        .write(".gitignore", "__pycache__/\n")
-        .write("calc.py", ADD)
-        .write("check_calc.py", UNITTESTS)
-        .write("cases.json", "[[2, 3, 5]]\n")
-        .write("calc_doc.txt", ">>> from calc import add\n>>> add(2, 3)\n5\n");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    let repo = green_loop(
+        "[[gate]]\nname = \"unittest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"python3 -m unittest -q check_calc\"\n\n[[gate]]\nname = \"doctest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"python3 -m doctest calc_doc.txt\"\n",
+        &[
+            (".gitignore", "__pycache__/\n"),
+            ("calc.py", ADD),
+            ("check_calc.py", UNITTESTS),
+            ("cases.json", "[[2, 3, 5]]\n"),
+            ("calc_doc.txt", ">>> from calc import add\n>>> add(2, 3)\n5\n"),
+        ],
+    );
     const ATTACKS: &[Case] = &[
         Case {
             name: "unittest: the cases its test reads",
@@ -539,35 +565,28 @@ const CLI_TESTS: &str = "import subprocess\nimport sys\n\nimport tool\n\n\ndef t
 /// code, kept with the code it calls.
 #[test]
 fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
-    if !require_tool("pytest") {
+    let Some(repo) = pytest_loop(&[
+            ("calc.py", CALC),
+            ("test_spawn.py", SPAWNING_TESTS),
+            ("add.txt", "2 3 5\n"),
+            ("sub.txt", "5 3 2\n"),
+            ("mul.txt", "2 3 6\n"),
+            ("neg.txt", "2 0 -2\n"),
+            ("more.py", MORE),
+            ("test_spawn_more.py", SPAWNING_MORE),
+            ("sq.txt", "3 9\n"),
+            ("cube.txt", "2 8\n"),
+            ("tool.py", "def shout(s):\n    return s.upper() + \"!\"\n\n\ndef whisper(s):\n    return s.lower()\n"),
+            ("cli.py", "import sys\n\nimport tool\n\nprint(tool.shout(sys.argv[1]))\n"),
+            ("test_cli.py", CLI_TESTS),
+            ("shout.py", "import sys\n\nprint(sys.argv[1].upper() + \"!\")\n"),
+            ("test_shout.py", SHOUT_TESTS),
+            ("test_rdwr.py", READ_WRITE_TESTS),
+            ("half.txt", "4 2\n"),
+            ("double.txt", "3 6\n"),
+    ]) else {
         return;
-    }
-    let repo = Repo::git();
-    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
-        .write(".gitignore", "__pycache__/\n")
-        .write("pytest.ini", "[pytest]\npythonpath = .\n")
-        .write("calc.py", CALC)
-        .write("test_spawn.py", SPAWNING_TESTS)
-        .write("add.txt", "2 3 5\n")
-        .write("sub.txt", "5 3 2\n")
-        .write("mul.txt", "2 3 6\n")
-        .write("neg.txt", "2 0 -2\n")
-        .write("more.py", MORE)
-        .write("test_spawn_more.py", SPAWNING_MORE)
-        .write("sq.txt", "3 9\n")
-        .write("cube.txt", "2 8\n")
-        .write("tool.py", "def shout(s):\n    return s.upper() + \"!\"\n\n\ndef whisper(s):\n    return s.lower()\n")
-        .write("cli.py", "import sys\n\nimport tool\n\nprint(tool.shout(sys.argv[1]))\n")
-        .write("test_cli.py", CLI_TESTS)
-        .write("shout.py", "import sys\n\nprint(sys.argv[1].upper() + \"!\")\n")
-        .write("test_shout.py", SHOUT_TESTS)
-        .write("test_rdwr.py", READ_WRITE_TESTS)
-        .write("half.txt", "4 2\n")
-        .write("double.txt", "3 6\n");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    };
     const ATTACKS: &[Case] = &[
         Case {
             name: "cases a test reads with cat",
@@ -656,25 +675,18 @@ const PROC_TESTS: &str = "import subprocess\n\nfrom calc import half, neg\n\n\nd
 /// code's, whatever read it, whatever name it was read by.
 #[test]
 fn what_the_tests_read_with_no_frame_of_theirs_or_through_proc_is_part_of_the_checks() {
-    if !require_tool("pytest") {
+    let Some(repo) = pytest_loop(&[
+        ("calc.py", CALC),
+        ("test_unheard.py", UNHEARD_TESTS),
+        ("add.txt", "2 3 5\n"),
+        ("sub.txt", "5 3 2\n"),
+        ("mul.txt", "2 3 6\n"),
+        ("test_proc.py", PROC_TESTS),
+        ("neg.txt", "2 -2\n"),
+        ("half.txt", "4 2\n"),
+    ]) else {
         return;
-    }
-    let repo = Repo::git();
-    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
-        .write(".gitignore", "__pycache__/\n")
-        .write("pytest.ini", "[pytest]\npythonpath = .\n")
-        .write("calc.py", CALC)
-        .write("test_unheard.py", UNHEARD_TESTS)
-        .write("add.txt", "2 3 5\n")
-        .write("sub.txt", "5 3 2\n")
-        .write("mul.txt", "2 3 6\n")
-        .write("test_proc.py", PROC_TESTS)
-        .write("neg.txt", "2 -2\n")
-        .write("half.txt", "4 2\n");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    };
     const ATTACKS: &[Case] = &[
         Case {
             name: "cases a thread pool's worker reads",
@@ -724,21 +736,14 @@ const LISTING_TESTS: &str = "import os\nimport pathlib\n\nfrom ops import minus,
 /// the code under test too), new ones taken away.
 #[test]
 fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
-    if !require_tool("pytest") {
+    let Some(repo) = pytest_loop(&[
+        ("ops.py", OPS),
+        ("test_listing.py", LISTING_TESTS),
+        ("cases/2_3_5", ""),
+        ("minus/5_3_2.case", ""),
+    ]) else {
         return;
-    }
-    let repo = Repo::git();
-    repo.config("[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"pytest -q -p no:cacheprovider\"\n")
-        .write(".gitignore", "__pycache__/\n")
-        .write("pytest.ini", "[pytest]\npythonpath = .\n")
-        .write("ops.py", OPS)
-        .write("test_listing.py", LISTING_TESTS)
-        .write("cases/2_3_5", "")
-        .write("minus/5_3_2.case", "");
-    let run = repo.run(["check"]);
-    assert_eq!(run.code, 0, "the start is green: {run:?}");
-    repo.commit_all();
-    repo.start_loop(&[]);
+    };
     const ATTACKS: &[Case] = &[
         Case {
             name: "a case renamed in a folder the test lists",

@@ -309,33 +309,21 @@ fn a_server_the_run_did_not_start_is_named_and_its_own_is_not() {
 #[cfg(observer)]
 fn an_open_reads_what_the_file_held_unless_it_writes_only_truncates_or_makes_it() {
     use libc::{O_APPEND, O_CREAT, O_EXCL, O_PATH, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
-    let there = || true;
-    let absent = || false;
-    let of = |f: i32| f as u64;
-    assert_eq!(trace::open_access(of(O_RDONLY), absent), Access::Read);
-    assert_eq!(trace::open_access(of(O_RDWR), there), Access::Read);
-    assert_eq!(
-        trace::open_access(of(O_RDWR | O_CREAT), there),
-        Access::Read
-    );
-    assert_eq!(
-        trace::open_access(of(O_RDWR | O_CREAT), absent),
-        Access::Write
-    );
-    assert_eq!(
-        trace::open_access(of(O_RDWR | O_TRUNC), there),
-        Access::Write
-    );
-    assert_eq!(
-        trace::open_access(of(O_RDWR | O_CREAT | O_EXCL), there),
-        Access::Write
-    );
-    assert_eq!(
-        trace::open_access(of(O_WRONLY | O_APPEND), there),
-        Access::Write
-    );
-    assert_eq!(
-        trace::open_access(of(O_PATH | O_RDWR), there),
-        Access::Probe
-    );
+    let cases = [
+        (O_RDONLY, false, Access::Read),
+        (O_RDWR, true, Access::Read),
+        (O_RDWR | O_CREAT, true, Access::Read),
+        (O_RDWR | O_CREAT, false, Access::Write),
+        (O_RDWR | O_TRUNC, true, Access::Write),
+        (O_RDWR | O_CREAT | O_EXCL, true, Access::Write),
+        (O_WRONLY | O_APPEND, true, Access::Write),
+        (O_PATH | O_RDWR, true, Access::Probe),
+    ];
+    for (flags, there, access) in cases {
+        assert_eq!(
+            trace::open_access(flags as u64, || there),
+            access,
+            "{flags:#o} with the file there: {there}"
+        );
+    }
 }
