@@ -728,12 +728,16 @@ fn what_the_tests_read_with_no_frame_of_theirs_or_through_proc_is_part_of_the_ch
 const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n";
 /// Cases that are the names of files in folders the tests list (`os.listdir`, a pathlib
 /// glob): the files are empty, their names are the expectations.
-const LISTING_TESTS: &str = "import os\nimport pathlib\n\nfrom ops import minus, plus\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n";
+const LISTING_TESTS: &str = "import os\nimport pathlib\n\nfrom ops import minus, plus\nfrom render import render\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n\n\ndef test_render():\n    for name in os.listdir(\"tpl\"):\n        assert render(name) == name\n";
+/// Code that reads the templates in a folder a test lists: the code's own files.
+const RENDER: &str =
+    "def render(name):\n    with open(f\"tpl/{name}\") as f:\n        return f.read().strip()\n";
 
 /// Found by session 21's red team: the cases are the names of files in a folder the tests
 /// list. A listing is read by the tests as surely as a file's content: the files in a folder
 /// a test listed are put back (in one of the differential's two runs: a listed file may be
-/// the code under test too), new ones taken away.
+/// the code under test too), new ones taken away. A file the code itself reads there (a
+/// template) is the code's: changed with the code, it ends the loop.
 #[test]
 fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     let Some(repo) = pytest_loop(&[
@@ -741,6 +745,8 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         ("test_listing.py", LISTING_TESTS),
         ("cases/2_3_5", ""),
         ("minus/5_3_2.case", ""),
+        ("render.py", RENDER),
+        ("tpl/hello", "hello\n"),
     ]) else {
         return;
     };
@@ -770,6 +776,12 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
             ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n")),
             ("cases/1_1_2", Some("")),
             ("minus/1_1_0.case", Some("")),
+        ],
+    }, Case {
+        name: "a template the code reads, in a folder a test lists, changed with the code",
+        edits: &[
+            ("render.py", Some("def render(name):\n    with open(f\"tpl/{name}\") as f:\n        return f.read().strip()[1:]\n")),
+            ("tpl/hello", Some("xhello\n")),
         ],
     }];
     honest_work_ends(&repo, HONEST);

@@ -226,7 +226,7 @@ fn ids(lines: &[Line], root: &Path) -> Option<Vec<String>> {
 
 /// Pure: the files the runners reported tests from, the files the code of those read (not
 /// one of them, nor a module a runner compiled), and the files in folders it listed (none
-/// of those, nor a module the loader read), sorted, once each.
+/// of those, nor a module the loader read, nor a file any code read), sorted, once each.
 fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
     let tests: BTreeSet<&Path> = lines
         .iter()
@@ -242,7 +242,13 @@ fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
     let read: BTreeSet<&Path> = read
         .filter(|r| !tests.contains(r) && !compiled.contains(r))
         .collect();
-    let imported: BTreeSet<&Path> = lines.iter().filter_map(|l| l.imported.as_deref()).collect();
+    // A module, or a file any code read (the tests: their data; the code: its own), is not
+    // a listed name.
+    let known: BTreeSet<&Path> = lines
+        .iter()
+        .flat_map(|l| [&l.imported, &l.read])
+        .filter_map(|p| p.as_deref())
+        .collect();
     let listed: BTreeSet<&Path> = lines
         .iter()
         .filter_map(|l| match (&l.listed, &l.by) {
@@ -250,9 +256,9 @@ fn of_tests(lines: &[Line]) -> Vec<(PathBuf, OfTests)> {
             _ => None,
         })
         .filter(|f| {
-            ![&tests, &compiled, &imported, &read]
+            ![&tests, &compiled, &known]
                 .iter()
-                .any(|known| known.contains(f))
+                .any(|set| set.contains(f))
         })
         .collect();
     let collected = tests.iter().map(|f| (f.to_path_buf(), OfTests::Collected));
@@ -376,6 +382,7 @@ mod tests {
             line(r#"{"listed":"/p/calc.js","by":"/p/a.test.mjs"}"#),
             line(r#"{"listed":"/p/b.test.mjs","by":"/p/a.test.mjs"}"#),
             line(r#"{"listed":"/p/out/log","by":"/p/calc.mjs"}"#),
+            line(r#"{"listed":"/p/defaults.json","by":"/p/a.test.mjs"}"#),
         ];
         assert_eq!(
             of_tests(&lines),

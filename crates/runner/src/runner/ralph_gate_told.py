@@ -251,13 +251,14 @@ def _test_data(listener, ours, imported):
 
 
 def _test_listed(listener, ours, imported):
-    """The files in folders the tests listed (their names may be the cases), not read as
-    data and not a module anything imported: whether a listed file's content is the tests'
-    or the code's is not known (a script in a folder of cases)."""
+    """The files in folders the tests listed (their names may be the cases), neither opened
+    (by the tests: their data; by the code: its own, a template it renders) nor a module
+    anything imported: whether such a file's content is the tests' or the code's is not
+    known (a script in a folder of cases)."""
     ours = set(ours)
-    read = set(_test_data(listener, ours, imported))
+    opened = {f for f, _ in listener.opened}
     return sorted(
-        {f for f, by in listener.listed if by in ours and f not in imported and f not in read}
+        {f for f, by in listener.listed if by in ours and f not in imported and f not in opened}
     )
 
 
