@@ -725,10 +725,10 @@ fn what_the_tests_read_with_no_frame_of_theirs_or_through_proc_is_part_of_the_ch
     honest_work_ends(&repo, HONEST);
 }
 
-const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n";
+const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n";
 /// Cases that are the names of files in folders the tests list (`os.listdir`, a pathlib
 /// glob): the files are empty, their names are the expectations.
-const LISTING_TESTS: &str = "import os\nimport pathlib\n\nfrom ops import minus, plus\nfrom render import render\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n\n\ndef test_render():\n    for name in os.listdir(\"tpl\"):\n        assert render(name) == name\n";
+const LISTING_TESTS: &str = "import os\nimport pathlib\nimport subprocess\n\nfrom ops import minus, plus, times\nfrom render import render\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n\n\ndef test_times():\n    out = subprocess.run([\"ls\", \"times\"], capture_output=True, text=True, check=True).stdout\n    assert out.split()\n    for a, b, r in _named(out.split()):\n        assert times(a, b) == r\n\n\ndef test_render():\n    for name in os.listdir(\"tpl\"):\n        assert render(name) == name\n";
 /// Code that reads the templates in a folder a test lists: the code's own files.
 const RENDER: &str =
     "def render(name):\n    with open(f\"tpl/{name}\") as f:\n        return f.read().strip()\n";
@@ -745,7 +745,15 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         ("test_listing.py", LISTING_TESTS),
         ("cases/2_3_5", ""),
         ("minus/5_3_2.case", ""),
+        ("times/2_3_6", ""),
         ("render.py", RENDER),
+        // pytest walks no folder (`testpaths` names the file): its collection lists none
+        // of them in process (a folder it lists is counted as listed by Python, so an `ls`
+        // of it is not seen: said in RELIABILITY.md).
+        (
+            "pytest.ini",
+            "[pytest]\npythonpath = .\ntestpaths = test_listing.py\n",
+        ),
         ("tpl/hello", "hello\n"),
     ]) else {
         return;
@@ -754,7 +762,7 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         Case {
             name: "a case renamed in a folder the test lists",
             edits: &[
-                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a - b\n\n\ndef minus(a, b):\n    return a - b\n")),
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a - b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n")),
                 ("cases/2_3_5", None),
                 ("cases/2_3_-1", Some("")),
             ],
@@ -762,9 +770,17 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         Case {
             name: "a case renamed where a pathlib glob finds it",
             edits: &[
-                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a + b\n")),
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a + b\n\n\ndef times(a, b):\n    return a * b\n")),
                 ("minus/5_3_2.case", None),
                 ("minus/5_3_8.case", Some("")),
+            ],
+        },
+        Case {
+            name: "a case renamed in a folder an `ls` the test starts lists",
+            edits: &[
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a + b\n")),
+                ("times/2_3_6", None),
+                ("times/2_3_5", Some("")),
             ],
         },
     ];
@@ -773,9 +789,10 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     const HONEST: &[Case] = &[Case {
         name: "a case added to each folder, the code rewritten as it behaves",
         edits: &[
-            ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n")),
+            ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n")),
             ("cases/1_1_2", Some("")),
             ("minus/1_1_0.case", Some("")),
+            ("times/1_1_1", Some("")),
         ],
     }, Case {
         name: "a template the code reads, in a folder a test lists, changed with the code",

@@ -272,6 +272,21 @@ pub fn opened(paths: &HashMap<PathBuf, Access>, root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The folders inside `root` a run's record says it opened for reading (so listed, mostly),
+/// relative to it (the root itself empty), never a tool's cache (`.git`, `__pycache__`).
+pub fn listed(paths: &HashMap<PathBuf, Access>, root: &Path) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|(_, a)| **a == Access::Read)
+        .filter_map(|(p, _)| p.strip_prefix(root).ok().filter(|_| p.is_dir()))
+        .filter(|r| {
+            !r.components()
+                .any(|c| CACHE_NAMES.iter().any(|n| c.as_os_str() == *n))
+        })
+        .filter_map(|r| r.to_str().map(str::to_string))
+        .collect()
+}
+
 /// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,
 /// however many folders it listed.
 fn own_names<'a>(written: &HashSet<&'a Path>) -> HashMap<&'a Path, Vec<String>> {

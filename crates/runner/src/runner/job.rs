@@ -897,7 +897,7 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
     if let Some(n) = &node {
         heard.of_tests.extend(n.of_tests());
         if n.started_a_process() {
-            let read = observed_reads(&heard.finished, &cx.config.root);
+            let (read, _) = observed_reads(&heard.finished, &cx.config.root);
             heard.of_tests.extend(n.read_through_processes(&read));
         }
     }
@@ -956,7 +956,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     // other run (tsc, ShellCheck) read.
     if listening.imported() {
         let read = observed_reads(&finished, &cx.config.root);
-        of_tests.extend(listening.read_through_processes(&read));
+        of_tests.extend(listening.read_through_processes(read));
     }
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());
@@ -986,16 +986,17 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     }
 }
 
-/// The files inside the project an observed run opened for reading (absolute); none when it
-/// was not observed.
-fn observed_reads(finished: &process::Finished, root: &Path) -> Vec<PathBuf> {
-    match &finished.observed {
-        Some(Ok(record)) => observe::opened(&record.paths, root)
-            .into_iter()
-            .map(|r| root.join(r))
-            .collect(),
-        _ => Vec::new(),
-    }
+/// The files inside the project an observed run opened for reading, and the folders it
+/// listed (absolute); none when it was not observed.
+fn observed_reads(finished: &process::Finished, root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let Some(Ok(record)) = &finished.observed else {
+        return (Vec::new(), Vec::new());
+    };
+    let absolute = |rel: Vec<String>| rel.into_iter().map(|r| root.join(r)).collect();
+    (
+        absolute(observe::opened(&record.paths, root)),
+        absolute(observe::listed(&record.paths, root)),
+    )
 }
 
 /// The first file git does not track that a run was seen to open, when the caller checks a

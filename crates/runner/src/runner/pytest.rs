@@ -82,6 +82,10 @@ struct Session {
     /// The files in folders the code of its tests listed, not read as data nor imported.
     #[serde(default)]
     test_listed: Vec<PathBuf>,
+    /// The project's folders this process listed, by any code (pytest's collection, the
+    /// import system).
+    #[serde(default)]
+    listed_dirs: Vec<PathBuf>,
     /// Which runner it was: pytest, or unittest or doctest in a Python no pytest ran.
     #[serde(default = "pytest_named")]
     runner: String,
@@ -103,6 +107,9 @@ struct Child {
     /// (file in a folder listed, the project's file whose code listed it)
     #[serde(default)]
     listed: Vec<(PathBuf, PathBuf)>,
+    /// The project's folders it listed, by any code.
+    #[serde(default)]
+    listed_dirs: Vec<PathBuf>,
 }
 
 fn pytest_named() -> String {
@@ -182,12 +189,24 @@ impl Listening {
     /// Of the files of the project the run read (`read`: absolute, as the run was seen to
     /// open them), those its tests read in a process a session started, by that process's
     /// own word, and those no record accounts for (read by a `cat`, a forked worker, a
-    /// `python -c`, a library's thread, C code): either the tests' data or the code.
-    /// Nothing when no session was heard.
-    pub fn read_through_processes(&self, read: &[PathBuf]) -> Vec<(PathBuf, OfTests)> {
+    /// `python -c`, a library's thread, C code): either the tests' data or the code. So
+    /// are the files in a folder the run listed (`dirs`) that no Python of it says it
+    /// listed (an `ls`, a `find`: the names may be the cases). Nothing when no session was
+    /// heard.
+    pub fn read_through_processes(
+        &self,
+        (read, dirs): (Vec<PathBuf>, Vec<PathBuf>),
+    ) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
         let (sessions, children) = (sessions(&told), children(&told));
-        let (theirs, unheard) = through_processes(&sessions, &children, read);
+        let folders: Vec<(PathBuf, Vec<PathBuf>)> = dirs
+            .into_iter()
+            .map(|d| {
+                let files = files_in(&d);
+                (d, files)
+            })
+            .collect();
+        let (theirs, unheard) = through_processes(&sessions, &children, (&read, &folders));
         let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
         let listed = listed_through_processes(&sessions, &children);
         theirs
@@ -273,7 +292,7 @@ fn children(dir: &Path) -> Vec<Child> {
 fn through_processes(
     sessions: &[Session],
     children: &[Child],
-    read: &[PathBuf],
+    (read, folders): (&[PathBuf], &[(PathBuf, Vec<PathBuf>)]),
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     if sessions.is_empty() {
         return (Vec::new(), Vec::new());
@@ -303,13 +322,39 @@ fn through_processes(
             known.insert(file);
         }
     }
+    // A folder the run listed that no Python of it did (an `ls`, a `find`): the names in
+    // it, and so each file in it, may be the tests' cases.
+    let listed: BTreeSet<&Path> = sessions
+        .iter()
+        .flat_map(|s| &s.listed_dirs)
+        .chain(children.iter().flat_map(|c| &c.listed_dirs))
+        .map(PathBuf::as_path)
+        .collect();
+    let names = folders
+        .iter()
+        .filter(|(d, _)| !listed.contains(d.as_path()))
+        .flat_map(|(_, files)| files);
     let unheard: BTreeSet<&Path> = read
         .iter()
+        .chain(names)
         .map(PathBuf::as_path)
         .filter(|r| !known.contains(r) && !theirs.contains(r))
         .collect();
     let owned = |s: BTreeSet<&Path>| s.into_iter().map(Path::to_path_buf).collect();
     (owned(theirs), owned(unheard))
+}
+
+/// The files in `folder` now (not its folders), as absolute paths; none when it cannot be
+/// read.
+fn files_in(folder: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Pure: the files in folders that the code of the sessions' tests listed in a process a
@@ -400,6 +445,7 @@ mod tests {
             test_files: Vec::new(),
             test_data: Vec::new(),
             test_listed: Vec::new(),
+            listed_dirs: Vec::new(),
             runner: pytest_named(),
             accounted: Vec::new(),
         }
@@ -424,6 +470,7 @@ mod tests {
                 ("/p/cases/2_3_5".into(), "/p/test_a.py".into()),
                 ("/p/out/log.txt".into(), "/p/cli.py".into()),
             ],
+            listed_dirs: Vec::new(),
         };
         let read = paths(&[
             "/p/calc.py",
@@ -434,7 +481,7 @@ mod tests {
         ]);
         // A library's thread or C code read cases.txt: no record says whose.
         assert_eq!(
-            through_processes(std::slice::from_ref(&s), &[], &read),
+            through_processes(std::slice::from_ref(&s), &[], (&read, &[])),
             (
                 Vec::new(),
                 paths(&["/p/cases.txt", "/p/cli.cfg", "/p/cli.py"])
@@ -444,9 +491,36 @@ mod tests {
             through_processes(
                 std::slice::from_ref(&s),
                 std::slice::from_ref(&child),
-                &read
+                (&read, &[])
             ),
             (paths(&["/p/golden.json"]), paths(&["/p/cases.txt"]))
+        );
+        // A folder only another program listed (`ls cases`): its files may be the cases;
+        // one pytest or a child Python listed is not counted for that.
+        let mut s2 = session(&[], &[], true);
+        s2.test_files = paths(&["/p/test_a.py"]);
+        s2.accounted = paths(&["/p/calc.py"]);
+        s2.listed_dirs = paths(&["/p", "/p/src"]);
+        let folders = [
+            ("/p".into(), paths(&["/p/calc.py", "/p/test_a.py"])),
+            ("/p/src".into(), paths(&["/p/src/x.txt"])),
+            (
+                "/p/cases".into(),
+                paths(&["/p/cases/2_3_5", "/p/cases/run.py"]),
+            ),
+        ];
+        let quiet = Child {
+            listed_dirs: paths(&["/p/quiet"]),
+            ..Child::default()
+        };
+        let folders = [
+            folders.as_slice(),
+            &[("/p/quiet".into(), paths(&["/p/quiet/a"]))],
+        ]
+        .concat();
+        assert_eq!(
+            through_processes(&[s2], &[quiet], (&paths(&["/p/calc.py"]), &folders)),
+            (Vec::new(), paths(&["/p/cases/2_3_5", "/p/cases/run.py"]))
         );
         // What a test's code listed in the child is the tests'; what the code listed is not.
         assert_eq!(
@@ -455,7 +529,10 @@ mod tests {
         );
         // No session heard: nothing to account with.
         let none = (Vec::new(), Vec::new());
-        assert_eq!(through_processes(&[], &[Child::default()], &read), none);
+        assert_eq!(
+            through_processes(&[], &[Child::default()], (&read, &[])),
+            none
+        );
     }
 
     #[test]

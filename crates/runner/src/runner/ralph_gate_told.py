@@ -169,12 +169,15 @@ class _Record:
             "test_files": [],
             "test_data": [],
             "test_listed": [],
+            "listed_dirs": [],
         }
         self.ran_ids = set()
         # (file opened for reading, the innermost file of the project whose code opened it)
         self.opened = set()
         # (file in a folder listed, the innermost file of the project whose code listed it)
         self.listed = set()
+        # Every folder of the project listed in this process, by any code.
+        self.dirs = set()
         self.watching = False
         self.write()
 
@@ -193,6 +196,7 @@ class _Record:
         self.state["ran_ids"] = sorted(self.ran_ids)
         self.state["test_data"] = _test_data(self, ours, imported)
         self.state["test_listed"] = _test_listed(self, ours, imported)
+        self.state["listed_dirs"] = sorted(self.dirs | _import_listed())
         self.state["accounted"] = _accounted(self, ours, imported)
         self.state["finished"] = True
         self.write()
@@ -260,6 +264,22 @@ def _test_listed(listener, ours, imported):
     return sorted(
         {f for f, by in listener.listed if by in ours and f not in imported and f not in opened}
     )
+
+
+def _import_listed():
+    """The project's folders the import system listed in this process (its finders keep a
+    listing of each folder they searched), before the listener could hear it too: `python
+    -m pytest` searches the project's folder for pytest itself."""
+    import sys
+
+    root = os.path.abspath(_root())
+    found = set()
+    for folder, finder in list(sys.path_importer_cache.items()):
+        if getattr(finder, "_path_cache", None) and isinstance(folder, str):
+            full = os.path.abspath(folder or os.curdir)
+            if (full + os.sep).startswith(root + os.sep):
+                found.add(full)
+    return found
 
 
 def _accounted(listener, ours, imported):
@@ -344,6 +364,10 @@ def _watch_reads(listener, root):
                 full = os.path.realpath(full)
             if not (full + os.sep).startswith(roots):
                 return
+            if event in _LISTINGS:
+                # Listed in this process, by any code (pytest's collection, the import
+                # system): what the traced run listed beyond these another program did.
+                listener.dirs.add(full)
             by = by_whom()
             if by is None:
                 return
@@ -441,6 +465,7 @@ def pytest_configure(config):
         # What conftests read as pytest imported them counts with the session's reads.
         listener.opened = _EARLY.opened
         listener.listed = _EARLY.listed
+        listener.dirs = _EARLY.dirs
 
 
 def pytest_unconfigure(config):
@@ -465,6 +490,7 @@ class _Reads:
     def __init__(self):
         self.opened = set()
         self.listed = set()
+        self.dirs = set()
         self.watching = True
 
 
@@ -681,6 +707,7 @@ def child():
                 "imported": sorted(f for f in imported if f.startswith(root)),
                 "opened": sorted(reads.opened),
                 "listed": sorted(reads.listed),
+                "listed_dirs": sorted(reads.dirs | _import_listed()),
             }
             path = os.path.join(_WHERE, "child-%d.reads" % os.getpid())
             with open(path + ".partial", "w") as f:
