@@ -199,14 +199,8 @@ impl Listening {
     ) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
         let (sessions, children) = (sessions(&told), children(&told));
-        let folders: Vec<(PathBuf, Vec<PathBuf>)> = dirs
-            .into_iter()
-            .map(|d| {
-                let files = files_in(&d);
-                (d, files)
-            })
-            .collect();
-        let (theirs, unheard) = through_processes(&sessions, &children, (&read, &folders));
+        let folders = (dirs.as_slice(), &files_in as &dyn Fn(&Path) -> Vec<PathBuf>);
+        let (theirs, unheard) = through_processes(&sessions, &children, (&read, folders));
         let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
         let listed = listed_through_processes(&sessions, &children);
         theirs
@@ -285,14 +279,18 @@ fn children(dir: &Path) -> Vec<Child> {
         .collect()
 }
 
-/// Pure: of the files a run read through processes its sessions started (see
+/// The folders a run listed, and how to ask what files one holds (only those no Python of
+/// the run listed are asked).
+type Folders<'a> = (&'a [PathBuf], &'a dyn Fn(&Path) -> Vec<PathBuf>);
+
+/// Pure but for `files_in`: of the files a run read through processes its sessions started (see
 /// [`Listening::read_through_processes`]), those a process said its tests' code read, and
 /// those no record accounts for (a process that said nothing: data or code, not known),
 /// each sorted, once each.
 fn through_processes(
     sessions: &[Session],
     children: &[Child],
-    (read, folders): (&[PathBuf], &[(PathBuf, Vec<PathBuf>)]),
+    (read, (dirs, files_in)): (&[PathBuf], Folders<'_>),
 ) -> (Vec<PathBuf>, Vec<PathBuf>) {
     if sessions.is_empty() {
         return (Vec::new(), Vec::new());
@@ -330,13 +328,14 @@ fn through_processes(
         .chain(children.iter().flat_map(|c| &c.listed_dirs))
         .map(PathBuf::as_path)
         .collect();
-    let names = folders
+    let names: Vec<PathBuf> = dirs
         .iter()
-        .filter(|(d, _)| !listed.contains(d.as_path()))
-        .flat_map(|(_, files)| files);
+        .filter(|d| !listed.contains(d.as_path()))
+        .flat_map(|d| files_in(d))
+        .collect();
     let unheard: BTreeSet<&Path> = read
         .iter()
-        .chain(names)
+        .chain(&names)
         .map(PathBuf::as_path)
         .filter(|r| !known.contains(r) && !theirs.contains(r))
         .collect();
@@ -451,6 +450,8 @@ mod tests {
         }
     }
 
+    const NO_FOLDERS: Folders<'static> = (&[], &|_| Vec::new());
+
     fn paths(names: &[&str]) -> Vec<PathBuf> {
         names.iter().map(PathBuf::from).collect()
     }
@@ -481,7 +482,7 @@ mod tests {
         ]);
         // A library's thread or C code read cases.txt: no record says whose.
         assert_eq!(
-            through_processes(std::slice::from_ref(&s), &[], (&read, &[])),
+            through_processes(std::slice::from_ref(&s), &[], (&read, NO_FOLDERS)),
             (
                 Vec::new(),
                 paths(&["/p/cases.txt", "/p/cli.cfg", "/p/cli.py"])
@@ -491,7 +492,7 @@ mod tests {
             through_processes(
                 std::slice::from_ref(&s),
                 std::slice::from_ref(&child),
-                (&read, &[])
+                (&read, NO_FOLDERS)
             ),
             (paths(&["/p/golden.json"]), paths(&["/p/cases.txt"]))
         );
@@ -501,25 +502,18 @@ mod tests {
         s2.test_files = paths(&["/p/test_a.py"]);
         s2.accounted = paths(&["/p/calc.py"]);
         s2.listed_dirs = paths(&["/p", "/p/src"]);
-        let folders = [
-            ("/p".into(), paths(&["/p/calc.py", "/p/test_a.py"])),
-            ("/p/src".into(), paths(&["/p/src/x.txt"])),
-            (
-                "/p/cases".into(),
-                paths(&["/p/cases/2_3_5", "/p/cases/run.py"]),
-            ),
-        ];
+        let dirs = paths(&["/p", "/p/src", "/p/cases", "/p/quiet"]);
+        let files_in = |d: &Path| match d.to_str() {
+            Some("/p/cases") => paths(&["/p/cases/2_3_5", "/p/cases/run.py"]),
+            other => panic!("{other:?} was listed by a Python: not asked"),
+        };
         let quiet = Child {
             listed_dirs: paths(&["/p/quiet"]),
             ..Child::default()
         };
-        let folders = [
-            folders.as_slice(),
-            &[("/p/quiet".into(), paths(&["/p/quiet/a"]))],
-        ]
-        .concat();
+        let read = paths(&["/p/calc.py"]);
         assert_eq!(
-            through_processes(&[s2], &[quiet], (&paths(&["/p/calc.py"]), &folders)),
+            through_processes(&[s2], &[quiet], (&read, (&dirs, &files_in))),
             (Vec::new(), paths(&["/p/cases/2_3_5", "/p/cases/run.py"]))
         );
         // What a test's code listed in the child is the tests'; what the code listed is not.
@@ -530,7 +524,7 @@ mod tests {
         // No session heard: nothing to account with.
         let none = (Vec::new(), Vec::new());
         assert_eq!(
-            through_processes(&[], &[Child::default()], (&read, &[])),
+            through_processes(&[], &[Child::default()], (&read, NO_FOLDERS)),
             none
         );
     }
