@@ -725,10 +725,10 @@ fn what_the_tests_read_with_no_frame_of_theirs_or_through_proc_is_part_of_the_ch
     honest_work_ends(&repo, HONEST);
 }
 
-const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n";
+const OPS: &str = "def plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n\n\n\ndef neg(a):\n    return -a\n";
 /// Cases that are the names of files in folders the tests list (`os.listdir`, a pathlib
 /// glob): the files are empty, their names are the expectations.
-const LISTING_TESTS: &str = "import os\nimport pathlib\nimport subprocess\n\nfrom ops import minus, plus, times\nfrom render import render\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n\n\ndef test_times():\n    out = subprocess.run([\"ls\", \"times\"], capture_output=True, text=True, check=True).stdout\n    assert out.split()\n    for a, b, r in _named(out.split()):\n        assert times(a, b) == r\n\n\ndef test_render():\n    for name in os.listdir(\"tpl\"):\n        assert render(name) == name\n";
+const LISTING_TESTS: &str = "import os\nimport pathlib\nimport subprocess\n\nfrom ops import minus, neg, plus, times\nfrom render import render\n\n\ndef _named(names):\n    return [tuple(map(int, n.split(\"_\"))) for n in names]\n\n\ndef test_plus():\n    names = os.listdir(\"cases\")\n    assert names\n    for a, b, r in _named(names):\n        assert plus(a, b) == r\n\n\ndef test_minus():\n    names = [p.stem for p in pathlib.Path(\"minus\").glob(\"*.case\")]\n    assert names\n    for a, b, r in _named(names):\n        assert minus(a, b) == r\n\n\ndef test_times():\n    out = subprocess.run([\"ls\", \"times\"], capture_output=True, text=True, check=True).stdout\n    assert out.split()\n    for a, b, r in _named(out.split()):\n        assert times(a, b) == r\n\n\ndef test_neg(tmp_path):\n    here = tmp_path / \"here\"\n    os.symlink(os.getcwd(), here)\n    for a, r in (map(int, line.split()) for line in (here / \"neg.txt\").read_text().splitlines()):\n        assert neg(a) == r\n\n\ndef test_render():\n    for name in os.listdir(\"tpl\"):\n        assert render(name) == name\n";
 /// Code that reads the templates in a folder a test lists: the code's own files.
 const RENDER: &str =
     "def render(name):\n    with open(f\"tpl/{name}\") as f:\n        return f.read().strip()\n";
@@ -737,7 +737,8 @@ const RENDER: &str =
 /// list. A listing is read by the tests as surely as a file's content: the files in a folder
 /// a test listed are put back (in one of the differential's two runs: a listed file may be
 /// the code under test too), new ones taken away. A file the code itself reads there (a
-/// template) is the code's: changed with the code, it ends the loop.
+/// template) is the code's: changed with the code, it ends the loop. And (session 22's
+/// red team) a case read through a link the test made under `tmp_path` to the project.
 #[test]
 fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     let Some(repo) = pytest_loop(&[
@@ -746,6 +747,7 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         ("cases/2_3_5", ""),
         ("minus/5_3_2.case", ""),
         ("times/2_3_6", ""),
+        ("neg.txt", "2 -2\n"),
         ("render.py", RENDER),
         // pytest walks no folder (`testpaths` names the file): its collection lists none
         // of them in process (a folder it lists is counted as listed by Python, so an `ls`
@@ -762,7 +764,7 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         Case {
             name: "a case renamed in a folder the test lists",
             edits: &[
-                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a - b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n")),
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a - b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n\n\n\ndef neg(a):\n    return -a\n")),
                 ("cases/2_3_5", None),
                 ("cases/2_3_-1", Some("")),
             ],
@@ -770,7 +772,7 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         Case {
             name: "a case renamed where a pathlib glob finds it",
             edits: &[
-                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a + b\n\n\ndef times(a, b):\n    return a * b\n")),
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a + b\n\n\ndef times(a, b):\n    return a * b\n\n\n\ndef neg(a):\n    return -a\n")),
                 ("minus/5_3_2.case", None),
                 ("minus/5_3_8.case", Some("")),
             ],
@@ -778,9 +780,16 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
         Case {
             name: "a case renamed in a folder an `ls` the test starts lists",
             edits: &[
-                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a + b\n")),
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a + b\n\n\n\ndef neg(a):\n    return -a\n")),
                 ("times/2_3_6", None),
                 ("times/2_3_5", Some("")),
+            ],
+        },
+        Case {
+            name: "a case read through a link the test made to the project under tmp_path",
+            edits: &[
+                ("ops.py", Some("# broken\ndef plus(a, b):\n    return a + b\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n\n\ndef neg(a):\n    return a\n")),
+                ("neg.txt", Some("2 2\n")),
             ],
         },
     ];
@@ -789,10 +798,11 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     const HONEST: &[Case] = &[Case {
         name: "a case added to each folder, the code rewritten as it behaves",
         edits: &[
-            ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n")),
+            ("ops.py", Some("def plus(a, b):\n    return sum((a, b))\n\n\ndef minus(a, b):\n    return a - b\n\n\ndef times(a, b):\n    return a * b\n\n\n\ndef neg(a):\n    return -a\n")),
             ("cases/1_1_2", Some("")),
             ("minus/1_1_0.case", Some("")),
             ("times/1_1_1", Some("")),
+            ("neg.txt", Some("2 -2\n0 0\n")),
         ],
     }, Case {
         name: "a template the code reads, in a folder a test lists, changed with the code",

@@ -329,6 +329,9 @@ def _watch_reads(listener, root):
 
     roots = tuple({os.path.abspath(root) + os.sep, os.path.realpath(root) + os.sep})
     me = os.path.abspath(__file__)
+    python = tuple(
+        {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    )
 
     def project_code(name):
         return (
@@ -359,8 +362,11 @@ def _watch_reads(listener, root):
             if isinstance(path, int) or (event == "open" and not _reads_it(*args[1:3])):
                 return
             full = os.path.abspath(os.fsdecode(path))
-            if full.startswith(("/proc/", "/dev/fd/")):
-                # `/proc/self/cwd/cases.txt`, `/dev/fd/3`: the file the kernel's link names.
+            if not (full + os.sep).startswith(roots) and not full.startswith(python):
+                # A name outside the project may reach into it through links: a link the
+                # test made under `tmp_path` to a case or to the project's folder,
+                # `/proc/self/cwd/cases.txt`, `/dev/fd/3`. Not asked of Python's own files
+                # (its imports).
                 full = os.path.realpath(full)
             if not (full + os.sep).startswith(roots):
                 return
