@@ -85,6 +85,9 @@ static int append(char kind, const char *path, size_t n) {
     }
     char *p = ring_base + off;
     __atomic_store_n((uint32_t *)p, (uint32_t)size | PENDING, __ATOMIC_RELAXED);
+    /* Nothing below is stored before the mark: a process killed here leaves either zeros,
+     * which the reader passes over, or a marked record it skips, never a torn one. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     p[4] = kind;
     memcpy(p + 5, path, n);
     __atomic_store_n((uint32_t *)p, (uint32_t)size, __ATOMIC_RELEASE);

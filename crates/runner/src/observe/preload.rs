@@ -124,8 +124,7 @@ impl Ring {
         let mut body = vec![0u8; end.saturating_sub(HEADER)];
         file.read_exact(&mut body)
             .map_err(|_| RingError::Unreadable)?;
-        let overflow = header[16..20] != [0; 4];
-        records(&body, overflow)
+        records(&body)
     }
 }
 
@@ -134,8 +133,6 @@ impl Ring {
 pub enum RingError {
     #[error("the in-process record could not be read")]
     Unreadable,
-    #[error("a process of the run left a gap in its in-process record")]
-    Gap,
     #[error("the run's in-process record is malformed")]
     Malformed,
 }
@@ -148,20 +145,20 @@ pub fn key() -> u64 {
 }
 
 /// Pure: the records of a ring's body. A record still marked pending is skipped: its
-/// process died before the call it stood for was made. An unwritten place before the end
-/// is a gap (a process died between taking it and marking it), unless the ring filled up,
-/// where the rest was never written: its calls went to the tracer.
-fn records(body: &[u8], overflow: bool) -> Result<Vec<(PathBuf, Access)>, RingError> {
+/// process died before the call it stood for was made. So is an unwritten place (zeros,
+/// a word at a time: a record's first word is never zero): a process killed between
+/// taking it and marking it (the tracer kills what outlives the command, and a loaded
+/// machine can stop a process anywhere), which never made its call; or the end of a ring
+/// that filled up, whose later calls went to the tracer. Reading on past it keeps every
+/// record after it: a gap once lost the whole ring's record of a run.
+fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access)>, RingError> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while at + 4 <= body.len() {
         let word = u32::from_le_bytes(body[at..at + 4].try_into().unwrap_or_default());
         if word == 0 {
-            return if overflow {
-                Ok(out)
-            } else {
-                Err(RingError::Gap)
-            };
+            at += 4;
+            continue;
         }
         let size = (word & !PENDING) as usize;
         if size < 5 || at + size > body.len() {
@@ -204,11 +201,11 @@ mod tests {
     }
 
     #[test]
-    fn records_are_read_back_and_a_gap_is_said() {
+    fn records_are_read_back_past_a_gap() {
         let mut body = record(b'R', "/p/a.py", false);
         body.extend(record(b'W', "/p/out", true));
         body.extend(record(b'P', "/p/abc", false));
-        let got = records(&body, false).unwrap();
+        let got = records(&body).unwrap();
         assert_eq!(
             got,
             vec![
@@ -217,18 +214,19 @@ mod tests {
             ]
         );
         let mut gap = body.clone();
-        gap.extend([0u8; 8]);
+        gap.extend([0u8; 12]);
         gap.extend(record(b'R', "/p/b", false));
-        assert_eq!(records(&gap, false), Err(RingError::Gap));
+        gap.extend([0u8; 4]);
         assert_eq!(
-            records(&gap, true).unwrap().len(),
-            2,
-            "a full ring ends where it filled"
+            records(&gap).unwrap()[2],
+            (PathBuf::from("/p/b"), Access::Read),
+            "a place taken and never written is passed over"
         );
+        assert_eq!(records(&[0u8; 64]).unwrap(), vec![], "an unwritten ring");
         body[4] = b'?';
-        assert!(
-            records(&body, false).is_err(),
-            "an unknown kind is malformed"
-        );
+        assert!(records(&body).is_err(), "an unknown kind is malformed");
+        let mut torn = body.clone();
+        torn.truncate(6);
+        assert_eq!(records(&torn), Err(RingError::Malformed));
     }
 }

@@ -653,8 +653,13 @@ fn observed_and_stored(
             }
             match observe::inputs(&record.paths, places, cx.observed, started) {
                 Ok(inputs) => {
-                    remember_readers(cx, gate, job, &inputs);
                     seen = Seen::of(cx, limits, (&inputs, places));
+                    // What it read, told in part, would key the result by part of its
+                    // inputs: a change to the rest would be served this result.
+                    if let Some(why) = &record.incomplete {
+                        return (Some(format!("what the run read was not seen whole ({why}), so its result is not stored")), seen);
+                    }
+                    remember_readers(cx, gate, job, &inputs);
                     Some(inputs)
                 }
                 Err(why) => return (Some(why.to_string()), seen),
