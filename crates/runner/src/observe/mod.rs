@@ -260,31 +260,36 @@ pub fn inside(inputs: &[Input]) -> Vec<String> {
 /// [`inside`] of a run's record itself, whether or not its result can be stored (a file it
 /// read that changed while it ran still says where its tests looked).
 pub fn opened(paths: &HashMap<PathBuf, Access>, root: &Path) -> Vec<String> {
-    paths
-        .iter()
-        .filter(|(_, a)| **a == Access::Read)
-        .filter_map(|(p, _)| {
-            p.strip_prefix(root)
-                .ok()
-                .filter(|r| p.is_file() && !r.as_os_str().is_empty())
-        })
-        .filter_map(|r| r.to_str().map(str::to_string))
-        .collect()
+    opened_and_listed(paths, root).0
 }
 
-/// The folders inside `root` a run's record says it opened for reading (so listed, mostly),
-/// relative to it (the root itself empty), never a tool's cache (`.git`, `__pycache__`).
-pub fn listed(paths: &HashMap<PathBuf, Access>, root: &Path) -> Vec<String> {
-    paths
-        .iter()
-        .filter(|(_, a)| **a == Access::Read)
-        .filter_map(|(p, _)| p.strip_prefix(root).ok().filter(|_| p.is_dir()))
-        .filter(|r| {
-            !r.components()
+/// [`opened`], and the folders inside `root` the record says the run opened for reading (so
+/// listed, mostly), relative to it (the root itself empty), never a tool's cache (`.git`,
+/// `__pycache__`): one pass, one stat a path.
+pub fn opened_and_listed(
+    paths: &HashMap<PathBuf, Access>,
+    root: &Path,
+) -> (Vec<String>, Vec<String>) {
+    let (mut files, mut folders) = (Vec::new(), Vec::new());
+    let read = paths.iter().filter(|(_, a)| **a == Access::Read);
+    for (path, _) in read {
+        let (Ok(rel), Ok(meta)) = (path.strip_prefix(root), std::fs::metadata(path)) else {
+            continue;
+        };
+        let Some(name) = rel.to_str().map(str::to_string) else {
+            continue;
+        };
+        if meta.is_file() && !name.is_empty() {
+            files.push(name);
+        } else if meta.is_dir()
+            && !rel
+                .components()
                 .any(|c| CACHE_NAMES.iter().any(|n| c.as_os_str() == *n))
-        })
-        .filter_map(|r| r.to_str().map(str::to_string))
-        .collect()
+        {
+            folders.push(name);
+        }
+    }
+    (files, folders)
 }
 
 /// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,

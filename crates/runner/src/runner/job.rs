@@ -998,10 +998,8 @@ fn observed_reads(finished: &process::Finished, root: &Path) -> (Vec<PathBuf>, V
         return (Vec::new(), Vec::new());
     };
     let absolute = |rel: Vec<String>| rel.into_iter().map(|r| root.join(r)).collect();
-    (
-        absolute(observe::opened(&record.paths, root)),
-        absolute(observe::listed(&record.paths, root)),
-    )
+    let (files, folders) = observe::opened_and_listed(&record.paths, root);
+    (absolute(files), absolute(folders))
 }
 
 /// The first file git does not track that a run was seen to open, when the caller checks a

@@ -295,11 +295,7 @@ fn through_processes(
     if sessions.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let ours: BTreeSet<&Path> = sessions
-        .iter()
-        .flat_map(|s| s.test_files.iter().chain(&s.plugins))
-        .map(PathBuf::as_path)
-        .collect();
+    let ours = ours(sessions);
     let mut known: BTreeSet<&Path> = sessions
         .iter()
         .flat_map(|s| {
@@ -343,6 +339,15 @@ fn through_processes(
     (owned(theirs), owned(unheard))
 }
 
+/// The files whose code is the tests' in the sessions: those collected, and plugins.
+fn ours(sessions: &[Session]) -> BTreeSet<&Path> {
+    sessions
+        .iter()
+        .flat_map(|s| s.test_files.iter().chain(&s.plugins))
+        .map(PathBuf::as_path)
+        .collect()
+}
+
 /// The files in `folder` now (not its folders), as absolute paths; none when it cannot be
 /// read.
 fn files_in(folder: &Path) -> Vec<PathBuf> {
@@ -360,11 +365,7 @@ fn files_in(folder: &Path) -> Vec<PathBuf> {
 /// session started (a child Python running a test file's function), as
 /// [`through_processes`] takes what such code opened.
 fn listed_through_processes(sessions: &[Session], children: &[Child]) -> BTreeSet<PathBuf> {
-    let ours: BTreeSet<&Path> = sessions
-        .iter()
-        .flat_map(|s| s.test_files.iter().chain(&s.plugins))
-        .map(PathBuf::as_path)
-        .collect();
+    let ours = ours(sessions);
     children
         .iter()
         .flat_map(|c| &c.listed)
