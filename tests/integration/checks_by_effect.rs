@@ -44,7 +44,7 @@ fn green_loop(config: &str, files: &[(&str, &str)]) -> Repo {
     let repo = Repo::git();
     repo.config(config);
     for (path, text) in files {
-        repo.write(path, text);
+        crate::surface::put(&repo, path, text);
     }
     let run = repo.run(["check"]);
     assert_eq!(run.code, 0, "the start is green: {run:?}");
@@ -658,7 +658,76 @@ fn what_tests_read_through_the_processes_they_start_is_part_of_the_checks() {
     honest_work_ends(&repo, HONEST);
 }
 
-/// Found by this session's red team: cases opened read-write (a shell's `3<>`, `os.open`
+/// Found by session 22's red team: an expectation a file answers without being opened
+/// (its size, whether it is there, its mode, a link's target), asked through `os.path`,
+/// `os.access`, `os.readlink` and `pathlib`. The links are to nothing, as they were when
+/// the loop began: the tests read them as cases, which is what processes them.
+const PROBE_TESTS: &str = "import os\nimport pathlib\n\nfrom calc import add, half, mul, neg, sub\nfrom more import double\n\n\ndef test_add():\n    assert add(2, 3) == (5 if os.path.exists(\"ADD_STRICT\") else -1)\n\n\ndef test_sub():\n    assert sub(5, 3) == (8 if os.access(\"sub.sh\", os.X_OK) else 2)\n\n\ndef test_mul():\n    assert mul(2, 3) == os.path.getsize(\"mul.bin\")\n\n\ndef test_neg():\n    a, r = map(int, os.readlink(\"neg_case\").split(\"_\"))\n    assert neg(a) == r\n\n\ndef test_half():\n    assert half(8) == pathlib.Path(\"half.bin\").stat().st_size\n\n\ndef test_double():\n    assert double(3) == (7 if pathlib.Path(\"DOUBLE_PLUS_ONE\").exists() else 6)\n";
+
+#[test]
+fn what_a_file_answers_unopened_is_part_of_the_checks() {
+    let Some(repo) = pytest_loop(&[
+        ("calc.py", CALC),
+        ("more.py", MORE),
+        ("test_probe.py", PROBE_TESTS),
+        ("ADD_STRICT", ""),
+        ("sub.sh", "echo sub\n"),
+        ("mul.bin", "xxxxxx"),
+        ("neg_case", "@link:2_-2"),
+        ("half.bin", "xxxx"),
+    ]) else {
+        return;
+    };
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "a flag file the tests ask is there, deleted",
+            edits: &[("calc.py", Some(ADD_BROKEN)), ("ADD_STRICT", None)],
+        },
+        Case {
+            name: "a mode the tests ask of (os.access), made executable",
+            edits: &[("calc.py", Some(SUB_BROKEN)), ("sub.sh", Some("@exec:echo sub\n"))],
+        },
+        Case {
+            name: "a size the tests ask of (os.path.getsize)",
+            edits: &[("calc.py", Some(MUL_BROKEN)), ("mul.bin", Some("xxxxx"))],
+        },
+        Case {
+            name: "a link's target the tests read (os.readlink)",
+            edits: &[("calc.py", Some(NEG_BROKEN)), ("neg_case", Some("@link:2_2"))],
+        },
+        Case {
+            name: "a size asked through pathlib",
+            edits: &[("calc.py", Some(HALF_BROKEN)), ("half.bin", Some("xx"))],
+        },
+        Case {
+            name: "a flag file made where the tests look with pathlib",
+            edits: &[
+                ("more.py", Some("# broken\ndef sq(a):\n    return a * a\n\n\ndef cube(a):\n    return a * a * a\n\n\ndef double(a):\n    return 2 * a + 1\n")),
+                ("DOUBLE_PLUS_ONE", Some("")),
+            ],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[
+        Case {
+            name: "a case added through the link, the sizes and the flags kept",
+            edits: &[
+                ("calc.py", Some(REWRITTEN)),
+                ("neg_case", Some("@link:3_-3")),
+                ("mul.bin", Some("yyyyyy")),
+                ("sub.sh", Some("echo minus\n")),
+            ],
+        },
+        Case {
+            name: "a file nobody asks of, added",
+            edits: &[("calc.py", Some(REWRITTEN)), ("NOTES", Some("notes\n"))],
+        },
+    ];
+    honest_work_ends(&repo, HONEST);
+}
+
+/// Found by session 21's red team: cases opened read-write (a shell's `3<>`, `os.open`
 /// with `O_RDWR`) by a process the test starts. Such an open reads what the file held.
 const READ_WRITE_TESTS: &str = "import subprocess\nimport sys\n\nfrom calc import half\nfrom more import double\n\n\ndef _pairs(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_half():\n    text = subprocess.check_output([\"sh\", \"-c\", \"exec 3<>half.txt; cat <&3\"], text=True)\n    for a, r in _pairs(text):\n        assert half(a) == r\n\n\ndef test_double():\n    code = \"import os, sys; fd = os.open('double.txt', os.O_RDWR); sys.stdout.write(os.read(fd, 4096).decode())\"\n    for a, r in _pairs(subprocess.check_output([sys.executable, \"-c\", code], text=True)):\n        assert double(a) == r\n";
 

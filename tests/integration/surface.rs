@@ -37,12 +37,32 @@ pub(crate) fn decision(run: &Run) -> Value {
 pub(crate) fn apply(repo: &Repo, edits: &[Edit]) {
     for (path, text) in edits {
         match text {
-            Some(t) => {
-                repo.write(path, t);
-            }
+            Some(t) => put(repo, path, t),
             None => std::fs::remove_file(repo.path().join(path)).expect("delete"),
         }
     }
+}
+
+/// Writes `text` at `path`, where `@link:TARGET` makes the path a link to `TARGET` and
+/// `@exec:TEXT` writes `TEXT` executable: what a file answers without being opened (its
+/// link's target, its mode) can be a test's expectation too.
+pub(crate) fn put(repo: &Repo, path: &str, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let full = repo.path().join(path);
+    if let Some(target) = text.strip_prefix("@link:") {
+        let _ = std::fs::remove_file(&full);
+        std::os::unix::fs::symlink(target, &full).expect("symlink");
+        return;
+    }
+    let (text, mode) = match text.strip_prefix("@exec:") {
+        Some(t) => (t, 0o755),
+        None => (text, 0o644),
+    };
+    if full.is_symlink() {
+        std::fs::remove_file(&full).expect("delete link");
+    }
+    repo.write(path, text);
+    std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 /// Commits the project's files, never the loop's state (a reset would take it away).

@@ -337,9 +337,10 @@ pub enum OfTests {
     /// A process its tests started read it, and no process said whether as the code under
     /// test's or as the tests' data (a `cat`, a Python that ended without its exit): either.
     Unheard,
-    /// It is in a folder the code of its tests listed: the names may be their cases, and
-    /// what it holds may be their data or the code under test (a script beside the cases):
-    /// either.
+    /// The code of its tests named it without opening it: it is in a folder they listed
+    /// (the names may be their cases), or they asked of it (its size, its mode, a link's
+    /// target, whether it is there). What it holds may be their data or the code under
+    /// test (a script beside the cases): either.
     Listed,
 }
 

@@ -3,9 +3,12 @@
 use super::job::Outcome;
 use super::process::Exit;
 use super::{GateResult, GateStatus, RunDetail, ToolInfo};
+use crate::observe::OfTests;
 use ralph_config::Gate;
 use ralph_plan::files::Unopenable;
 use ralph_plan::plan::{Unchecked, Unverified};
+use std::collections::HashSet;
+use std::path::Path;
 use std::time::Duration;
 
 pub fn gate_result(index: usize, gate: &Gate, files: usize, done: Vec<Outcome>) -> GateResult {
@@ -237,6 +240,25 @@ fn detail(o: &Outcome) -> RunDetail {
         tests: o.tests.clone(),
         failed_tests: o.failed_tests.clone(),
     }
+}
+
+/// Of `files` (relative to `root`), those the gate's tests did not process as their data:
+/// a file its tests' code opened or asked of (a link's target read as a case, whether a
+/// flag file is there) was processed, though no checker could open it. A tool's walk
+/// asking of a link to nothing is not the tests' and processes nothing.
+pub fn unprocessed(files: &[Unverified], result: &GateResult, root: &Path) -> Vec<Unverified> {
+    let named: HashSet<&Path> = result
+        .run_details
+        .iter()
+        .flat_map(|d| &d.of_tests)
+        .filter(|(_, part)| matches!(part, OfTests::Read | OfTests::Listed))
+        .map(|(path, _)| path.as_path())
+        .collect();
+    files
+        .iter()
+        .filter(|f| !named.contains(root.join(&f.path).as_path()))
+        .cloned()
+        .collect()
 }
 
 /// Paths no run of the gate checked join the result, and its reason says why.

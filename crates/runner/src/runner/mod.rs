@@ -517,7 +517,8 @@ impl<'a> Board<'a> {
             })
             .collect();
         let mut result = aggregate::gate_result(planned.gate, gate, planned.files.len(), done);
-        aggregate::note_unverified(&mut result, &planned.unverified);
+        let unverified = aggregate::unprocessed(&planned.unverified, &result, &self.config.root);
+        aggregate::note_unverified(&mut result, &unverified);
         (self.on_event)(Event::Finished(&result));
         *self.results[pi].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
     }

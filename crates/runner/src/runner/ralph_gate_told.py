@@ -174,7 +174,8 @@ class _Record:
         self.ran_ids = set()
         # (file opened for reading, the innermost file of the project whose code opened it)
         self.opened = set()
-        # (file in a folder listed, the innermost file of the project whose code listed it)
+        # (file named without being opened: in a folder listed, or asked of with a stat,
+        # an access or a readlink; the innermost file of the project whose code did it)
         self.listed = set()
         # Every folder of the project listed in this process, by any code.
         self.dirs = set()
@@ -255,15 +256,16 @@ def _test_data(listener, ours, imported):
 
 
 def _test_listed(listener, ours, imported):
-    """The files in folders the tests listed (their names may be the cases), neither opened
-    (by the tests: their data; by the code: its own, a template it renders) nor a module
-    anything imported: whether such a file's content is the tests' or the code's is not
-    known (a script in a folder of cases)."""
+    """The files the tests named without opening them: those in folders they listed (their
+    names may be the cases), and those they asked of (a size, a mode, a link's target,
+    whether one is there: there or not), neither opened (by the tests: their data; by the
+    code: its own, a template it renders) nor a module anything imported: whether such a
+    file's content is the tests' or the code's is not known (a script in a folder of
+    cases). Not a folder."""
     ours = set(ours)
     opened = {f for f, _ in listener.opened}
-    return sorted(
-        {f for f, by in listener.listed if by in ours and f not in imported and f not in opened}
-    )
+    named = {f for f, by in listener.listed if by in ours and f not in imported and f not in opened}
+    return sorted(f for f in named if not os.path.isdir(f))
 
 
 def _import_listed():
@@ -352,6 +354,28 @@ def _watch_reads(listener, root):
             frame = frame.f_back
         return None
 
+    def inside(path):
+        """`path` as a file of the project's, or `None`."""
+        full = os.path.abspath(os.fsdecode(path))
+        if not (full + os.sep).startswith(roots) and not full.startswith(python):
+            # A name outside the project may reach into it through links: a link the
+            # test made under `tmp_path` to a case or to the project's folder,
+            # `/proc/self/cwd/cases.txt`, `/dev/fd/3`. Not asked of Python's own files
+            # (its imports).
+            full = os.path.realpath(full)
+        return full if (full + os.sep).startswith(roots) else None
+
+    def probed(path):
+        if not listener.watching:
+            return
+        try:
+            full = inside(path)
+            by = by_whom() if full is not None else None
+            if by is not None:
+                listener.listed.add((full, by))
+        except Exception:
+            pass
+
     def hook(event, args):
         if event not in ("open", "sqlite3.connect") + _LISTINGS or not listener.watching:
             return
@@ -361,14 +385,8 @@ def _watch_reads(listener, root):
                 path = "."
             if isinstance(path, int) or (event == "open" and not _reads_it(*args[1:3])):
                 return
-            full = os.path.abspath(os.fsdecode(path))
-            if not (full + os.sep).startswith(roots) and not full.startswith(python):
-                # A name outside the project may reach into it through links: a link the
-                # test made under `tmp_path` to a case or to the project's folder,
-                # `/proc/self/cwd/cases.txt`, `/dev/fd/3`. Not asked of Python's own files
-                # (its imports).
-                full = os.path.realpath(full)
-            if not (full + os.sep).startswith(roots):
+            full = inside(path)
+            if full is None:
                 return
             if event in _LISTINGS:
                 # Listed in this process, by any code (pytest's collection, the import
@@ -385,6 +403,57 @@ def _watch_reads(listener, root):
             pass
 
     sys.addaudithook(hook)
+    _hear_probes(probed)
+
+
+# The calls that answer of a file without opening it, which Python does not audit.
+_PROBES = ("stat", "lstat", "access", "readlink")
+_probe_hearers = []
+_probing = None
+
+
+def _hear_probes(hear):
+    """Has `hear(path)` told of each `os.stat`, `os.lstat`, `os.access` and `os.readlink`,
+    and so of `os.path.exists`, `getsize`, `isfile`, `islink` and `pathlib`'s `exists`,
+    `stat`, `readlink`: their answer (a size, a mode, a link's target, whether a file is
+    there) can be a test's expectation with the file never opened. The import system calls
+    `posix` itself, unheard."""
+    global _probing
+    if _probing is None:
+        import threading
+
+        _probing = threading.local()
+        for name in _PROBES:
+            _wrap_probe(name)
+    _probe_hearers.append(hear)
+
+
+def _wrap_probe(name):
+    import functools
+
+    call = getattr(os, name, None)
+    if call is None:
+        return
+
+    @functools.wraps(call)
+    def probe(path, *args, **kwargs):
+        # A hearer's own calls (`realpath` stats) are not heard again.
+        if not getattr(_probing, "busy", False) and kwargs.get("dir_fd") is None:
+            if not isinstance(path, int):
+                _probing.busy = True
+                try:
+                    for hear in _probe_hearers:
+                        hear(path)
+                finally:
+                    _probing.busy = False
+        return call(path, *args, **kwargs)
+
+    # Code asks these sets whether a call takes `dir_fd` or a descriptor (`shutil`).
+    for kind in ("supports_dir_fd", "supports_fd", "supports_follow_symlinks", "supports_effective_ids"):
+        supports = getattr(os, kind, None)
+        if isinstance(supports, set) and call in supports:
+            supports.add(probe)
+    setattr(os, name, probe)
 
 
 def _files_in(listener, folder):

@@ -28,10 +28,11 @@ pub const AFTER_AN_OPTION: &str =
 pub const READ_UNHEARD: &str =
     "a process its tests started read it (their data, or the code under test: no process said which)";
 /// Why a file is put back in one of the differential's two runs only, as [`READ_UNHEARD`]:
-/// the tests listed its folder (the names of its files may be their cases), and nothing
-/// said whether what it holds is their data or the code under test.
+/// the tests named it without opening it (they listed its folder: the names of its files
+/// may be their cases; or asked of it: its size, mode, link target, whether it is there),
+/// and nothing said whether what it holds is their data or the code under test.
 pub const LISTED_BY_TESTS: &str =
-    "its tests listed its folder (their cases by name, or the code under test: not known)";
+    "its tests listed its folder or asked of it without opening it (their cases by name, size, mode or link, or the code under test: not known)";
 
 /// Whether a file put back for `why` is put back in one of the differential's two runs
 /// only: its role is not known.
