@@ -354,9 +354,19 @@ def _watch_reads(listener, root):
             frame = frame.f_back
         return None
 
-    def inside(path):
-        """`path` as a file of the project's, or `None`."""
+    import tempfile
+
+    temp = os.path.abspath(tempfile.gettempdir())
+    # Where a probe's name outside the project may be a link into it: a test's links live
+    # in the temporary folder. Resolving every name (`/usr/bin/env`) tripled a stat's cost.
+    links = tuple({"/proc/", "/dev/fd/", temp + os.sep, os.path.realpath(temp) + os.sep})
+
+    def inside(path, through=None):
+        """`path` as a file of the project's, or `None`; a name outside it is followed
+        through links when it starts with one of `through` (every name: `None`)."""
         full = os.path.abspath(os.fsdecode(path))
+        if through is not None and not full.startswith(through):
+            return full if (full + os.sep).startswith(roots) else None
         if not (full + os.sep).startswith(roots) and not full.startswith(python):
             # A name outside the project may reach into it through links: a link the
             # test made under `tmp_path` to a case or to the project's folder,
@@ -369,7 +379,7 @@ def _watch_reads(listener, root):
         if not listener.watching:
             return
         try:
-            full = inside(path)
+            full = inside(path, links)
             by = by_whom() if full is not None else None
             if by is not None:
                 listener.listed.add((full, by))
