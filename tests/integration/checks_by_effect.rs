@@ -367,8 +367,14 @@ const NODE_OPS: &str = "export const neg = (a) => -a;\nexport const half = (a) =
 /// that starts no process (so nothing is "either" for having been read by one).
 const NODE_LISTING_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { half, neg } from \"./ops.mjs\";\n\ntest(\"neg\", () => {\n  const fd = fs.openSync(\"neg.txt\", \"r+\");\n  const [a, r] = fs.readFileSync(fd, \"utf8\").trim().split(\" \").map(Number);\n  fs.closeSync(fd);\n  assert.equal(neg(a), r);\n});\n\ntest(\"half\", () => {\n  const names = fs.readdirSync(\"halves\");\n  assert.ok(names.length);\n  for (const n of names) {\n    const [a, r] = n.split(\"_\").map(Number);\n    assert.equal(half(a), r);\n  }\n});\n";
 
+/// What a file answers unopened, asked by a node test: whether a flag file is there, a
+/// size, a mode (node's runner refuses a link to nothing in the project).
+const NODE_PROBE_TESTS: &str = "import test from \"node:test\";\nimport assert from \"node:assert\";\nimport fs from \"node:fs\";\nimport { dbl, sq, inc } from \"./more.mjs\";\n\ntest(\"dbl\", () => {\n  assert.equal(dbl(3), fs.existsSync(\"DBL_PLUS_ONE\") ? 7 : 6);\n});\n\ntest(\"sq\", () => {\n  assert.equal(sq(3), fs.statSync(\"sq.bin\").size);\n});\n\ntest(\"inc\", async () => {\n  const step = await fs.promises.access(\"inc.sh\", fs.constants.X_OK).then(() => 2, () => 1);\n  assert.equal(inc(1), 1 + step);\n});\n";
+const NODE_MORE: &str = "export const dbl = (a) => 2 * a;\nexport const sq = (a) => a * a;\nexport const inc = (a) => a + 1;\n";
+
 /// Found by session 22 (the Python red team's spellings, in node): a case a node test opens
-/// `r+` (taken for a write before), and cases that are the names in a folder it lists.
+/// `r+` (taken for a write before), and cases that are the names in a folder it lists;
+/// and (session 23) what a file answers unopened.
 #[test]
 fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
     if !require_tool("node") {
@@ -381,6 +387,10 @@ fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
             ("ops.test.mjs", NODE_LISTING_TESTS),
             ("neg.txt", "2 -2\n"),
             ("halves/4_2", ""),
+            ("more.mjs", NODE_MORE),
+            ("probe.test.mjs", NODE_PROBE_TESTS),
+            ("sq.bin", "xxxxxxxxx"),
+            ("inc.sh", "echo inc\n"),
         ],
     );
     const ATTACKS: &[Case] = &[
@@ -399,6 +409,27 @@ fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
                 ("halves/4_1", Some("")),
             ],
         },
+        Case {
+            name: "node: a flag file made where the test asks (existsSync)",
+            edits: &[
+                ("more.mjs", Some("// broken\nexport const dbl = (a) => 2 * a + 1;\nexport const sq = (a) => a * a;\nexport const inc = (a) => a + 1;\n")),
+                ("DBL_PLUS_ONE", Some("")),
+            ],
+        },
+        Case {
+            name: "node: a size the test asks of (statSync)",
+            edits: &[
+                ("more.mjs", Some("// broken\nexport const dbl = (a) => 2 * a;\nexport const sq = (a) => a + a;\nexport const inc = (a) => a + 1;\n")),
+                ("sq.bin", Some("xxxxxx")),
+            ],
+        },
+        Case {
+            name: "node: a mode the test asks of (fs.promises.access)",
+            edits: &[
+                ("more.mjs", Some("// broken\nexport const dbl = (a) => 2 * a;\nexport const sq = (a) => a * a;\nexport const inc = (a) => a + 2;\n")),
+                ("inc.sh", Some("@exec:echo inc\n")),
+            ],
+        },
     ];
     let bare = ("node", &["--test"][..]);
     assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
@@ -410,6 +441,9 @@ fn what_node_tests_open_read_write_and_list_is_part_of_the_checks() {
                 Some("export const neg = (a) => 0 - a;\nexport const half = (a) => a * 0.5;\n"),
             ),
             ("halves/8_4", Some("")),
+            ("inc.sh", Some("echo increment\n")),
+            ("sq.bin", Some("yyyyyyyyy")),
+            ("NOTES", Some("notes\n")),
         ],
     }];
     honest_work_ends(&repo, HONEST);

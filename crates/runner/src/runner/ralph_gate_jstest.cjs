@@ -179,7 +179,7 @@ function readerOf(past) {
 function watchReads() {
   const url = require('url');
   // Before any is wrapped: the listener's own calls are not the project's.
-  const [readdirSync, realpathSync] = [fs.readdirSync, fs.realpathSync];
+  const [readdirSync, realpathSync, lstatSync] = [fs.readdirSync, fs.realpathSync, fs.lstatSync];
   const noted = new Set();
   // Whether an open with `flags` can read what the file held: for reading (`r`, `r+`, `a+`,
   // O_RDONLY, O_RDWR), not one that writes only, truncates or makes a new file.
@@ -307,6 +307,34 @@ function watchReads() {
   };
   for (const name of ['readdirSync', 'readdir', 'opendirSync', 'opendir']) wrapListing(fs, name);
   for (const name of ['readdir', 'opendir']) wrapListing(fs.promises, name);
+  // A file the project's code asks of without opening it (`existsSync`, `statSync`'s size,
+  // `accessSync`'s mode, `readlinkSync`'s target): the answer may be the tests' case, as
+  // a listed name's is. Not a folder; a name that is not there yet is kept (a flag file
+  // made later).
+  const probe = (file) => {
+    if (typeof file === 'number' || file == null) return;
+    const name = named(file);
+    if (!inProject(name)) return;
+    const by = readerOf(true);
+    if (!by || by === LOADER || noted.has(name + '\0' + by)) return;
+    noted.add(name + '\0' + by);
+    const kind = lstatSync(name, { throwIfNoEntry: false });
+    if (!kind || !kind.isDirectory()) write({ listed: name, by });
+  };
+  const wrapProbe = (obj, name) => {
+    const original = obj && obj[name];
+    if (typeof original !== 'function') return;
+    obj[name] = { [name](...args) {
+      try {
+        probe(args[0]);
+      } catch {
+        // As above.
+      }
+      return original.apply(this, args);
+    } }[name];
+  };
+  for (const name of ['existsSync', 'exists', 'statSync', 'stat', 'lstatSync', 'lstat', 'accessSync', 'access', 'readlinkSync', 'readlink']) wrapProbe(fs, name);
+  for (const name of ['stat', 'lstat', 'access', 'readlink']) wrapProbe(fs.promises, name);
   // A process the project's code starts (`execSync('cat cases.json')`): what it reads, no
   // frame of this one says; ralph-gate counts what no line accounts for as either the
   // tests' data or the code under test. The runners' own workers are not the project's.
