@@ -761,6 +761,57 @@ fn what_a_file_answers_unopened_is_part_of_the_checks() {
     honest_work_ends(&repo, HONEST);
 }
 
+/// Found by session 22's red team: cases a test reads through a hard link it made in
+/// `tmp_path` (`os.link`, `Path.hardlink_to`, a `ln` it runs). The link moved the case
+/// file's change time, which read as the tree changing while judged: every stop of the
+/// honest twin was refused; and the read, of a name outside the project, was nobody's.
+const HARD_LINK_TESTS: &str = "import os\nimport subprocess\n\nfrom calc import add, mul, sub\n\n\ndef _cases(path):\n    return [tuple(map(int, line.split())) for line in path.read_text().splitlines() if line]\n\n\ndef test_add(tmp_path):\n    link = tmp_path / \"add\"\n    os.link(\"add.txt\", link)\n    for a, b, r in _cases(link):\n        assert add(a, b) == r\n\n\ndef test_sub(tmp_path):\n    link = tmp_path / \"sub\"\n    link.hardlink_to(\"sub.txt\")\n    for a, b, r in _cases(link):\n        assert sub(a, b) == r\n\n\ndef test_mul(tmp_path):\n    link = tmp_path / \"mul\"\n    subprocess.run([\"ln\", \"mul.txt\", str(link)], check=True)\n    for a, b, r in _cases(link):\n        assert mul(a, b) == r\n";
+
+#[test]
+fn cases_read_through_a_hard_link_a_test_made_are_part_of_the_checks() {
+    let Some(repo) = pytest_loop(&[
+        ("calc.py", CALC),
+        ("test_links.py", HARD_LINK_TESTS),
+        ("add.txt", "2 3 5\n"),
+        ("sub.txt", "5 3 2\n"),
+        ("mul.txt", "2 3 6\n"),
+    ]) else {
+        return;
+    };
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "cases read through os.link",
+            edits: &[("calc.py", Some(ADD_BROKEN)), ("add.txt", Some("2 3 -1\n"))],
+        },
+        Case {
+            name: "cases read through Path.hardlink_to",
+            edits: &[("calc.py", Some(SUB_BROKEN)), ("sub.txt", Some("5 3 8\n"))],
+        },
+        Case {
+            name: "cases read through a link `ln` made",
+            edits: &[("calc.py", Some(MUL_BROKEN)), ("mul.txt", Some("2 3 5\n"))],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[
+        Case {
+            name: "a case added to each linked file",
+            edits: &[
+                ("calc.py", Some(REWRITTEN)),
+                ("add.txt", Some("2 3 5\n0 0 0\n")),
+                ("sub.txt", Some("5 3 2\n1 1 0\n")),
+                ("mul.txt", Some("2 3 6\n1 1 1\n")),
+            ],
+        },
+        Case {
+            name: "a note added, the linked files untouched",
+            edits: &[("NOTES.md", Some("notes\n"))],
+        },
+    ];
+    honest_work_ends(&repo, HONEST);
+}
+
 /// Found by session 21's red team: cases opened read-write (a shell's `3<>`, `os.open`
 /// with `O_RDWR`) by a process the test starts. Such an open reads what the file held.
 const READ_WRITE_TESTS: &str = "import subprocess\nimport sys\n\nfrom calc import half\nfrom more import double\n\n\ndef _pairs(text):\n    return [tuple(map(int, line.split())) for line in text.splitlines() if line]\n\n\ndef test_half():\n    text = subprocess.check_output([\"sh\", \"-c\", \"exec 3<>half.txt; cat <&3\"], text=True)\n    for a, r in _pairs(text):\n        assert half(a) == r\n\n\ndef test_double():\n    code = \"import os, sys; fd = os.open('double.txt', os.O_RDWR); sys.stdout.write(os.read(fd, 4096).decode())\"\n    for a, r in _pairs(subprocess.check_output([sys.executable, \"-c\", code], text=True)):\n        assert double(a) == r\n";

@@ -1287,7 +1287,7 @@ impl Prepared {
     /// A file written and put back while the run read it (its content and modification
     /// time restored) leaves the tree as it was: its status change time, which no process
     /// can set back, moved while its modification time did not.
-    pub fn moved_during(&self) -> Result<Vec<String>, GitError> {
+    pub fn moved_during(&self, linked: &BTreeSet<String>) -> Result<Vec<String>, GitError> {
         let after = snapshot::work_tree(&self.top)?;
         let mut moved: BTreeSet<PathBuf> = match after == self.tree {
             true => BTreeSet::new(),
@@ -1297,10 +1297,17 @@ impl Prepared {
                 .collect(),
         };
         let now = snapshot::stamps(&self.top, &self.tree)?;
+        // A file the judged runs linked changed its time by their own hand (its content is
+        // compared above, and stays compared).
+        let theirs = |path: &Path| {
+            let rel = path.strip_prefix(&self.inside).unwrap_or(path);
+            linked.contains(rel.to_string_lossy().as_ref())
+        };
         moved.extend(
             self.stamps
                 .iter()
                 .filter(|(path, was)| now.get(*path).is_some_and(|n| n.put_back_since(was)))
+                .filter(|(path, _)| !theirs(path))
                 .map(|(path, _)| path.clone()),
         );
         Ok(moved

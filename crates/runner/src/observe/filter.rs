@@ -24,6 +24,9 @@ pub enum Kind {
     /// connect: `path` is the `struct sockaddr *`, `flags` its length. A Unix socket names
     /// a server, whose reads are not the run's.
     Connects,
+    /// link's existing file: given another name by the run, its change time moves by the
+    /// run's own hand (its content does not).
+    Links,
 }
 
 /// A traced call's meaning, decoded from the filter's data.
@@ -66,6 +69,7 @@ impl Call {
             Kind::OpenHow => 4,
             Kind::Traces => 5,
             Kind::Connects => 6,
+            Kind::Links => 7,
             Kind::Foreign => 15,
         };
         (kind | (self.path as u32) << 4 | arg_bits(self.dirfd) << 7 | arg_bits(self.flags) << 10)
@@ -81,6 +85,7 @@ impl Call {
             4 => Kind::OpenHow,
             5 => Kind::Traces,
             6 => Kind::Connects,
+            7 => Kind::Links,
             _ => Kind::Foreign,
         };
         let arg = |bits: u32| (bits != NONE).then_some(bits as usize);
@@ -125,6 +130,8 @@ const WRITE: Call = Call::new(Kind::Write, 0, None, None);
 const WRITE_AT: Call = Call::new(Kind::Write, 1, Some(0), None);
 const TRACES: Call = Call::new(Kind::Traces, 0, None, None);
 const CONNECTS: Call = Call::new(Kind::Connects, 1, None, Some(2));
+const LINKS: Call = Call::new(Kind::Links, 0, None, None);
+const LINKS_AT: Call = Call::new(Kind::Links, 1, Some(0), None);
 
 #[cfg(target_arch = "x86_64")]
 const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
@@ -139,12 +146,14 @@ const CALLS: &[Traced] = &[
     t(82, Call::new(Kind::Write, 1, None, None)),  // rename
     t(83, WRITE),                                  // mkdir
     t(85, WRITE),                                  // creat
+    t(86, LINKS),                                  // link
     t(89, PROBE),                                  // readlink
     t(101, TRACES),                                // ptrace
     t(257, OPEN_AT),                               // openat
     t(258, WRITE_AT),                              // mkdirat
     fd_stat(262, 3),                               // newfstatat
     t(264, RENAME_AT),                             // renameat
+    t(265, LINKS_AT),                              // linkat
     t(267, PROBE_AT),                              // readlinkat
     t(269, PROBE_AT),                              // faccessat
     t(316, RENAME_AT),                             // renameat2
@@ -158,6 +167,7 @@ const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
 #[cfg(target_arch = "aarch64")]
 const CALLS: &[Traced] = &[
     t(34, WRITE_AT),                                       // mkdirat
+    t(37, LINKS_AT),                                       // linkat
     t(38, RENAME_AT),                                      // renameat
     t(45, WRITE),                                          // truncate
     t(48, PROBE_AT),                                       // faccessat

@@ -18,6 +18,9 @@ pub struct Record {
     /// The Unix sockets (by path) its processes connected to: servers, which read files
     /// the record does not show unless the run started them itself.
     pub sockets: HashSet<PathBuf>,
+    /// The files its processes gave another name (`link`): their change time moved by the
+    /// run's own hand, with their content as it was.
+    pub linked: HashSet<PathBuf>,
     /// How many calls stopped for the tracer, and how many the programs recorded in
     /// process (the preloaded library): what observing the run cost.
     pub stops: usize,

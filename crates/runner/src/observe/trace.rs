@@ -306,7 +306,7 @@ fn seen_call(pid: i32, record: &mut Record) {
             }
             return;
         }
-        Kind::Probe => Opens::Is(Access::Probe),
+        Kind::Probe | Kind::Links => Opens::Is(Access::Probe),
         Kind::Write => Opens::Is(Access::Write),
         Kind::Open => Opens::With(info.args[call.flags.unwrap_or(1)]),
         Kind::OpenHow => match read_u64(pid, info.args[call.flags.unwrap_or(2)]) {
@@ -333,6 +333,9 @@ fn seen_call(pid: i32, record: &mut Record) {
         Opens::Is(access) => access,
         Opens::With(flags) => open_access(flags, || path.exists()),
     };
+    if call.kind == Kind::Links {
+        record.linked.insert(path.clone());
+    }
     note(record, path, access);
 }
 

@@ -235,6 +235,7 @@ fn detail(o: &Outcome) -> RunDetail {
         tools: o.tools.clone(),
         outside: o.outside.clone(),
         read: o.read.clone(),
+        linked: o.linked.clone(),
         loaded: o.loaded.clone(),
         of_tests: o.of_tests.clone(),
         tests: o.tests.clone(),

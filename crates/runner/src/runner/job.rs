@@ -288,6 +288,8 @@ pub struct Outcome {
     pub outside: Vec<PathBuf>,
     /// The files inside the project the run was seen to read (see [`RunDetail::read`]).
     pub read: Option<Vec<String>>,
+    /// The files inside the project the run gave another name (see [`RunDetail::linked`]).
+    pub linked: Vec<String>,
     /// The files its runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<PathBuf>,
     /// The files its runner said are its tests' (see [`crate::observe::OfTests`]; absolute).
@@ -355,6 +357,7 @@ impl Shape<'_> {
             tools: self.inv.shown_tools.clone(),
             outside: Vec::new(),
             read: None,
+            linked: Vec::new(),
             loaded: Vec::new(),
             of_tests: Vec::new(),
             tests: None,
@@ -624,6 +627,7 @@ fn execute(
         not_cached: not_stored.or_else(|| inv.key.as_ref().err().map(ToString::to_string)),
         outside: seen.outside,
         read: opened(&finished, &cx.config.root, built),
+        linked: linked(&finished, &cx.config.root),
         loaded,
         of_tests,
         tests,
@@ -725,6 +729,20 @@ fn opened(finished: &process::Finished, root: &Path, built: bool) -> Option<Vec<
         Some(Ok(record)) if !built => Some(observe::opened(&record.paths, root)),
         _ => None,
     }
+}
+
+/// The project's files an observed run gave another name, relative to the root.
+fn linked(finished: &process::Finished, root: &Path) -> Vec<String> {
+    let Some(Ok(record)) = &finished.observed else {
+        return Vec::new();
+    };
+    let inside = record
+        .linked
+        .iter()
+        .filter_map(|p| p.strip_prefix(root).ok());
+    inside
+        .filter_map(|r| r.to_str().map(str::to_string))
+        .collect()
 }
 
 /// A new temporary folder only its run knows, in the system's (so what a run makes there is

@@ -134,6 +134,10 @@ pub struct RunDetail {
     /// was observed (or its stored result was); `None` otherwise. A loop's end compares the
     /// code its tests reached with what they reached at its start.
     pub read: Option<Vec<String>>,
+    /// The files inside the project it gave another name (`link`; relative to the root),
+    /// when it ran now observed: their change time moved by its own hand, their content
+    /// as it was. A loop's end does not take that for the tree changing while judged.
+    pub linked: Vec<String>,
     /// The files its test runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<std::path::PathBuf>,
     /// The files its test runner said are its tests' rather than the code's, by what it did

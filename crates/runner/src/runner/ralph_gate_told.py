@@ -373,7 +373,23 @@ def _watch_reads(listener, root):
             # `/proc/self/cwd/cases.txt`, `/dev/fd/3`. Not asked of Python's own files
             # (its imports).
             full = os.path.realpath(full)
+            # A hard link made in this process to a file of the project's is that file;
+            # one another program made (`ln`) in the temporary folder, found by its inode.
+            full = _hard_links.get(full, full)
+            if full.startswith(links) and not (full + os.sep).startswith(roots):
+                full = _linked_to_project(full, roots[0]) or full
         return full if (full + os.sep).startswith(roots) else None
+
+    def linked(args):
+        """`os.link(src, dst)` (and `Path.hardlink_to`): `dst` names `src` from now on."""
+        src, dst = args[0], args[1]
+        if args[2] not in (None, -1) or args[3] not in (None, -1):
+            return
+        source = inside(src)
+        if source is not None:
+            name = os.path.abspath(os.fsdecode(dst))
+            _hard_links[name] = source
+            _hard_links[os.path.join(os.path.realpath(os.path.dirname(name)), os.path.basename(name))] = source
 
     def probed(path):
         if not listener.watching:
@@ -387,6 +403,12 @@ def _watch_reads(listener, root):
             pass
 
     def hook(event, args):
+        if event == "os.link" and listener.watching:
+            try:
+                linked(args)
+            except Exception:
+                pass
+            return
         if event not in ("open", "sqlite3.connect") + _LISTINGS or not listener.watching:
             return
         try:
@@ -415,6 +437,42 @@ def _watch_reads(listener, root):
     sys.addaudithook(hook)
     _hear_probes(probed)
 
+
+# The hard links made in this process to the project's files, by their new name.
+_hard_links = {}
+# Before any wrapper: the listener's own questions are not heard.
+_stat = os.stat
+# The project's files with more than one name, by (device, inode), and how many times
+# they were looked for: made again when a name is not found (linked since), a few times.
+_inodes = None
+_walks = 0
+# Folders whose files no test links as its cases: tools' and installs' (cost, not safety).
+_NOT_WALKED = {".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", "target"}
+
+
+def _linked_to_project(name, root):
+    """The project's file `name` is another name of (a hard link made by any program), or
+    `None`. The project is walked on the first file with more than one name, and again
+    when one is not found (up to 20 times a process)."""
+    global _inodes, _walks
+    st = _stat(name)
+    if st.st_nlink < 2:
+        return None
+    key = (st.st_dev, st.st_ino)
+    if (_inodes is None or key not in _inodes) and _walks < 20:
+        _walks += 1
+        _inodes = {}
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _NOT_WALKED]
+            for f in files:
+                path = os.path.join(folder, f)
+                try:
+                    i = _stat(path, follow_symlinks=False)
+                except OSError:
+                    continue
+                if i.st_nlink > 1:
+                    _inodes[(i.st_dev, i.st_ino)] = path
+    return (_inodes or {}).get(key)
 
 # The calls that answer of a file without opening it, which Python does not audit.
 _PROBES = ("stat", "lstat", "access", "readlink")

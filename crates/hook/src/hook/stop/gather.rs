@@ -398,7 +398,7 @@ impl Judgement {
     ) -> Option<String> {
         let kept = self.kept;
         let mut p = self.prepared?;
-        if let Some(hold) = moved_hold(&p, notes) {
+        if let Some(hold) = moved_hold(&p, results, notes) {
             return Some(hold);
         }
         if let Some(changed) = outside_changed(project.root(), results, pinning.since()) {
@@ -458,8 +458,17 @@ impl Judgement {
 
 /// Why the loop is held when the tree changed while it was judged, or checked code moved
 /// out of every gate's reach.
-fn moved_hold(p: &differential::Prepared, notes: &mut Vec<String>) -> Option<String> {
-    match p.moved_during() {
+fn moved_hold(
+    p: &differential::Prepared,
+    results: &[GateResult],
+    notes: &mut Vec<String>,
+) -> Option<String> {
+    let linked: std::collections::BTreeSet<String> = results
+        .iter()
+        .flat_map(|r| &r.run_details)
+        .flat_map(|d| d.linked.iter().cloned())
+        .collect();
+    match p.moved_during(&linked) {
         Ok(moved) if moved.is_empty() => {}
         Ok(moved) => {
             notes.push(format!(
