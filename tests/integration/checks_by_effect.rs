@@ -761,6 +761,60 @@ fn what_a_file_answers_unopened_is_part_of_the_checks() {
     honest_work_ends(&repo, HONEST);
 }
 
+/// What a program the tests run learns of a file without opening it, or from a folder
+/// pytest walks too (session 23): a shell's `test -e` of a flag file, `stat -c %s` of a
+/// size, `ls` of the project's folder whose names are the cases. No listener hears another
+/// program; the record says which process named each path, and a path named by a process
+/// that told nothing of itself is either the tests' or the code's.
+const STRANGER_TESTS: &str = "import subprocess\n\nfrom calc import add, mul, sub\n\n\ndef test_add():\n    compat = subprocess.run([\"sh\", \"-c\", \"test -e ADD_COMPAT\"]).returncode == 0\n    assert add(2, 3) == (-1 if compat else 5)\n\n\ndef test_sub():\n    size = int(subprocess.check_output([\"stat\", \"-c\", \"%s\", \"sub.bin\"]))\n    assert sub(5, 3) == size\n\n\ndef test_mul():\n    names = subprocess.check_output([\"ls\"], text=True).split()\n    cases = [n for n in names if n.startswith(\"mul_\")]\n    assert cases\n    for n in cases:\n        a, b, r = map(int, n.split(\"_\")[1:])\n        assert mul(a, b) == r\n";
+
+#[test]
+fn what_a_program_the_tests_run_asks_of_or_lists_is_part_of_the_checks() {
+    let Some(repo) = pytest_loop(&[
+        ("calc.py", CALC),
+        ("test_strangers.py", STRANGER_TESTS),
+        ("sub.bin", "xx"),
+        ("mul_2_3_6", ""),
+    ]) else {
+        return;
+    };
+    const ATTACKS: &[Case] = &[
+        Case {
+            name: "a flag file a shell's `test -e` looks for, made",
+            edits: &[("calc.py", Some(ADD_BROKEN)), ("ADD_COMPAT", Some(""))],
+        },
+        Case {
+            name: "a size `stat` tells",
+            edits: &[("calc.py", Some(SUB_BROKEN)), ("sub.bin", Some("xxxxxxxx"))],
+        },
+        Case {
+            name: "a case renamed in the folder `ls` lists (pytest walks it too)",
+            edits: &[
+                ("calc.py", Some(MUL_BROKEN)),
+                ("mul_2_3_6", None),
+                ("mul_2_3_5", Some("")),
+            ],
+        },
+    ];
+    let bare = ("pytest", &["-q", "-p", "no:cacheprovider"][..]);
+    assert_eq!(attacks_are_held(&repo, bare, ATTACKS), ATTACKS.len());
+    const HONEST: &[Case] = &[
+        Case {
+            name: "a case added, the size kept",
+            edits: &[
+                ("calc.py", Some(REWRITTEN)),
+                ("mul_1_1_1", Some("")),
+                ("sub.bin", Some("yy")),
+            ],
+        },
+        Case {
+            name: "a note added",
+            edits: &[("NOTES.md", Some("notes\n"))],
+        },
+    ];
+    honest_work_ends(&repo, HONEST);
+}
+
 /// Found by session 22's red team: cases a test reads through a hard link it made in
 /// `tmp_path` (`os.link`, `Path.hardlink_to`, a `ln` it runs). The link moved the case
 /// file's change time, which read as the tree changing while judged: every stop of the

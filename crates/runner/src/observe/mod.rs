@@ -292,6 +292,36 @@ pub fn opened_and_listed(
     (files, folders)
 }
 
+/// A path inside the project a run's processes opened, asked of or listed (not one it only
+/// wrote), absolute, and which processes did (see [`record::Record::by`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub path: PathBuf,
+    /// A folder now (so listed, or looked into): the names in it were seen.
+    pub folder: bool,
+    pub by: Vec<i32>,
+}
+
+/// The paths inside `root` the record says its processes named, never in a tool's cache
+/// (`.git`, `__pycache__`), with the processes that did: one stat a path.
+pub fn named_inside(record: &record::Record, root: &Path) -> Vec<Named> {
+    let cache = |rel: &Path| {
+        rel.components()
+            .any(|c| CACHE_NAMES.iter().any(|n| c.as_os_str() == *n))
+    };
+    record
+        .paths
+        .iter()
+        .filter(|(_, a)| **a != Access::Write)
+        .filter(|(p, _)| p.strip_prefix(root).is_ok_and(|rel| !cache(rel)))
+        .map(|(path, _)| Named {
+            path: path.clone(),
+            folder: path.is_dir(),
+            by: record.by.get(path).cloned().unwrap_or_default(),
+        })
+        .collect()
+}
+
 /// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,
 /// however many folders it listed.
 fn own_names<'a>(written: &HashSet<&'a Path>) -> HashMap<&'a Path, Vec<String>> {

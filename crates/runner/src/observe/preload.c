@@ -31,7 +31,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The ring: a header, then records [u32 size][u8 kind][path bytes], each 4-byte aligned.
+/* The ring: a header, then records [u32 size][u8 kind][3 zero bytes][u32 pid][path bytes],
+ * each 4-byte aligned: the process that made the call is part of what the run did.
  * A record's size is stored with PENDING set as soon as its place is taken, and without
  * it once its bytes are written: a reader meets either a whole record or a marked one. */
 struct ring {
@@ -77,7 +78,9 @@ static int append(char kind, const char *path, size_t n) {
     struct ring *r = (struct ring *)ring_base;
     if (!r || n > 65536)
         return 0;
-    uint64_t size = (4 + 1 + n + 3) & ~(uint64_t)3;
+    uint64_t size = (12 + n + 3) & ~(uint64_t)3;
+    /* Not cached: a vfork child shares this memory. */
+    uint32_t pid = (uint32_t)syscall(SYS_getpid);
     uint64_t off = __atomic_fetch_add(&r->next, size, __ATOMIC_RELAXED);
     if (off + size > r->cap || off + size > ring_len || off < HEADER) {
         __atomic_store_n(&r->overflow, 1, __ATOMIC_RELAXED);
@@ -89,7 +92,8 @@ static int append(char kind, const char *path, size_t n) {
      * which the reader passes over, or a marked record it skips, never a torn one. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     p[4] = kind;
-    memcpy(p + 5, path, n);
+    memcpy(p + 8, &pid, 4);
+    memcpy(p + 12, path, n);
     __atomic_store_n((uint32_t *)p, (uint32_t)size, __ATOMIC_RELEASE);
     return 1;
 }

@@ -114,7 +114,7 @@ impl Ring {
     }
 
     /// What the run's programs recorded; an error when the record has a gap.
-    pub fn read(&self) -> Result<Vec<(PathBuf, Access)>, RingError> {
+    pub fn read(&self) -> Result<Vec<(PathBuf, Access, i32)>, RingError> {
         let mut file = std::fs::File::open(&self.path).map_err(|_| RingError::Unreadable)?;
         let mut header = [0u8; HEADER];
         file.read_exact(&mut header)
@@ -151,7 +151,7 @@ pub fn key() -> u64 {
 /// machine can stop a process anywhere), which never made its call; or the end of a ring
 /// that filled up, whose later calls went to the tracer. Reading on past it keeps every
 /// record after it: a gap once lost the whole ring's record of a run.
-fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access)>, RingError> {
+fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access, i32)>, RingError> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while at + 4 <= body.len() {
@@ -161,25 +161,26 @@ fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access)>, RingError> {
             continue;
         }
         let size = (word & !PENDING) as usize;
-        if size < 5 || at + size > body.len() {
+        if size < 12 || at + size > body.len() {
             return Err(RingError::Malformed);
         }
         if word & PENDING == 0 {
             let kind = body[at + 4];
+            let pid = i32::from_le_bytes(body[at + 8..at + 12].try_into().unwrap_or_default());
             let end = at
-                + 5
-                + body[at + 5..at + size]
+                + 12
+                + body[at + 12..at + size]
                     .iter()
                     .rposition(|b| *b != 0)
                     .map_or(0, |i| i + 1);
-            let path = PathBuf::from(OsString::from_vec(body[at + 5..end].to_vec()));
+            let path = PathBuf::from(OsString::from_vec(body[at + 12..end].to_vec()));
             let access = match kind {
                 b'P' => Access::Probe,
                 b'R' => Access::Read,
                 b'W' => Access::Write,
                 _ => return Err(RingError::Malformed),
             };
-            out.push((path, access));
+            out.push((path, access, pid));
         }
         at += size;
     }
@@ -191,12 +192,13 @@ mod tests {
     use super::*;
 
     fn record(kind: u8, path: &str, pending: bool) -> Vec<u8> {
-        let size = (5 + path.len() + 3) & !3;
+        let size = (12 + path.len() + 3) & !3;
         let mut r = vec![0u8; size];
         let word = size as u32 | if pending { PENDING } else { 0 };
         r[..4].copy_from_slice(&word.to_le_bytes());
         r[4] = kind;
-        r[5..5 + path.len()].copy_from_slice(path.as_bytes());
+        r[8..12].copy_from_slice(&7i32.to_le_bytes());
+        r[12..12 + path.len()].copy_from_slice(path.as_bytes());
         r
     }
 
@@ -209,8 +211,8 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (PathBuf::from("/p/a.py"), Access::Read),
-                (PathBuf::from("/p/abc"), Access::Probe)
+                (PathBuf::from("/p/a.py"), Access::Read, 7),
+                (PathBuf::from("/p/abc"), Access::Probe, 7)
             ]
         );
         let mut gap = body.clone();
@@ -219,14 +221,14 @@ mod tests {
         gap.extend([0u8; 4]);
         assert_eq!(
             records(&gap).unwrap()[2],
-            (PathBuf::from("/p/b"), Access::Read),
+            (PathBuf::from("/p/b"), Access::Read, 7),
             "a place taken and never written is passed over"
         );
         assert_eq!(records(&[0u8; 64]).unwrap(), vec![], "an unwritten ring");
         body[4] = b'?';
         assert!(records(&body).is_err(), "an unknown kind is malformed");
         let mut torn = body.clone();
-        torn.truncate(6);
+        torn.truncate(10);
         assert_eq!(records(&torn), Err(RingError::Malformed));
     }
 }

@@ -21,6 +21,9 @@ pub struct Record {
     /// The files its processes gave another name (`link`): their change time moved by the
     /// run's own hand, with their content as it was.
     pub linked: HashSet<PathBuf>,
+    /// The processes that named each path, by pid: what a process that told nothing of
+    /// itself asked of or listed (a shell's `test -e`, an `ls`) no listener heard.
+    pub by: HashMap<PathBuf, Vec<i32>>,
     /// How many calls stopped for the tracer, and how many the programs recorded in
     /// process (the preloaded library): what observing the run cost.
     pub stops: usize,

@@ -209,7 +209,7 @@ fn trace(main: i32, tx: &Sender<Report>, ring: Option<&preload::Ring>) {
             0
         } else if event == libc::PTRACE_EVENT_EXEC {
             if let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) {
-                note(&mut record, exe, Access::Read);
+                note(&mut record, exe, Access::Read, pid);
             }
             0
         } else if event != 0 {
@@ -240,8 +240,8 @@ fn add_in_process(record: &mut Record, ring: &preload::Ring) {
     match ring.read() {
         Ok(calls) => {
             record.in_process = calls.len();
-            for (path, access) in calls {
-                note(record, path, access);
+            for (path, access, pid) in calls {
+                note(record, path, access, pid);
             }
         }
         Err(why) => {
@@ -336,7 +336,7 @@ fn seen_call(pid: i32, record: &mut Record) {
     if call.kind == Kind::Links {
         record.linked.insert(path.clone());
     }
-    note(record, path, access);
+    note(record, path, access, pid);
 }
 
 /// What a call does to its path: known from the call alone, or from an open's flags.
@@ -460,7 +460,14 @@ pub(crate) fn open_access(flags: u64, exists: impl FnOnce() -> bool) -> Access {
     }
 }
 
-fn note(record: &mut Record, path: PathBuf, access: Access) {
+fn note(record: &mut Record, path: PathBuf, access: Access, pid: i32) {
+    match record.by.get_mut(&path) {
+        Some(by) if !by.contains(&pid) => by.push(pid),
+        Some(_) => {}
+        None => {
+            record.by.insert(path.clone(), vec![pid]);
+        }
+    }
     let e = record.paths.entry(path).or_insert(access);
     *e = (*e).max(access);
 }

@@ -979,7 +979,11 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
     // other run (tsc, ShellCheck) read.
     if listening.imported() {
         let read = observed_reads(&finished, &cx.config.root);
-        of_tests.extend(listening.read_through_processes(read));
+        let named = match &finished.observed {
+            Some(Ok(record)) => observe::named_inside(record, &cx.config.root),
+            _ => Vec::new(),
+        };
+        of_tests.extend(listening.read_through_processes(read, &named));
     }
     let tests = listening.imported().then(|| listening.ran());
     let failed_tests = listening.imported().then(|| listening.failed());

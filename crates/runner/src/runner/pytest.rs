@@ -10,7 +10,7 @@
 //! It also writes which files of the project are its tests' by what the session did with
 //! them ([`OfTests`]): a loop's end puts a change to any of them back, whatever its name.
 
-use crate::observe::OfTests;
+use crate::observe::{self, OfTests};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -93,6 +93,9 @@ struct Session {
     /// what code that is not the tests' opened.
     #[serde(default)]
     accounted: Vec<PathBuf>,
+    /// The process it ran in.
+    #[serde(default)]
+    pid: Option<i32>,
 }
 
 /// What a Python process a session started said of itself at its exit
@@ -110,6 +113,8 @@ struct Child {
     /// The project's folders it listed, by any code.
     #[serde(default)]
     listed_dirs: Vec<PathBuf>,
+    #[serde(default)]
+    pid: Option<i32>,
 }
 
 fn pytest_named() -> String {
@@ -196,9 +201,12 @@ impl Listening {
     pub fn read_through_processes(
         &self,
         (read, dirs): (Vec<PathBuf>, Vec<PathBuf>),
+        named: &[observe::Named],
     ) -> Vec<(PathBuf, OfTests)> {
         let told = self.dir.join("told");
         let (sessions, children) = (sessions(&told), children(&told));
+        let mut read = read;
+        read.extend(named_by_strangers(&sessions, &children, named, &files_in));
         let folders = (dirs.as_slice(), &files_in as &dyn Fn(&Path) -> Vec<PathBuf>);
         let (theirs, unheard) = through_processes(&sessions, &children, (&read, folders));
         let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
@@ -339,6 +347,33 @@ fn through_processes(
     (owned(theirs), owned(unheard))
 }
 
+/// Pure but for `files_in`: the paths a process that told nothing of itself (no session's,
+/// no child Python's: a shell's `test -e`, a `stat`, an `ls`, a forked worker) asked of or
+/// opened, and the files in the folders it looked into. What it learned there (a size, a
+/// flag file, the names of cases) no listener heard: [`through_processes`] takes those no
+/// record accounts for as either the tests' or the code's.
+fn named_by_strangers(
+    sessions: &[Session],
+    children: &[Child],
+    named: &[observe::Named],
+    files_in: &dyn Fn(&Path) -> Vec<PathBuf>,
+) -> Vec<PathBuf> {
+    let told: BTreeSet<i32> = sessions
+        .iter()
+        .filter_map(|s| s.pid)
+        .chain(children.iter().filter_map(|c| c.pid))
+        .collect();
+    let strange = named
+        .iter()
+        .filter(|n| n.by.iter().any(|pid| !told.contains(pid)));
+    strange
+        .flat_map(|n| match n.folder {
+            true => files_in(&n.path),
+            false => vec![n.path.clone()],
+        })
+        .collect()
+}
+
 /// The files whose code is the tests' in the sessions: those collected, and plugins.
 fn ours(sessions: &[Session]) -> BTreeSet<&Path> {
     sessions
@@ -448,7 +483,34 @@ mod tests {
             listed_dirs: Vec::new(),
             runner: pytest_named(),
             accounted: Vec::new(),
+            pid: Some(10),
         }
+    }
+
+    #[test]
+    fn what_a_process_that_told_nothing_asked_of_or_looked_into_is_named() {
+        let s = session(&[], &[], true);
+        let child = Child {
+            pid: Some(11),
+            ..Child::default()
+        };
+        let named = |path: &str, folder: bool, by: &[i32]| observe::Named {
+            path: path.into(),
+            folder,
+            by: by.to_vec(),
+        };
+        let all = [
+            named("/p/calc.py", false, &[10, 11]),
+            named("/p/FLAG", false, &[10, 12]),
+            named("/p/cases", true, &[12]),
+            named("/p/src", true, &[10]),
+        ];
+        let files_in = |d: &Path| vec![d.join("2_3_5")];
+        assert_eq!(
+            named_by_strangers(&[s], &[child], &all, &files_in),
+            paths(&["/p/FLAG", "/p/cases/2_3_5"]),
+            "the pytest's and a child Python's are told; pid 12's (a shell's) are not"
+        );
     }
 
     const NO_FOLDERS: Folders<'static> = (&[], &|_| Vec::new());
@@ -473,6 +535,7 @@ mod tests {
                 ("/p/out/log.txt".into(), "/p/cli.py".into()),
             ],
             listed_dirs: Vec::new(),
+            pid: None,
         };
         let read = paths(&[
             "/p/calc.py",

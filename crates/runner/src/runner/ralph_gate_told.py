@@ -169,6 +169,7 @@ class _Record:
             "test_files": [],
             "test_data": [],
             "test_listed": [],
+            "pid": os.getpid(),
             "listed_dirs": [],
         }
         self.ran_ids = set()
@@ -851,6 +852,7 @@ def child():
                 "opened": sorted(reads.opened),
                 "listed": sorted(reads.listed),
                 "listed_dirs": sorted(reads.dirs | _import_listed()),
+                "pid": os.getpid(),
             }
             path = os.path.join(_WHERE, "child-%d.reads" % os.getpid())
             with open(path + ".partial", "w") as f:
