@@ -36,7 +36,7 @@ pub enum Report {
     /// system) it and the descendants it waited for used.
     Exited(i32, std::time::Duration),
     /// Every traced process is gone.
-    Done(Record),
+    Done(Box<Record>),
 }
 
 pub struct Traced {

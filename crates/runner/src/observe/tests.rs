@@ -24,7 +24,7 @@ fn traced(script: &str, cwd: &Path) -> (i32, trace::Record) {
                     ralph_base::child::Status::Code(c) => c,
                     other => panic!("the script ended by {other:?}"),
                 };
-                return (code, r);
+                return (code, *r);
             }
         }
     }

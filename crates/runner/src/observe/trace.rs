@@ -231,7 +231,7 @@ fn trace(main: i32, tx: &Sender<Report>, ring: Option<&preload::Ring>) {
     if let Some(ring) = ring {
         add_in_process(&mut record, ring);
     }
-    let _ = tx.send(Report::Done(record));
+    let _ = tx.send(Report::Done(Box::new(record)));
 }
 
 /// Adds what the run's programs recorded in process; called once every process is gone,

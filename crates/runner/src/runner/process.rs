@@ -293,7 +293,7 @@ fn wait_traced(
     };
     child::end(pgid);
     let record = match traced.reports.recv_timeout(Duration::from_secs(5)) {
-        Ok(trace::Report::Done(r)) => Ok(r),
+        Ok(trace::Report::Done(r)) => Ok(*r),
         _ => Err(trace::Unavailable::NotAllEnded),
     };
     (exit, cpu.get(), Some(record))
