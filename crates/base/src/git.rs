@@ -45,6 +45,18 @@ pub const REPOSITORY_ENV: &[&str] = &[
 
 /// `git -C dir` with the environment every call needs.
 pub fn command(dir: &Path) -> Command {
+    let mut c = with_hooks(dir);
+    // No hook of the repository's runs inside ralph-gate's own calls: `core.hooksPath` is
+    // the agent's to set, and a `post-index-change` or `reference-transaction` hook would
+    // run its code in the middle of a judgement (a red team's hook rewrote the checkout the
+    // differential run was about to judge).
+    c.args(["-c", "core.hooksPath=/dev/null"]);
+    c
+}
+
+/// git as [`command`] makes it, with the repository's hooks: only where a person's hooks
+/// are meant to run (a commit the fresh loop makes) or where their folder is asked.
+pub fn with_hooks(dir: &Path) -> Command {
     let mut c = crate::child::command("git");
     c.arg("-C")
         .arg(dir)
@@ -128,7 +140,8 @@ pub fn toplevel(dir: &Path) -> Option<PathBuf> {
 /// Where git keeps `rel` (`hooks/pre-commit`) for the work tree at `dir`, as git resolves it
 /// (`core.hooksPath`, a linked worktree's own folder).
 pub fn git_path(dir: &Path, rel: &str) -> Result<PathBuf, GitError> {
-    let out = run(dir, &["rev-parse", "--git-path", rel])?;
+    let args = ["rev-parse", "--git-path", rel];
+    let out = finished(&args, with_hooks(dir).args(args).output())?;
     Ok(dir.join(crate::platform::os_str(out.trim_ascii_end())))
 }
 

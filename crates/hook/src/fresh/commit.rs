@@ -38,7 +38,10 @@ pub fn iteration(root: &Path, message: &str, leave: &[std::path::PathBuf]) -> Co
     if staged.is_ok_and(|s| s.success()) {
         return Committed::Nothing;
     }
-    match ralph_base::git::run(root, &["commit", "-q", "-m", message]) {
+    // The person's commit hooks run on the loop's commits, as on their own.
+    let args = ["commit", "-q", "-m", message];
+    let commit = ralph_base::git::with_hooks(root).args(args).output();
+    match ralph_base::git::finished(&args, commit) {
         Ok(_) => ralph_base::git::run(root, &["rev-parse", "--short", "HEAD"])
             .map(|id| Committed::Made(String::from_utf8_lossy(&id).trim().to_string()))
             .unwrap_or_else(|e| Committed::Refused(e.to_string())),

@@ -182,6 +182,27 @@ const CALLS: &[Traced] = &[
     t(439, PROBE_AT),                                      // faccessat2
 ];
 
+/// Calls refused with an errno, keyed or not: they read files no tracer can see (io_uring's
+/// operations run in the kernel's own threads; a file handle names no path). Every program
+/// that uses io_uring falls back to plain calls on `ENOSYS` (libuv, liburing's users,
+/// tokio); opening by handle takes a privilege tests do not have (`EPERM`, as unprivileged).
+#[cfg(target_arch = "x86_64")]
+const REFUSED: &[(u32, i32)] = &[
+    (425, libc::ENOSYS), // io_uring_setup
+    (426, libc::ENOSYS), // io_uring_enter
+    (427, libc::ENOSYS), // io_uring_register
+    (304, libc::EPERM),  // open_by_handle_at
+];
+#[cfg(target_arch = "aarch64")]
+const REFUSED: &[(u32, i32)] = &[
+    (425, libc::ENOSYS), // io_uring_setup
+    (426, libc::ENOSYS), // io_uring_enter
+    (427, libc::ENOSYS), // io_uring_register
+    (265, libc::EPERM),  // open_by_handle_at
+];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const REFUSED: &[(u32, i32)] = &[];
+
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCH: u32 = 0;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -238,6 +259,11 @@ fn program_for(arch: u32, calls: &[Traced], key: Option<u64>) -> Vec<Insn> {
         insn(JEQ_K, 1, 0, arch),
         foreign,
     ];
+    p.push(insn(LD_W_ABS, 0, 0, NR));
+    for (nr, errno) in REFUSED {
+        p.push(insn(JEQ_K, 0, 1, *nr));
+        p.push(insn(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | *errno as u32));
+    }
     if let Some(key) = key {
         p.extend([
             insn(LD_W_ABS, 0, 0, arg_low(5)),
@@ -349,6 +375,17 @@ mod tests {
                 "half a key is no key"
             );
             assert!(traced(verdict(&keyed, ARCH, c.nr, [0; 6])));
+        }
+        for (nr, errno) in REFUSED {
+            let mut args = [0; 6];
+            args[5] = key;
+            let refused = libc::SECCOMP_RET_ERRNO | *errno as u32;
+            assert_eq!(verdict(&p, ARCH, *nr, [0; 6]), refused, "call {nr}");
+            assert_eq!(
+                verdict(&keyed, ARCH, *nr, args),
+                refused,
+                "keyed, call {nr}"
+            );
         }
         let v = verdict(&p, 0x4000_0003, 5, [0; 6]);
         assert!(traced(v), "another architecture's call is traced");
