@@ -293,20 +293,21 @@ function watchReads() {
       if (entry.isFile()) write({ listed: path.join(name, entry.name), by });
     }
   };
-  const wrapListing = (obj, name) => {
+  // `obj[name]`, told `hear(its first argument)` before each call.
+  const heard = (obj, name, hear) => {
     const original = obj && obj[name];
     if (typeof original !== 'function') return;
     obj[name] = { [name](...args) {
       try {
-        list(args[0]);
+        hear(args[0]);
       } catch {
         // As above.
       }
       return original.apply(this, args);
     } }[name];
   };
-  for (const name of ['readdirSync', 'readdir', 'opendirSync', 'opendir']) wrapListing(fs, name);
-  for (const name of ['readdir', 'opendir']) wrapListing(fs.promises, name);
+  for (const name of ['readdirSync', 'readdir', 'opendirSync', 'opendir']) heard(fs, name, list);
+  for (const name of ['readdir', 'opendir']) heard(fs.promises, name, list);
   // A file the project's code asks of without opening it (`existsSync`, `statSync`'s size,
   // `accessSync`'s mode, `readlinkSync`'s target): the answer may be the tests' case, as
   // a listed name's is. Not a folder; a name that is not there yet is kept (a flag file
@@ -321,20 +322,8 @@ function watchReads() {
     const kind = lstatSync(name, { throwIfNoEntry: false });
     if (!kind || !kind.isDirectory()) write({ listed: name, by });
   };
-  const wrapProbe = (obj, name) => {
-    const original = obj && obj[name];
-    if (typeof original !== 'function') return;
-    obj[name] = { [name](...args) {
-      try {
-        probe(args[0]);
-      } catch {
-        // As above.
-      }
-      return original.apply(this, args);
-    } }[name];
-  };
-  for (const name of ['existsSync', 'exists', 'statSync', 'stat', 'lstatSync', 'lstat', 'accessSync', 'access', 'readlinkSync', 'readlink']) wrapProbe(fs, name);
-  for (const name of ['stat', 'lstat', 'access', 'readlink']) wrapProbe(fs.promises, name);
+  for (const name of ['existsSync', 'exists', 'statSync', 'stat', 'lstatSync', 'lstat', 'accessSync', 'access', 'readlinkSync', 'readlink']) heard(fs, name, probe);
+  for (const name of ['stat', 'lstat', 'access', 'readlink']) heard(fs.promises, name, probe);
   // A process the project's code starts (`execSync('cat cases.json')`): what it reads, no
   // frame of this one says; ralph-gate counts what no line accounts for as either the
   // tests' data or the code under test. The runners' own workers are not the project's.
