@@ -186,22 +186,20 @@ const CALLS: &[Traced] = &[
 /// operations run in the kernel's own threads; a file handle names no path). Every program
 /// that uses io_uring falls back to plain calls on `ENOSYS` (libuv, liburing's users,
 /// tokio); opening by handle takes a privilege tests do not have (`EPERM`, as unprivileged).
+/// io_uring's calls have the same numbers on every architecture; open_by_handle_at does not.
+const REFUSED: &[(u32, i32)] = &[
+    (425, libc::ENOSYS),              // io_uring_setup
+    (426, libc::ENOSYS),              // io_uring_enter
+    (427, libc::ENOSYS),              // io_uring_register
+    (OPEN_BY_HANDLE_AT, libc::EPERM), // open_by_handle_at
+];
 #[cfg(target_arch = "x86_64")]
-const REFUSED: &[(u32, i32)] = &[
-    (425, libc::ENOSYS), // io_uring_setup
-    (426, libc::ENOSYS), // io_uring_enter
-    (427, libc::ENOSYS), // io_uring_register
-    (304, libc::EPERM),  // open_by_handle_at
-];
+const OPEN_BY_HANDLE_AT: u32 = 304;
 #[cfg(target_arch = "aarch64")]
-const REFUSED: &[(u32, i32)] = &[
-    (425, libc::ENOSYS), // io_uring_setup
-    (426, libc::ENOSYS), // io_uring_enter
-    (427, libc::ENOSYS), // io_uring_register
-    (265, libc::EPERM),  // open_by_handle_at
-];
+const OPEN_BY_HANDLE_AT: u32 = 265;
+/// No filter is built here ([`SUPPORTED`]): the number is never used.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const REFUSED: &[(u32, i32)] = &[];
+const OPEN_BY_HANDLE_AT: u32 = u32::MAX;
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCH: u32 = 0;

@@ -297,13 +297,12 @@ pub fn opened_and_listed(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {
     pub path: PathBuf,
-    /// A folder now (so listed, or looked into): the names in it were seen.
-    pub folder: bool,
     pub by: Vec<i32>,
 }
 
 /// The paths inside `root` the record says its processes named, never in a tool's cache
-/// (`.git`, `__pycache__`), with the processes that did: one stat a path.
+/// (`.git`, `__pycache__`), with the processes that did. No stat: only the few a caller
+/// keeps are asked whether they are folders.
 pub fn named_inside(record: &record::Record, root: &Path) -> Vec<Named> {
     let cache = |rel: &Path| {
         rel.components()
@@ -316,7 +315,6 @@ pub fn named_inside(record: &record::Record, root: &Path) -> Vec<Named> {
         .filter(|(p, _)| p.strip_prefix(root).is_ok_and(|rel| !cache(rel)))
         .map(|(path, _)| Named {
             path: path.clone(),
-            folder: path.is_dir(),
             by: record.by.get(path).cloned().unwrap_or_default(),
         })
         .collect()

@@ -206,7 +206,8 @@ impl Listening {
         let told = self.dir.join("told");
         let (sessions, children) = (sessions(&told), children(&told));
         let mut read = read;
-        read.extend(named_by_strangers(&sessions, &children, named, &files_in));
+        let look: Look<'_> = (&Path::is_dir, &files_in);
+        read.extend(named_by_strangers(&sessions, &children, named, look));
         let folders = (dirs.as_slice(), &files_in as &dyn Fn(&Path) -> Vec<PathBuf>);
         let (theirs, unheard) = through_processes(&sessions, &children, (&read, folders));
         let theirs = theirs.into_iter().map(|f| (f, OfTests::Read));
@@ -291,6 +292,9 @@ fn children(dir: &Path) -> Vec<Child> {
 /// the run listed are asked).
 type Folders<'a> = (&'a [PathBuf], &'a dyn Fn(&Path) -> Vec<PathBuf>);
 
+/// How to ask whether a path is a folder, and what files one holds.
+type Look<'a> = (&'a dyn Fn(&Path) -> bool, &'a dyn Fn(&Path) -> Vec<PathBuf>);
+
 /// Pure but for `files_in`: of the files a run read through processes its sessions started (see
 /// [`Listening::read_through_processes`]), those a process said its tests' code read, and
 /// those no record accounts for (a process that said nothing: data or code, not known),
@@ -347,7 +351,8 @@ fn through_processes(
     (owned(theirs), owned(unheard))
 }
 
-/// Pure but for `files_in`: the paths a process that told nothing of itself (no session's,
+/// Pure but for `look` (whether a path is a folder, the files in one): the paths a process
+/// that told nothing of itself (no session's,
 /// no child Python's: a shell's `test -e`, a `stat`, an `ls`, a forked worker) asked of or
 /// opened, and the files in the folders it looked into. What it learned there (a size, a
 /// flag file, the names of cases) no listener heard: [`through_processes`] takes those no
@@ -356,7 +361,7 @@ fn named_by_strangers(
     sessions: &[Session],
     children: &[Child],
     named: &[observe::Named],
-    files_in: &dyn Fn(&Path) -> Vec<PathBuf>,
+    (folder, files_in): Look<'_>,
 ) -> Vec<PathBuf> {
     let told: BTreeSet<i32> = sessions
         .iter()
@@ -367,7 +372,7 @@ fn named_by_strangers(
         .iter()
         .filter(|n| n.by.iter().any(|pid| !told.contains(pid)));
     strange
-        .flat_map(|n| match n.folder {
+        .flat_map(|n| match folder(&n.path) {
             true => files_in(&n.path),
             false => vec![n.path.clone()],
         })
@@ -494,20 +499,20 @@ mod tests {
             pid: Some(11),
             ..Child::default()
         };
-        let named = |path: &str, folder: bool, by: &[i32]| observe::Named {
+        let named = |path: &str, by: &[i32]| observe::Named {
             path: path.into(),
-            folder,
             by: by.to_vec(),
         };
         let all = [
-            named("/p/calc.py", false, &[10, 11]),
-            named("/p/FLAG", false, &[10, 12]),
-            named("/p/cases", true, &[12]),
-            named("/p/src", true, &[10]),
+            named("/p/calc.py", &[10, 11]),
+            named("/p/FLAG", &[10, 12]),
+            named("/p/cases", &[12]),
+            named("/p/src", &[10]),
         ];
+        let folder = |p: &Path| p.ends_with("cases") || p.ends_with("src");
         let files_in = |d: &Path| vec![d.join("2_3_5")];
         assert_eq!(
-            named_by_strangers(&[s], &[child], &all, &files_in),
+            named_by_strangers(&[s], &[child], &all, (&folder, &files_in)),
             paths(&["/p/FLAG", "/p/cases/2_3_5"]),
             "the pytest's and a child Python's are told; pid 12's (a shell's) are not"
         );
