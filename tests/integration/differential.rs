@@ -14,14 +14,19 @@ pub(crate) struct Case {
     pub edits: &'static [Edit],
 }
 
-/// The bare tool's exit code on the tree as it is.
-fn bare(repo: &Repo, program: &str, args: &[&str]) -> i32 {
+/// The bare tool's exit code on the tree as it is, with what it printed (a failure says why).
+fn bare(repo: &Repo, program: &str, args: &[&str]) -> (i32, String) {
     let out = Command::new(program)
         .args(args)
         .current_dir(repo.path())
         .output()
         .unwrap_or_else(|e| panic!("{program} runs: {e}"));
-    out.status.code().unwrap_or(-1)
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), said)
 }
 
 /// Each attack fools the bare tool and holds the loop; the loop is still on afterwards.
@@ -29,10 +34,10 @@ pub(crate) fn attacks_are_held(repo: &Repo, tool: (&str, &[&str]), cases: &[Case
     let mut held = 0;
     for c in cases {
         apply(repo, c.edits);
+        let (code, said) = bare(repo, tool.0, tool.1);
         assert_eq!(
-            bare(repo, tool.0, tool.1),
-            0,
-            "{}: the attack must fool the bare tool, or it tests nothing",
+            code, 0,
+            "{}: the attack must fool the bare tool, or it tests nothing; it said:\n{said}",
             c.name
         );
         let out = decision(&promise(repo));
@@ -596,10 +601,10 @@ fn weaken(repo: &Repo) {
 
 /// Held, with the bare tool passing on the tree as it is.
 fn held_while_pytest_passes(repo: &Repo, name: &str) {
+    let (code, said) = bare(repo, "pytest", &["-q", "-p", "no:cacheprovider"]);
     assert_eq!(
-        bare(repo, "pytest", &["-q", "-p", "no:cacheprovider"]),
-        0,
-        "{name}: the attack must fool the bare tool"
+        code, 0,
+        "{name}: the attack must fool the bare tool:\n{said}"
     );
     let out = decision(&promise(repo));
     assert_eq!(
@@ -1204,7 +1209,10 @@ fn code_that_looks_for_ralph_gates_markers_is_held() {
         "calc.py",
         "import os\n\n\ndef add(a, b):\n    if {\"RALPH_GATE\", \"RALPH_GATE_NAME\", \"RALPH_GATE_ROOT\"} & set(os.environ):\n        return a + b\n    return a - b\n",
     );
-    assert_ne!(bare(&repo, "pytest", &["-q", "-p", "no:cacheprovider"]), 0);
+    assert_ne!(
+        bare(&repo, "pytest", &["-q", "-p", "no:cacheprovider"]).0,
+        0
+    );
     let out = decision(&promise(&repo));
     assert_eq!(out["decision"], "block", "{out}");
     commit_project(&repo);
@@ -1347,11 +1355,8 @@ const NODE_CJS_TEST: &str = "const test = require('node:test');\nconst assert = 
 /// tests, so a local `check --base` compares only the gates that ran).
 fn unread_is_held(repo: &Repo, tool: (&str, &[&str]), edits: &[Edit], unread: &str) {
     apply(repo, edits);
-    assert_eq!(
-        bare(repo, tool.0, tool.1),
-        0,
-        "the attack fools the bare tool"
-    );
+    let (code, said) = bare(repo, tool.0, tool.1);
+    assert_eq!(code, 0, "the attack fools the bare tool:\n{said}");
     let out = decision(&promise(repo));
     assert_eq!(out["decision"], "block", "{out}");
     let reason = out["reason"].as_str().unwrap_or_default();

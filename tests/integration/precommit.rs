@@ -13,6 +13,18 @@ fn prek(cwd: &Path, args: &[&str]) -> (i32, String) {
         .current_dir(cwd)
         // Kept between runs: prek builds ralph-gate (cargo install) once per commit.
         .env("PREK_HOME", root.join("target/test-tools/prek-home"))
+        // prek's `cargo install` builds the release profile: thin LTO and optimisation took
+        // 12 of CI's 25 minutes for a build whose speed this test does not look at. The same
+        // sources, manifest and install path, built without them; the target folder is kept
+        // so a second run rebuilds only ralph-gate.
+        .env("CARGO_PROFILE_RELEASE_LTO", "false")
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env(
+            "CARGO_TARGET_DIR",
+            root.join("target/test-tools/prek-build"),
+        )
         .env("NO_COLOR", "1")
         .output()
         .expect("prek runs");
