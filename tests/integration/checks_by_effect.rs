@@ -1021,3 +1021,95 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     }];
     honest_work_ends(&repo, HONEST);
 }
+
+const IGNORED_CASES_TESTS: &str = "import calc\n\n\ndef test_add():\n    with open(\"fixtures/generated/cases.txt\") as f:\n        rows = [list(map(int, l.split())) for l in f if l.strip()]\n    assert rows\n    for a, b, r in rows:\n        assert calc.add(a, b) == r\n";
+
+/// Cases the tests read in a folder git ignores: in no tree, so no differential run can put
+/// them back (it lends the folder whole, as it is now). An edit there after the loop began
+/// decided the verdict: held for a person, the file named. What the gate's own run writes
+/// there before its tests read it is the run's making, and the loop ends.
+#[test]
+fn cases_in_a_folder_git_ignores_are_part_of_the_checks() {
+    let Some(repo) = pytest_loop(&[
+        (".gitignore", "__pycache__/\nfixtures/generated/\n"),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("test_calc.py", IGNORED_CASES_TESTS),
+        ("fixtures/generated/cases.txt", "2 3 5\n"),
+    ]) else {
+        return;
+    };
+    crate::surface::put(
+        &repo,
+        "calc.py",
+        "# broken\ndef add(a, b):\n    return a - b\n",
+    );
+    crate::surface::put(&repo, "fixtures/generated/cases.txt", "2 3 -1\n");
+    let bare = std::process::Command::new("pytest")
+        .args(["-q", "-p", "no:cacheprovider"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        bare.status.success(),
+        "the attack fools the bare tool: {}",
+        String::from_utf8_lossy(&bare.stdout)
+    );
+    let out = crate::surface::decision(&crate::surface::promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("fixtures/generated/cases.txt") && reason.contains("ignored by git"),
+        "{reason}"
+    );
+
+    // The same through a tracked link into the ignored folder.
+    let linked = pytest_loop(&[
+        (".gitignore", "__pycache__/\ngen/\n"),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        (
+            "test_calc.py",
+            &IGNORED_CASES_TESTS.replace("fixtures/generated/cases.txt", "cases.txt"),
+        ),
+        ("gen/cases.txt", "2 3 5\n"),
+        ("cases.txt", "@link:gen/cases.txt"),
+    ])
+    .expect("pytest is there");
+    crate::surface::put(
+        &linked,
+        "calc.py",
+        "# broken\ndef add(a, b):\n    return a - b\n",
+    );
+    crate::surface::put(&linked, "gen/cases.txt", "2 3 -1\n");
+    let out = crate::surface::decision(&crate::surface::promise(&linked));
+    assert_eq!(out["decision"], "block", "{out}");
+    assert!(
+        out["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gen/cases.txt"),
+        "{out}"
+    );
+
+    // Honest: the gate writes the cases itself, each run, before its tests read them.
+    let generated = pytest_loop(&[
+        (".gitignore", "__pycache__/\nfixtures/generated/\n"),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("test_calc.py", IGNORED_CASES_TESTS),
+        ("gen.py", "import os\n\nos.makedirs(\"fixtures/generated\", exist_ok=True)\nwith open(\"fixtures/generated/cases.txt\", \"w\") as f:\n    f.write(\"2 3 5\\n\")\n"),
+        (
+            "ralph.toml",
+            "[[gate]]\nname = \"pytest\"\nglobs = [\"**/*\"]\nscope = \"project\"\nrun = \"python3 gen.py && pytest -q -p no:cacheprovider\"\n",
+        ),
+    ])
+    .expect("pytest is there");
+    crate::surface::put(
+        &generated,
+        "calc.py",
+        "def add(a, b):\n    s = a + b\n    return s\n",
+    );
+    let out = crate::surface::decision(&crate::surface::promise(&generated));
+    assert!(
+        out.get("decision").is_none(),
+        "honest work ends the loop: {out}"
+    );
+}

@@ -156,10 +156,7 @@ fn lending(
 ) -> (Vec<PathBuf>, Vec<String>) {
     let (mut lend, mut unlent) = (Vec::new(), Vec::new());
     for (rel, what) in now {
-        if Path::new(rel)
-            .components()
-            .any(|c| NOT_LENT.iter().any(|n| c.as_os_str() == *n))
-        {
+        if !lent(Path::new(rel)) {
             continue;
         }
         match start {
@@ -1227,6 +1224,13 @@ pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests
         (true, n) if n == failing.len() => WithTheCode::Tests,
         (true, _) => WithTheCode::AndTheirCheckers,
     }
+}
+
+/// Pure: whether a checkout may be lent what git ignores at `rel` (relative to the top):
+/// not inside a tool's own cache or build folder ([`NOT_LENT`]).
+pub fn lent(rel: &Path) -> bool {
+    !rel.components()
+        .any(|c| NOT_LENT.iter().any(|n| c.as_os_str() == *n))
 }
 
 /// Folders of tools' own caches and builds, which a checkout gets none of: a run fills its

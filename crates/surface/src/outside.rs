@@ -33,6 +33,10 @@ pub struct Read {
     pub loaded: bool,
     /// Inside the repository where git ignores it (a `.venv` there): in no tree judged.
     pub ignored: bool,
+    /// Its runner said its tests read it as theirs (their cases, a file they collected):
+    /// inside a folder git ignores, where a differential run lends the folder whole as it
+    /// is now, it decided the verdict as surely as a plugin.
+    pub data: bool,
 }
 
 /// Folders of the system: written by its package manager, as root.
@@ -66,15 +70,19 @@ pub fn counts(path: &Path, loaded: bool, repo: &Path) -> bool {
     if SYSTEM.iter().any(|s| path.starts_with(s)) {
         return false;
     }
+    !in_a_store(path)
+}
+
+/// Pure: whether `path` lies where a package manager or a tool installs or caches.
+fn in_a_store(path: &Path) -> bool {
     let names: Vec<&str> = path
         .components()
         .filter_map(|c| c.as_os_str().to_str())
         .collect();
-    let store = names.iter().any(|n| STORES.contains(n))
+    names.iter().any(|n| STORES.contains(n))
         || names
             .windows(2)
-            .any(|w| w == ["pkg", "mod"] || w == [".cargo", "registry"] || w == [".cargo", "git"]);
-    !store
+            .any(|w| w == ["pkg", "mod"] || w == [".cargo", "registry"] || w == [".cargo", "git"])
 }
 
 /// The reads that count and changed at or after `since` (nanoseconds, the clock file times
@@ -83,9 +91,14 @@ pub fn changed_since(reads: &[Read], since: i128, repo: &Path) -> Vec<Changed> {
     let mut found: BTreeMap<PathBuf, Changed> = BTreeMap::new();
     // Inside the repository, what git ignores is in no tree a run judges or puts back:
     // there, what the runner ran as part of itself counts (a plugin or a startup hook
-    // installed into the project's own `.venv`); what it only read is a dependency's.
+    // installed into the project's own `.venv`), and what its tests read as theirs (cases in
+    // an ignored `fixtures/generated/`) but in a package manager's folder; what else it
+    // read is a dependency's.
     let counted = |r: &&Read| match r.path.starts_with(repo) {
-        true => r.loaded && r.ignored,
+        true => {
+            let rel = r.path.strip_prefix(repo).unwrap_or(&r.path);
+            r.ignored && (r.loaded || (r.data && !in_a_store(rel)))
+        }
         false => counts(&r.path, r.loaded, repo),
     };
     for r in reads.iter().filter(counted) {
@@ -168,6 +181,7 @@ mod tests {
             path: path.to_path_buf(),
             loaded: false,
             ignored: false,
+            data: false,
         };
         let reads = [read("a", &old), read("a", &new), read("b", &new)];
         let found = changed_since(&reads, since, Path::new("/nonexistent/repo"));
@@ -197,5 +211,30 @@ mod tests {
             0,
             "a library read from the .venv"
         );
+        let data = |path: &Path| {
+            Read {
+                data: true,
+                ..inside(false, true)
+            }
+            .with_path(path)
+        };
+        assert_eq!(counted(data(&new)), 1, "cases in an ignored folder");
+        let installed = dir.path().join("node_modules/pkg/cases.json");
+        std::fs::create_dir_all(installed.parent().unwrap()).unwrap();
+        std::fs::write(&installed, "[]").unwrap();
+        assert_eq!(
+            counted(data(&installed)),
+            0,
+            "a dependency's file the tests read"
+        );
+    }
+
+    impl Read {
+        fn with_path(self, path: &Path) -> Self {
+            Self {
+                path: path.to_path_buf(),
+                ..self
+            }
+        }
     }
 }

@@ -236,6 +236,7 @@ fn detail(o: &Outcome) -> RunDetail {
         outside: o.outside.clone(),
         read: o.read.clone(),
         linked: o.linked.clone(),
+        wrote: o.wrote.clone(),
         loaded: o.loaded.clone(),
         of_tests: o.of_tests.clone(),
         tests: o.tests.clone(),

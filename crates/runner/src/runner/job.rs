@@ -290,6 +290,8 @@ pub struct Outcome {
     pub read: Option<Vec<String>>,
     /// The files inside the project the run gave another name (see [`RunDetail::linked`]).
     pub linked: Vec<String>,
+    /// The files inside the project the run wrote (see [`RunDetail::wrote`]).
+    pub wrote: Vec<String>,
     /// The files its runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<PathBuf>,
     /// The files its runner said are its tests' (see [`crate::observe::OfTests`]; absolute).
@@ -358,6 +360,7 @@ impl Shape<'_> {
             outside: Vec::new(),
             read: None,
             linked: Vec::new(),
+            wrote: Vec::new(),
             loaded: Vec::new(),
             of_tests: Vec::new(),
             tests: None,
@@ -628,6 +631,7 @@ fn execute(
         outside: seen.outside,
         read: opened(&finished, &cx.config.root, built),
         linked: linked(&finished, &cx.config.root),
+        wrote: wrote(&finished, &cx.config.root),
         loaded,
         of_tests,
         tests,
@@ -740,6 +744,22 @@ fn linked(finished: &process::Finished, root: &Path) -> Vec<String> {
         .linked
         .iter()
         .filter_map(|p| p.strip_prefix(root).ok());
+    inside
+        .filter_map(|r| r.to_str().map(str::to_string))
+        .collect()
+}
+
+/// The files inside `root` a finished, observed run wrote, created or renamed onto
+/// (relative to it): its own outputs, not what it found there.
+fn wrote(finished: &process::Finished, root: &Path) -> Vec<String> {
+    let Some(Ok(record)) = &finished.observed else {
+        return Vec::new();
+    };
+    let written = record
+        .paths
+        .iter()
+        .filter(|(_, a)| **a == observe::Access::Write);
+    let inside = written.filter_map(|(p, _)| p.strip_prefix(root).ok());
     inside
         .filter_map(|r| r.to_str().map(str::to_string))
         .collect()

@@ -138,6 +138,10 @@ pub struct RunDetail {
     /// when it ran now observed: their change time moved by its own hand, their content
     /// as it was. A loop's end does not take that for the tree changing while judged.
     pub linked: Vec<String>,
+    /// The files inside the project it wrote, created or renamed onto (relative to the
+    /// root), when it ran now observed: what its tests read there afterwards is the run's
+    /// own making, not something found.
+    pub wrote: Vec<String>,
     /// The files its test runner ran as part of itself (pytest's plugins; absolute).
     pub loaded: Vec<std::path::PathBuf>,
     /// The files its test runner said are its tests' rather than the code's, by what it did

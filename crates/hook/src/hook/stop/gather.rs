@@ -689,7 +689,7 @@ fn outside_changed(
                 .any(|i| rel.starts_with(i))
         })
     };
-    let reads: Vec<Read> = results
+    let mut reads: Vec<Read> = results
         .iter()
         .flat_map(|r| {
             r.run_details.iter().flat_map(move |d| {
@@ -700,6 +700,7 @@ fn outside_changed(
                         path: path.clone(),
                         loaded,
                         ignored: false,
+                        data: false,
                     })
             })
         })
@@ -708,8 +709,68 @@ fn outside_changed(
             r
         })
         .collect();
+    reads.extend(tests_data_ignored(&repo, results));
     let changed = changed_since(&reads, since, &repo);
     (!changed.is_empty()).then_some(changed)
+}
+
+/// What the final run's tests opened as theirs (their code read it, or their runner
+/// collected tests from it) inside a folder git ignores (their cases in
+/// `fixtures/generated/`), but what the run wrote there itself. A differential run lends
+/// such a folder whole, as it is now: an edit there is in no tree it could put back. A
+/// tool's cache (`__pycache__`, `.ralph/`) is lent to none: the differential run judges
+/// without it. What only a process the tests started read (a `grep -r` over the tree), or
+/// what they only listed, may be anyone's: left to the runs that compare.
+fn tests_data_ignored(repo: &Path, results: &[GateResult]) -> Vec<ralph_surface::outside::Read> {
+    use ralph_runner::runner::OfTests;
+    let told = results.iter().flat_map(|r| {
+        r.run_details.iter().flat_map(move |d| {
+            let theirs = d
+                .of_tests
+                .iter()
+                .filter(|(_, part)| matches!(part, OfTests::Read | OfTests::Collected));
+            theirs.map(move |(path, _)| (r.name.as_str(), d, path))
+        })
+    });
+    let real_repo = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
+    let mut folders = None;
+    let mut found = Vec::new();
+    for (gate, detail, path) in told {
+        // The file itself, and where a tracked link it was read through leads.
+        let real = path.canonicalize().ok();
+        let rels = [
+            path.strip_prefix(repo).ok(),
+            real.as_deref()
+                .and_then(|r| r.strip_prefix(&real_repo).ok()),
+        ];
+        let own = |rel: &Path| detail.wrote.iter().any(|w| Path::new(w) == rel);
+        if rels.iter().flatten().any(|rel| own(rel)) {
+            continue;
+        }
+        let folders = folders.get_or_insert_with(|| ignored_folders(repo));
+        let in_one = |rel: &&Path| {
+            differential::lent(rel) && folders.iter().any(|f| rel.starts_with(f) && *rel != f)
+        };
+        let Some(rel) = rels.into_iter().flatten().find(in_one) else {
+            continue;
+        };
+        found.push(ralph_surface::outside::Read {
+            gate: gate.to_string(),
+            path: repo.join(rel),
+            loaded: false,
+            ignored: true,
+            data: true,
+        });
+    }
+    found
+}
+
+/// The folders git ignores in the work tree at `repo` (relative to it).
+fn ignored_folders(repo: &Path) -> Vec<PathBuf> {
+    let all = ralph_base::snapshot::ignored(repo).unwrap_or_default();
+    all.into_iter()
+        .filter(|rel| repo.join(rel).is_dir())
+        .collect()
 }
 
 impl Seen {
