@@ -737,29 +737,34 @@ fn opened(finished: &process::Finished, root: &Path, built: bool) -> Option<Vec<
 
 /// The project's files an observed run gave another name, relative to the root.
 fn linked(finished: &process::Finished, root: &Path) -> Vec<String> {
-    let Some(Ok(record)) = &finished.observed else {
-        return Vec::new();
-    };
-    let inside = record
-        .linked
-        .iter()
-        .filter_map(|p| p.strip_prefix(root).ok());
-    inside
-        .filter_map(|r| r.to_str().map(str::to_string))
-        .collect()
+    observed_inside(finished, root, |record| record.linked.iter().collect())
 }
 
 /// The files inside `root` a finished, observed run wrote, created or renamed onto
 /// (relative to it): its own outputs, not what it found there.
 fn wrote(finished: &process::Finished, root: &Path) -> Vec<String> {
+    observed_inside(finished, root, |record| {
+        let written = record.paths.iter();
+        written
+            .filter(|(_, a)| **a == observe::Access::Write)
+            .map(|(p, _)| p)
+            .collect()
+    })
+}
+
+/// The paths `of` an observed run's record that lie inside `root`, relative to it; none
+/// when the run was not observed.
+fn observed_inside<'a>(
+    finished: &'a process::Finished,
+    root: &Path,
+    of: impl FnOnce(&'a observe::trace::Record) -> Vec<&'a PathBuf>,
+) -> Vec<String> {
     let Some(Ok(record)) = &finished.observed else {
         return Vec::new();
     };
-    let written = record
-        .paths
-        .iter()
-        .filter(|(_, a)| **a == observe::Access::Write);
-    let inside = written.filter_map(|(p, _)| p.strip_prefix(root).ok());
+    let inside = of(record)
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(root).ok());
     inside
         .filter_map(|r| r.to_str().map(str::to_string))
         .collect()
