@@ -211,12 +211,10 @@ mod tests {
             0,
             "a library read from the .venv"
         );
-        let data = |path: &Path| {
-            Read {
-                data: true,
-                ..inside(false, true)
-            }
-            .with_path(path)
+        let data = |path: &Path| Read {
+            data: true,
+            path: path.to_path_buf(),
+            ..inside(false, true)
         };
         assert_eq!(counted(data(&new)), 1, "cases in an ignored folder");
         let installed = dir.path().join("node_modules/pkg/cases.json");
@@ -227,14 +225,5 @@ mod tests {
             0,
             "a dependency's file the tests read"
         );
-    }
-
-    impl Read {
-        fn with_path(self, path: &Path) -> Self {
-            Self {
-                path: path.to_path_buf(),
-                ..self
-            }
-        }
     }
 }

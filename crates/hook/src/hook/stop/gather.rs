@@ -679,15 +679,17 @@ fn outside_changed(
     use ralph_surface::outside::{changed_since, Read};
     let since = since?;
     let repo = ralph_base::git::toplevel(root).unwrap_or_else(|| root.to_path_buf());
-    // What git ignores is asked only when the runner ran something inside the repository.
-    let ignored = std::cell::OnceCell::new();
+    // What git ignores is asked once, and only when the runner ran something inside the
+    // repository or its tests read there.
+    let listing = std::cell::OnceCell::new();
+    let listed = || {
+        listing
+            .get_or_init(|| ralph_base::snapshot::ignored(&repo).unwrap_or_default())
+            .as_slice()
+    };
     let ignored = |path: &Path| {
-        path.strip_prefix(&repo).is_ok_and(|rel| {
-            ignored
-                .get_or_init(|| ralph_base::snapshot::ignored(&repo).unwrap_or_default())
-                .iter()
-                .any(|i| rel.starts_with(i))
-        })
+        path.strip_prefix(&repo)
+            .is_ok_and(|rel| listed().iter().any(|i| rel.starts_with(i)))
     };
     let mut reads: Vec<Read> = results
         .iter()
@@ -709,7 +711,7 @@ fn outside_changed(
             r
         })
         .collect();
-    reads.extend(tests_data_ignored(&repo, results));
+    reads.extend(tests_data_ignored(&repo, results, listed));
     let changed = changed_since(&reads, since, &repo);
     (!changed.is_empty()).then_some(changed)
 }
@@ -721,7 +723,12 @@ fn outside_changed(
 /// tool's cache (`__pycache__`, `.ralph/`) is lent to none: the differential run judges
 /// without it. What only a process the tests started read (a `grep -r` over the tree), or
 /// what they only listed, may be anyone's: left to the runs that compare.
-fn tests_data_ignored(repo: &Path, results: &[GateResult]) -> Vec<ralph_surface::outside::Read> {
+/// `ignored`: what git ignores in the work tree (relative to `repo`), asked when needed.
+fn tests_data_ignored<'a>(
+    repo: &Path,
+    results: &[GateResult],
+    ignored: impl Fn() -> &'a [PathBuf],
+) -> Vec<ralph_surface::outside::Read> {
     use ralph_runner::runner::OfTests;
     let told = results.iter().flat_map(|r| {
         r.run_details.iter().flat_map(move |d| {
@@ -747,9 +754,13 @@ fn tests_data_ignored(repo: &Path, results: &[GateResult]) -> Vec<ralph_surface:
         if rels.iter().flatten().any(|rel| own(rel)) {
             continue;
         }
-        let folders = folders.get_or_insert_with(|| ignored_folders(repo));
+        let folders = folders.get_or_insert_with(|| {
+            let all = ignored().iter();
+            all.filter(|rel| repo.join(rel).is_dir())
+                .collect::<Vec<_>>()
+        });
         let in_one = |rel: &&Path| {
-            differential::lent(rel) && folders.iter().any(|f| rel.starts_with(f) && *rel != f)
+            differential::lent(rel) && folders.iter().any(|f| rel.starts_with(f) && rel != f)
         };
         let Some(rel) = rels.into_iter().flatten().find(in_one) else {
             continue;
@@ -763,14 +774,6 @@ fn tests_data_ignored(repo: &Path, results: &[GateResult]) -> Vec<ralph_surface:
         });
     }
     found
-}
-
-/// The folders git ignores in the work tree at `repo` (relative to it).
-fn ignored_folders(repo: &Path) -> Vec<PathBuf> {
-    let all = ralph_base::snapshot::ignored(repo).unwrap_or_default();
-    all.into_iter()
-        .filter(|rel| repo.join(rel).is_dir())
-        .collect()
 }
 
 impl Seen {
