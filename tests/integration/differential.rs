@@ -953,6 +953,88 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     );
 }
 
+/// A gate that fails at the base and still fails (a file left unformatted) does not stop
+/// the other gates' changes from being judged by effect: a skip that `go test` as the gate
+/// runs it never takes is no weakening (every test still runs), and only the formatting
+/// fails the check. A test skipped to hide broken code is still named there.
+#[test]
+fn check_base_judges_the_passing_gates_by_effect_when_another_fails() {
+    if !require_tool("go") {
+        return;
+    }
+    let gofmt = "[[gate]]\nname = \"gofmt\"\nglobs = [\"*.go\"]\nscope = \"batch\"\nrun = 'out=$(gofmt -l {files}) || exit 1; [ -z \"$out\" ] || { echo \"$out\"; exit 1; }'\n";
+    let repo = Repo::git();
+    repo.config(&format!(
+        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n{gofmt}"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    .write("legacy.go", "package calc\n\nfunc  Old() int { return 1 }\n")
+    .write("calc_test.go", GO_TESTS);
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let integrity = |run: &crate::common::Run| -> serde_json::Value {
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
+        report["gates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["gate"] == "integrity")
+            .cloned()
+            .unwrap_or_else(|| panic!("no integrity gate: {run:?}"))
+    };
+    // A skip only `go test -short` takes: the test still runs under the gate, as at the base.
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[(
+            "calc_test.go",
+            GO_TESTS.replace(
+                "func TestAdds(t *testing.T) {\n",
+                "func TestAdds(t *testing.T) {\n\tif testing.Short() {\n\t\tt.Skip(\"slow\")\n\t}\n",
+            ),
+        )],
+    );
+    assert_eq!(honest.code, 1, "gofmt still fails: {honest:?}");
+    let judged = integrity(&honest);
+    assert_eq!(
+        judged["counts_as_failure"], false,
+        "a skip the gate never takes, beside a gate failing as at the base: {judged}"
+    );
+    // The twin: the code broken and the test that sees it skipped.
+    let skipped = check_base_after(
+        &repo,
+        &base,
+        &[
+            (
+                "calc.go",
+                "package calc\n\nfunc Add(a, b int) int { return a - b }\n".into(),
+            ),
+            (
+                "calc_test.go",
+                GO_TESTS.replace(
+                    "func TestAdds(t *testing.T) {\n",
+                    "func TestAdds(t *testing.T) {\n\tt.Skip(\"flaky\")\n",
+                ),
+            ),
+        ],
+    );
+    assert_eq!(skipped.code, 1, "{skipped:?}");
+    let judged = integrity(&skipped);
+    assert_eq!(
+        judged["counts_as_failure"], true,
+        "a test skipped over broken code: {skipped:?}"
+    );
+    assert!(
+        judged["output"]
+            .as_str()
+            .unwrap_or("")
+            .contains("calc_test.go"),
+        "the skip is named: {judged}"
+    );
+}
+
 /// New code that needs a newer language raises go.mod's `go` line with it: the line is
 /// what the code needs, as a dependency, and stays when the checks are put back.
 #[test]

@@ -70,8 +70,11 @@ fn written_out(
 /// this tree with every file of the checks put back as the base had it (a differential
 /// run). The weakenings the parsers found in those files count only when that run fails
 /// where this one passed; then the run's failures are named too. Only a run of every gate on
-/// every file (`whole`) whose gates all pass is compared: a failing one fails anyway, and
-/// its findings stay as found. First, a `baseline` gate failing only as at the base passes.
+/// every file (`whole`) is compared, and only through the gates that pass: a failing one
+/// fails the check anyway (its tests, what it read and a weakening only it could show are
+/// judged again on the run that passes it), and a gate failing as at the base (gofmt of a
+/// newer Go) must not leave the others judged by the parsers alone. First, a `baseline`
+/// gate failing only as at the base passes.
 pub fn by_effect(
     mut a: Against,
     (project, whole): (&Project, bool),
@@ -86,8 +89,7 @@ pub fn by_effect(
     let taken = base
         .as_ref()
         .and_then(|b| excuse_old_failures(&a.rev, b, project, env, phase, results));
-    let failing = results.iter().any(|r| r.counts_as_failure(env.strict()));
-    if whole && !failing {
+    if whole {
         if let Some(mut b) = base.or_else(|| Base::of(&a, project.root(), results)) {
             judge_deferred(&mut a, project, env, phase, (results, &mut b, taken));
         }
@@ -153,7 +155,7 @@ fn judge_deferred(
     let (start, prepared) = (&base.start, &mut base.prepared);
     push_left_reach(a, prepared);
     let far = std::time::Instant::now() + std::time::Duration::from_secs(24 * 3600);
-    let now = differential::ran_or_silent(results);
+    let now = passing(differential::ran_or_silent(results), results, env.strict());
     let at_base = match taken.map_or_else(
         || base_runs(project, env, (phase, far), prepared, (start, &now, results)),
         Ok,
@@ -175,7 +177,8 @@ fn judge_deferred(
     }
     let prepared = &*prepared;
     let not_run = differential::not_run(&at_base.tests, &now);
-    let unreached = prepared.out_of_reach(&at_base.read, &differential::reached(results));
+    let reached = passing(differential::reached(results), results, env.strict());
+    let unreached = prepared.out_of_reach(&at_base.read, &reached);
     if !prepared.changed() {
         push_unreached(a, &unreached);
         push_not_run(a, &not_run, None);
@@ -220,6 +223,22 @@ fn judge_deferred(
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
     }
+}
+
+/// Pure: `tests` (by gate) of the gates of `results` that pass: what a failing gate ran or
+/// read is no measure of what the change took away, and its failure stands anyway.
+fn passing(
+    mut tests: differential::Tests,
+    results: &[GateResult],
+    strict: bool,
+) -> differential::Tests {
+    let failed = |gate: &str| {
+        results
+            .iter()
+            .any(|r| r.name == gate && r.counts_as_failure(strict))
+    };
+    tests.retain(|gate, _| !failed(gate));
+    tests
 }
 
 /// One finding per file of checked code moved where no gate reads it: named at its old
