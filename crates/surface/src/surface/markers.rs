@@ -244,20 +244,46 @@ fn cfg_on_test(lines: &[&str], i: usize) -> bool {
     after.chain(before).any(|l| TESTS[0].1.is_match(l))
 }
 
-/// The function or test a marker at line `i` applies to: on its line or up to eleven below
-/// (a decorator's arguments can span lines).
+/// The function or test a marker at line `i` applies to: named on its line; for a call in
+/// a body (`t.Skip()`, `pytest.skip()`, a trailing `# noqa`), the definition around it;
+/// for a decorator, an attribute or a directive on a line of its own, what follows, up to
+/// eleven lines below (a decorator's arguments can span lines).
 fn context(lines: &[&str], i: usize) -> String {
     if let Some(name) = decorated(lines, i) {
         return name;
     }
-    for l in lines.iter().skip(i).take(12) {
-        if let Some(c) = NAME.captures(l) {
-            if let Some(m) = c.get(1).or_else(|| c.get(2)) {
-                return m.as_str().to_string();
-            }
-        }
+    if let Some(name) = named(lines[i]) {
+        return name;
     }
-    lines[i].trim().to_string()
+    let lead = lines[i].trim_start();
+    let ahead = ["@", "#", "//"].iter().any(|p| lead.starts_with(p));
+    if let Some(name) = (!ahead).then(|| enclosing(lines, i)).flatten() {
+        return name;
+    }
+    lines
+        .iter()
+        .skip(i)
+        .take(12)
+        .find_map(|l| named(l))
+        .unwrap_or_else(|| lines[i].trim().to_string())
+}
+
+/// The nearest definition above line `i` indented less than it: the body it stands in.
+fn enclosing(lines: &[&str], i: usize) -> Option<String> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[i]);
+    lines[..i]
+        .iter()
+        .rev()
+        .take(400)
+        .filter(|l| !l.trim().is_empty() && indent(l) < depth)
+        .find_map(|l| named(l))
+}
+
+/// The function, class or test a line defines, if it defines one.
+fn named(line: &str) -> Option<String> {
+    let c = NAME.captures(line)?;
+    Some(c.get(1).or_else(|| c.get(2))?.as_str().to_string())
 }
 
 /// For a Python decorator, the function it decorates: the next `def` at its indentation,

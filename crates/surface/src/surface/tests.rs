@@ -383,6 +383,37 @@ fn a_skip_on_a_new_test_is_not_a_weakening_but_on_a_renamed_one_it_is() {
     );
 }
 
+/// A skip made inside a test's body belongs to that test, not to the one after it: a skip
+/// put in an existing test just above a new one is not a skip on a new test.
+#[test]
+fn a_skip_in_a_body_belongs_to_the_test_around_it() {
+    let go = |body: &str| markers(&[("calc_test.go", body)]);
+    let old = go("func TestA(t *testing.T) {\n\tcheck(t)\n}\n");
+    let skipped = go("func TestA(t *testing.T) {\n\tt.Skip(\"later\")\n\tcheck(t)\n}\n\nfunc TestB(t *testing.T) {\n}\n");
+    let w = compare(&old, &skipped).weaker;
+    assert!(
+        w.iter().any(|f| f.what == "`t.Skip(` added to `TestA`"),
+        "{w:?}"
+    );
+    let py = |body: &str| markers(&[("tests/test_x.py", body)]);
+    let old = py("class T:\n    def test_a(self):\n        pass\n");
+    let skipped = py("class T:\n    def test_a(self):\n        pytest.skip('later')\n\n    def test_b(self):\n        pass\n");
+    let w = compare(&old, &skipped).weaker;
+    assert!(
+        w.iter()
+            .any(|f| f.what == "`pytest.skip(` added to `test_a`"),
+        "{w:?}"
+    );
+    // A directive on a line of its own still applies to what follows it.
+    let sh = |body: &str| markers(&[("run.sh", body)]);
+    let w = compare(
+        &sh("f() {\n  echo $1\n}\n"),
+        &sh("f() {\n  # shellcheck disable=SC2086\n  echo $1\n}\n"),
+    )
+    .weaker;
+    assert_eq!(w.len(), 1, "{w:?}");
+}
+
 /// Every suppression and skip the issue names, added to a file a gate checks, is a weakening
 /// with its line (on a test that ran before, for a skip).
 #[test]
