@@ -14,6 +14,7 @@ pub mod configs;
 pub mod markers;
 pub mod roles;
 pub mod source;
+pub mod support;
 pub mod tools;
 
 use ralph_config::{Config, Driver, Phase};
@@ -118,6 +119,10 @@ pub struct Surface {
     /// side records only because its gates run it is a new check's, not a change to one.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub ran: BTreeSet<String>,
+    /// Code only tests can use, by the language's own rule (see [`support`]): part of the
+    /// checks, as the tests are.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub test_only: BTreeSet<String>,
     /// Every file of the tree described, to tell a file that left a gate from one that is
     /// gone. Not stored: only the surface described now needs it.
     #[serde(skip)]
@@ -287,6 +292,7 @@ fn describe_planned(
             .map(|n| format!("scripts.{n}"))
             .chain(scripts.make.iter().map(|t| format!("target {t}")))
             .collect(),
+        test_only: support::test_only(source),
         present: source.files.iter().map(|f| text(f)).collect(),
     }
 }

@@ -17,6 +17,9 @@ pub const DEFINES_TESTS: &str = "it defines tests";
 pub const COLLECTED: &str = "its test runner collected tests from it";
 pub const READ_BY_TESTS: &str = "its tests read it";
 pub const A_PLUGIN: &str = "its test runner loaded it as a plugin";
+/// Why code is part of the checks: no code but the tests' can use it (see `support`).
+pub const TEST_ONLY: &str =
+    "only tests can use it (an internal package no code of its module imports)";
 const A_CONFIG: &str = "a config its runner reads";
 /// Why a file of the code is put back only in one of the differential's two runs (see
 /// `Surface::after_option`).
@@ -65,6 +68,9 @@ pub struct Facts {
     runners: BTreeSet<String>,
     /// Of those, the files it names only right after an option, at both ends.
     after_option: BTreeSet<String>,
+    /// Code only tests could use, at either end (a helper made part of the code by the
+    /// change is still judged as the tests' until a person looks).
+    test_only: BTreeSet<String>,
     /// Every folder the start's tree had (empty: not known, so none is new).
     start_folders: Option<BTreeSet<String>>,
 }
@@ -87,6 +93,7 @@ impl Facts {
                 .flat_map(|s| s.after_option.iter().cloned())
                 .filter(|f| both().all(|s| !s.runners.contains(f) || s.after_option.contains(f)))
                 .collect(),
+            test_only: both().flat_map(|s| s.test_only.iter().cloned()).collect(),
             start_folders: None,
         }
     }
@@ -221,6 +228,9 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     }
     if folders.iter().any(|f| TEST_FOLDERS.contains(f)) {
         return Role::Check("it is in a folder of tests");
+    }
+    if facts.test_only.contains(rel) {
+        return Role::Check(TEST_ONLY);
     }
     // A Rust file of a crate's code keeps its tests beside the code: it is code.
     let inline = name.ends_with(".rs") && folders.contains(&"src");
@@ -371,8 +381,19 @@ mod tests {
             configs: BTreeSet::new(),
             runners: ["ci/test.sh".to_string(), "calc.py".to_string()].into(),
             after_option: ["calc.py".to_string()].into(),
+            test_only: ["internal/check/check.go".to_string()].into(),
             start_folders: Some(["src", "pkg", "tests"].map(String::from).into()),
         }
+    }
+
+    #[test]
+    fn code_only_tests_can_use_is_part_of_the_checks() {
+        let f = facts(&["internal/check/check.go", "calc.go"], &[]);
+        assert_eq!(
+            role("internal/check/check.go", &f, (None, None)),
+            Role::Check(TEST_ONLY)
+        );
+        assert_eq!(role("calc.go", &f, (None, None)), Role::Code);
     }
 
     #[test]

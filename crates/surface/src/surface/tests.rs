@@ -615,6 +615,7 @@ fn a_script_newly_run_by_an_added_gate_is_no_change_to_the_checks() {
         runners: BTreeSet::new(),
         after_option: BTreeSet::new(),
         ran: ran.iter().map(|s| s.to_string()).collect(),
+        test_only: BTreeSet::new(),
         present: BTreeSet::new(),
     };
     let weaker = |old: &Surface, new: &Surface| compare(old, new).weaker.len();
