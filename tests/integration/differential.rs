@@ -544,6 +544,50 @@ fn cargo_integration_test_weakenings_hold_and_a_new_crate_ends() {
     );
 }
 
+/// An assertion helper in a module declared under `#[cfg(test)]` (here a folder module
+/// whose submodule holds the comparison) is part of the checks: only a test build compiles
+/// it. Widened to accept the broken code, it held; the fix with the helper rewritten to the
+/// same effect ends the loop.
+#[test]
+fn cargo_a_module_only_test_builds_compile_is_part_of_the_checks() {
+    if !require_tool("cargo") {
+        return;
+    }
+    const EQ: &str = "/// Whether got is want.\npub fn equal(got: i32, want: i32) -> bool {\n    got == want\n}\n";
+    let repo = Repo::git();
+    repo.config(CARGO_GATE)
+        .write(".gitignore", "/target\n")
+        .write("Cargo.toml", CARGO_MANIFEST)
+        .write(
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert!(crate::check::eq::equal(super::add(1, 2), 3));\n    }\n}\n",
+        )
+        .write("src/check/mod.rs", "pub mod eq;\n")
+        .write("src/check/eq.rs", EQ);
+    assert_eq!(repo.run(["check"]).code, 1, "cargo test fails at the start");
+    repo.commit_all();
+    repo.start_loop(&[]);
+    let attacks = [Case {
+        name: "the helper widened to accept what the broken code returns",
+        edits: &[(
+            "src/check/eq.rs",
+            Some("/// Whether got is want.\npub fn equal(got: i32, want: i32) -> bool {\n    got == want || got == -1\n}\n"),
+        )],
+    }];
+    let held = attacks_are_held(&repo, ("cargo", &["test", "-q", "--offline"]), &attacks);
+    assert_eq!(held, attacks.len());
+    honest_work_ends(
+        &repo,
+        &[Case {
+            name: "fixed, the helper rewritten to the same effect",
+            edits: &[
+                ("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert!(crate::check::eq::equal(super::add(1, 2), 3));\n    }\n}\n")),
+                ("src/check/eq.rs", Some("/// Whether got is want: no difference.\npub fn equal(got: i32, want: i32) -> bool {\n    got - want == 0\n}\n")),
+            ],
+        }],
+    );
+}
+
 const NODE_GATE: &str = "[[gate]]\nname = \"node-test\"\nglobs = [\"**/*.mjs\"]\nscope = \"project\"\nrun = \"node --test\"\n";
 const NODE_TEST: &str = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../calc.mjs';\n\ntest('adds', () => {\n  assert.equal(add(1, 2), 3);\n});\n";
 

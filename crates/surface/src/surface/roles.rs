@@ -19,7 +19,7 @@ pub const READ_BY_TESTS: &str = "its tests read it";
 pub const A_PLUGIN: &str = "its test runner loaded it as a plugin";
 /// Why code is part of the checks: no code but the tests' can use it (see `support`).
 pub const TEST_ONLY: &str =
-    "only tests can use it (an internal package no code of its module imports)";
+    "only tests can use it (a Go internal package no code of its module imports, a Rust module declared under #[cfg(test)])";
 const A_CONFIG: &str = "a config its runner reads";
 /// Why a file of the code is put back only in one of the differential's two runs (see
 /// `Surface::after_option`).

@@ -1,16 +1,8 @@
-//! Code only the tests can use, decided by the language's own rule rather than by a name.
-//!
 //! Go forbids importing a package below an `internal/` folder from outside the tree that
 //! holds that folder, so an internal package that no non-test file of its module imports
-//! (directly or through other packages) is compiled into nothing but test binaries: it is
-//! part of the checks (an assertion helper, a fake), whatever its folder is called. Left as
-//! code, a helper's comparison widened to accept broken code kept its final version in the
-//! differential run and the loop ended on it.
-//!
-//! Other languages have no such rule (a Python module only the tests import may be a
-//! library's public API, as `click.testing` is), so they are not judged here.
+//! (directly or through other packages) is compiled into nothing but test binaries.
 
-use super::source::Source;
+use crate::surface::source::Source;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
@@ -25,7 +17,7 @@ pub fn test_only(source: &Source) -> BTreeSet<String> {
         }
         let packages = packages(source, &root, &files, &module);
         for dir in unreached(&packages) {
-            out.extend(packages[&dir].files.iter().map(|f| super::text(f)));
+            out.extend(packages[&dir].files.iter().map(|f| crate::surface::text(f)));
         }
     }
     out
@@ -82,7 +74,7 @@ struct Package {
 
 fn package_of(file: &Path, root: &Path) -> String {
     let rel = file.strip_prefix(root).unwrap_or(file);
-    super::text(rel.parent().unwrap_or(Path::new("")))
+    crate::surface::text(rel.parent().unwrap_or(Path::new("")))
 }
 
 fn is_internal(dir: &str) -> bool {
