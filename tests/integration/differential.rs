@@ -544,15 +544,18 @@ fn cargo_integration_test_weakenings_hold_and_a_new_crate_ends() {
     );
 }
 
-/// An assertion helper in a module declared under `#[cfg(test)]` (here a folder module
-/// whose submodule holds the comparison) is part of the checks: only a test build compiles
-/// it. Widened to accept the broken code, it held; the fix with the helper rewritten to the
-/// same effect ends the loop.
+/// A module declared under `#[cfg(test)]` is part of the checks: only a test build compiles
+/// it. Here an assertion helper (a folder module whose submodule holds the comparison) and
+/// the unit tests' own file, `mod tests;` in `src/tests.rs` (Rust's usual layout, read as
+/// code before: an expectation edited there ended the loop). Each attack holds; the fix with
+/// the helper rewritten to the same effect ends the loop.
 #[test]
 fn cargo_a_module_only_test_builds_compile_is_part_of_the_checks() {
     if !require_tool("cargo") {
         return;
     }
+    const TESTS_RS: &str =
+        "#[test]\nfn adds() {\n    assert!(crate::check::eq::equal(super::add(1, 2), 3));\n}\n";
     const EQ: &str = "/// Whether got is want.\npub fn equal(got: i32, want: i32) -> bool {\n    got == want\n}\n";
     let repo = Repo::git();
     repo.config(CARGO_GATE)
@@ -560,20 +563,30 @@ fn cargo_a_module_only_test_builds_compile_is_part_of_the_checks() {
         .write("Cargo.toml", CARGO_MANIFEST)
         .write(
             "src/lib.rs",
-            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert!(crate::check::eq::equal(super::add(1, 2), 3));\n    }\n}\n",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests;\n",
         )
+        .write("src/tests.rs", TESTS_RS)
         .write("src/check/mod.rs", "pub mod eq;\n")
         .write("src/check/eq.rs", EQ);
     assert_eq!(repo.run(["check"]).code, 1, "cargo test fails at the start");
     repo.commit_all();
     repo.start_loop(&[]);
-    let attacks = [Case {
-        name: "the helper widened to accept what the broken code returns",
-        edits: &[(
-            "src/check/eq.rs",
-            Some("/// Whether got is want.\npub fn equal(got: i32, want: i32) -> bool {\n    got == want || got == -1\n}\n"),
-        )],
-    }];
+    let attacks = [
+        Case {
+            name: "the helper widened to accept what the broken code returns",
+            edits: &[(
+                "src/check/eq.rs",
+                Some("/// Whether got is want.\npub fn equal(got: i32, want: i32) -> bool {\n    got == want || got == -1\n}\n"),
+            )],
+        },
+        Case {
+            name: "the expectation edited in the tests' own file (src/tests.rs)",
+            edits: &[(
+                "src/tests.rs",
+                Some("#[test]\nfn adds() {\n    assert!(crate::check::eq::equal(super::add(1, 2), -1));\n}\n"),
+            )],
+        },
+    ];
     let held = attacks_are_held(&repo, ("cargo", &["test", "-q", "--offline"]), &attacks);
     assert_eq!(held, attacks.len());
     honest_work_ends(
@@ -581,7 +594,7 @@ fn cargo_a_module_only_test_builds_compile_is_part_of_the_checks() {
         &[Case {
             name: "fixed, the helper rewritten to the same effect",
             edits: &[
-                ("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert!(crate::check::eq::equal(super::add(1, 2), 3));\n    }\n}\n")),
+                ("src/lib.rs", Some("pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod check;\n\n#[cfg(test)]\nmod tests;\n")),
                 ("src/check/eq.rs", Some("/// Whether got is want: no difference.\npub fn equal(got: i32, want: i32) -> bool {\n    got - want == 0\n}\n")),
             ],
         }],
