@@ -1170,6 +1170,45 @@ fn check_base_keeps_a_raised_go_line_with_the_code_that_needs_it() {
     assert_eq!(raised.code, 0, "the go line the code needs: {raised:?}");
 }
 
+/// The unit tests' own file (`#[cfg(test)] mod tests;`) is tests, as a file under
+/// `tests/` is: a change of behaviour that takes its expectation along passes `check
+/// --base` on a green base, said (as a test file's would: a reviewer reads the tests; a
+/// loop holds it). Read as an unnamed helper, it was flagged.
+#[test]
+fn check_base_reads_a_rust_unit_tests_file_changed_with_the_code_as_a_change() {
+    if !require_tool("cargo") {
+        return;
+    }
+    let lib = |body: &str| {
+        format!("pub fn twice(a: i32) -> i32 {{\n    {body}\n}}\n\n#[cfg(test)]\nmod tests;\n")
+    };
+    let tests = |want: i32| {
+        format!("#[test]\nfn doubles() {{\n    assert_eq!(super::twice(3), {want});\n}}\n")
+    };
+    let repo = Repo::git();
+    repo.config(CARGO_GATE)
+        .write(".gitignore", "/target\n")
+        .write("Cargo.toml", CARGO_MANIFEST)
+        .write("src/lib.rs", &lib("a * 2"))
+        .write("src/tests.rs", &tests(6));
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let changed = check_base_after(
+        &repo,
+        &base,
+        &[("src/lib.rs", lib("a * 3")), ("src/tests.rs", tests(9))],
+    );
+    assert_eq!(
+        changed.code, 0,
+        "a change of behaviour with its test: {changed:?}"
+    );
+    assert!(
+        changed.stdout.contains("changed with the code"),
+        "{changed:?}"
+    );
+}
+
 /// A loop on `calc` and [`GREET_TESTS`] under the pytest gate and `gate`.
 fn greet_loop(gate: &str, calc: &str) -> Repo {
     let repo = Repo::git();

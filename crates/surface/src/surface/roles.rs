@@ -229,13 +229,15 @@ pub fn role(rel: &str, facts: &Facts, (old, new): (Option<&str>, Option<&str>)) 
     if folders.iter().any(|f| TEST_FOLDERS.contains(f)) {
         return Role::Check("it is in a folder of tests");
     }
-    if facts.test_only.contains(rel) {
-        return Role::Check(TEST_ONLY);
-    }
-    // A Rust file of a crate's code keeps its tests beside the code: it is code.
-    let inline = name.ends_with(".rs") && folders.contains(&"src");
+    // A Rust file of a crate's code keeps its tests beside the code: it is code, unless
+    // only a test build compiles it (`#[cfg(test)] mod tests;`).
+    let test_only = facts.test_only.contains(rel);
+    let inline = name.ends_with(".rs") && folders.contains(&"src") && !test_only;
     if facts.tests.contains(rel) && !inline {
         return Role::Check(if config { A_CONFIG } else { DEFINES_TESTS });
+    }
+    if test_only {
+        return Role::Check(TEST_ONLY);
     }
     // A manifest the surface also reads as a config (go.mod's language version, a
     // package.json's scripts) whose change only declares dependencies is one still.
@@ -388,6 +390,18 @@ mod tests {
 
     #[test]
     fn code_only_tests_can_use_is_part_of_the_checks() {
+        let mut f = facts(
+            &["src/tests.rs", "src/lib.rs"],
+            &["src/tests.rs", "src/lib.rs"],
+        );
+        f.test_only.insert("src/tests.rs".into());
+        // The unit tests' own file is tests (a change of behaviour may take them along);
+        // a file of code with tests beside them is code.
+        assert_eq!(
+            role("src/tests.rs", &f, (None, None)),
+            Role::Check(DEFINES_TESTS)
+        );
+        assert_eq!(role("src/lib.rs", &f, (None, None)), Role::Code);
         let f = facts(&["internal/check/check.go", "calc.go"], &[]);
         assert_eq!(
             role("internal/check/check.go", &f, (None, None)),
