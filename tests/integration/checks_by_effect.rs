@@ -1024,6 +1024,73 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
 
 const IGNORED_CASES_TESTS: &str = "import calc\n\n\ndef test_add():\n    with open(\"fixtures/generated/cases.txt\") as f:\n        rows = [list(map(int, l.split())) for l in f if l.strip()]\n    assert rows\n    for a, b, r in rows:\n        assert calc.add(a, b) == r\n";
 
+/// Cases the tests read in a repository nested in this one (a clone of a cases repository,
+/// added as a gitlink): its files are in no tree of this one's, and a checkout links the
+/// folder as it is now. An edit there after the loop began decided the verdict: held for a
+/// person, named. Untouched, the honest fix ends the loop.
+#[test]
+fn cases_in_a_nested_repository_are_part_of_the_checks() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let nested = |calc: &str| {
+        let repo = Repo::git();
+        repo.config(PYTEST_GATE);
+        for (path, text) in [
+            (".gitignore", "__pycache__/\n"),
+            ("pytest.ini", "[pytest]\npythonpath = .\n"),
+            ("calc.py", calc),
+            (
+                "test_calc.py",
+                &IGNORED_CASES_TESTS.replace("fixtures/generated", "vendor/cases"),
+            ),
+            ("vendor/cases/cases.txt", "2 3 5\n"),
+        ] {
+            crate::surface::put(&repo, path, text);
+        }
+        let (code, out) = repo.shell(
+            "cd vendor/cases && git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com commit -qm cases",
+            &[],
+        );
+        assert_eq!(code, 0, "{out}");
+        repo.commit_all();
+        repo.start_loop(&[]);
+        repo
+    };
+    let repo = nested("def add(a, b):\n    return a + b\n");
+    crate::surface::put(
+        &repo,
+        "calc.py",
+        "# broken\ndef add(a, b):\n    return a - b\n",
+    );
+    crate::surface::put(&repo, "vendor/cases/cases.txt", "2 3 -1\n");
+    let bare = std::process::Command::new("pytest")
+        .args(["-q", "-p", "no:cacheprovider"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        bare.status.success(),
+        "the attack fools the bare tool: {}",
+        String::from_utf8_lossy(&bare.stdout)
+    );
+    let out = crate::surface::decision(&crate::surface::promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("vendor/cases/cases.txt") && reason.contains("nested"),
+        "{reason}"
+    );
+    // Honest: the broken start fixed, the cases untouched.
+    let honest = nested("def add(a, b):\n    return a - b\n");
+    crate::surface::put(&honest, "calc.py", "def add(a, b):\n    return a + b\n");
+    let out = crate::surface::decision(&crate::surface::promise(&honest));
+    assert!(
+        out.get("decision").is_none(),
+        "the fix ends the loop: {out}"
+    );
+}
+
 /// Cases the tests read in a folder git ignores: in no tree, so no differential run can put
 /// them back (it lends the folder whole, as it is now). An edit there after the loop began
 /// decided the verdict: held for a person, the file named. What the gate's own run writes

@@ -497,6 +497,39 @@ pub fn ignored(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
     )
 }
 
+/// The folders of the work tree holding `dir` that hold other repositories (relative to
+/// its top): submodules and other gitlinks in the index, and repositories git lists as
+/// untracked folders. Their files are in no tree of this one's: a checkout links them as
+/// they are now.
+pub fn nested(dir: &Path) -> Result<Vec<PathBuf>, GitError> {
+    let top = top(dir)?;
+    let staged = run_raw(&top, &["ls-files", "-z", "--stage"])?;
+    let mut out: Vec<PathBuf> = staged
+        .split(|b| *b == 0)
+        .filter(|l| l.starts_with(b"160000 "))
+        .filter_map(|l| {
+            let tab = l.iter().position(|b| *b == b'\t')?;
+            Some(PathBuf::from(crate::platform::os_str(&l[tab + 1..])))
+        })
+        .collect();
+    let untracked = git::paths(
+        &top,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )?;
+    out.extend(
+        untracked
+            .into_iter()
+            .filter(|rel| top.join(rel).join(".git").exists()),
+    );
+    Ok(out)
+}
+
 /// What git ignores in the work tree holding `dir` (installed packages, virtual
 /// environments, local configs), each path with what it is: `folder` (its content is not
 /// read: a dependency folder changes as packages are installed), or a file's digest. A

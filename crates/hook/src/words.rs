@@ -343,7 +343,7 @@ pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {
         })
         .collect();
     format!(
-        "Files the stop gates depend on that no tree judged holds (outside the repository, or ignored by git) changed after this loop started:\n{}\nThe gates' verdict rests on them, and ralph-gate cannot run the checks with them as they were. Put them back as they were (or remove what was added). {APPROVE}",
+        "Files the stop gates depend on that no tree judged holds (outside the repository, ignored by git, or in a repository nested in this one) changed after this loop started:\n{}\nThe gates' verdict rests on them, and ralph-gate cannot run the checks with them as they were. Put them back as they were (or remove what was added). {APPROVE}",
         lines.join("\n")
     )
 }

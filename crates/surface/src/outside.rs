@@ -31,11 +31,12 @@ pub struct Read {
     pub gate: String,
     pub path: PathBuf,
     pub loaded: bool,
-    /// Inside the repository where git ignores it (a `.venv` there): in no tree judged.
+    /// Inside the repository where git ignores it (a `.venv` there), or inside a repository
+    /// nested in it (a submodule, a clone of cases): in no tree judged.
     pub ignored: bool,
     /// Its runner said its tests read it as theirs (their cases, a file they collected):
-    /// inside a folder git ignores, where a differential run lends the folder whole as it
-    /// is now, it decided the verdict as surely as a plugin.
+    /// inside such a folder, which a differential run lends whole as it is now, it decided
+    /// the verdict as surely as a plugin.
     pub data: bool,
 }
 

@@ -711,7 +711,17 @@ fn outside_changed(
             r
         })
         .collect();
-    reads.extend(tests_data_ignored(&repo, results, listed));
+    // The folders a differential run lends whole, as they are now: what git ignores, and
+    // other repositories inside this one (a submodule, a nested clone of cases).
+    let lent = || {
+        let ignored = listed()
+            .iter()
+            .filter(|rel| repo.join(rel).is_dir())
+            .cloned();
+        let nested = ralph_base::snapshot::nested(&repo).unwrap_or_default();
+        ignored.chain(nested).collect()
+    };
+    reads.extend(tests_data_lent(&repo, results, lent));
     let changed = changed_since(&reads, since, &repo);
     (!changed.is_empty()).then_some(changed)
 }
@@ -723,11 +733,12 @@ fn outside_changed(
 /// tool's cache (`__pycache__`, `.ralph/`) is lent to none: the differential run judges
 /// without it. What only a process the tests started read (a `grep -r` over the tree), or
 /// what they only listed, may be anyone's: left to the runs that compare.
-/// `ignored`: what git ignores in the work tree (relative to `repo`), asked when needed.
-fn tests_data_ignored<'a>(
+/// The same holds inside a submodule or a repository nested in this one, which a checkout
+/// links as it is now. `lent`: those folders (relative to `repo`), asked when needed.
+fn tests_data_lent(
     repo: &Path,
     results: &[GateResult],
-    ignored: impl Fn() -> &'a [PathBuf],
+    lent: impl Fn() -> Vec<PathBuf>,
 ) -> Vec<ralph_surface::outside::Read> {
     use ralph_runner::runner::OfTests;
     let told = results.iter().flat_map(|r| {
@@ -754,11 +765,7 @@ fn tests_data_ignored<'a>(
         if rels.iter().flatten().any(|rel| own(rel)) {
             continue;
         }
-        let folders = folders.get_or_insert_with(|| {
-            let all = ignored().iter();
-            all.filter(|rel| repo.join(rel).is_dir())
-                .collect::<Vec<_>>()
-        });
+        let folders = folders.get_or_insert_with(&lent);
         let in_one = |rel: &&Path| {
             differential::lent(rel) && folders.iter().any(|f| rel.starts_with(f) && rel != f)
         };
