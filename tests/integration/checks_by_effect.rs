@@ -1024,6 +1024,61 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
 
 const IGNORED_CASES_TESTS: &str = "import calc\n\n\ndef test_add():\n    with open(\"fixtures/generated/cases.txt\") as f:\n        rows = [list(map(int, l.split())) for l in f if l.strip()]\n    assert rows\n    for a, b, r in rows:\n        assert calc.add(a, b) == r\n";
 
+/// Go's tests are a compiled binary that says nothing of what it reads: the cases it opens
+/// in a folder git ignores are its tests' as surely (the binary, its threads and what it
+/// starts, seen by the tracer). Edited after the loop began beside broken code: held,
+/// named; the honest fix with the cases untouched ends the loop.
+#[test]
+fn cases_a_go_test_binary_reads_in_an_ignored_folder_are_part_of_the_checks() {
+    if !require_tool("go") {
+        return;
+    }
+    let tests = "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestAdd(t *testing.T) {\n\traw, err := os.ReadFile(\"gen/add.txt\")\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tvar a, b, want int\n\tif _, err := fmt.Sscan(string(raw), &a, &b, &want); err != nil {\n\t\tt.Fatal(err)\n\t}\n\tif Add(a, b) != want {\n\t\tt.Fatalf(\"%d+%d\", a, b)\n\t}\n}\n";
+    let start = |add: &str| {
+        let repo = Repo::git();
+        repo.config("[[gate]]\nname = \"go-test\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go test ./...\"\n");
+        for (path, text) in [
+            (".gitignore", "gen/\n"),
+            ("go.mod", "module example.com/calc\n\ngo 1.19\n"),
+            ("calc.go", add),
+            ("calc_test.go", tests),
+            ("gen/add.txt", "2 3 5\n"),
+        ] {
+            crate::surface::put(&repo, path, text);
+        }
+        repo.commit_all();
+        repo.start_loop(&[]);
+        repo
+    };
+    let right = "package calc\n\nfunc Add(a, b int) int { return a + b }\n";
+    let broken = "package calc\n\nfunc Add(a, b int) int { return a - b }\n";
+    let repo = start(right);
+    crate::surface::put(&repo, "calc.go", broken);
+    crate::surface::put(&repo, "gen/add.txt", "2 3 -1\n");
+    let bare = std::process::Command::new("go")
+        .args(["test", "./..."])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        bare.status.success(),
+        "the attack fools the bare tool: {}",
+        String::from_utf8_lossy(&bare.stdout)
+    );
+    let out = crate::surface::decision(&crate::surface::promise(&repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("gen/add.txt"), "{reason}");
+    // Honest: the broken start fixed, the cases untouched.
+    let honest = start(broken);
+    crate::surface::put(&honest, "calc.go", right);
+    let out = crate::surface::decision(&crate::surface::promise(&honest));
+    assert!(
+        out.get("decision").is_none(),
+        "the fix ends the loop: {out}"
+    );
+}
+
 /// Cases the tests read in a repository nested in this one (a clone of a cases repository,
 /// added as a gitlink): its files are in no tree of this one's, and a checkout links the
 /// folder as it is now. An edit there after the loop began decided the verdict: held for a

@@ -84,6 +84,38 @@ fn a_pytest_config_in_the_folder_above_the_repository_is_held() {
     ended(&promise(&repo, &[]));
 }
 
+/// A tool's own state outside the repository, which every run of it rewrites (cargo's
+/// `~/.cargo/.global-cache`, a database opened read-write): no check of the loop's. Read as
+/// one, every honest end of a Rust loop whose build used a registry crate was held for a
+/// person (a new user's trial on semver). A config the runner only reads is still held (the
+/// test above).
+#[test]
+#[cfg_attr(
+    not(feature = "observe"),
+    ignore = "needs the observer: the portable build stores no result and sees no read"
+)]
+fn a_tools_own_state_outside_the_repository_is_not_a_check() {
+    if !require_tool("pytest") {
+        return;
+    }
+    let parent = tempfile::tempdir().expect("temp dir");
+    let run = format!("python3 state.py && {PYTEST}");
+    let repo = Repo::git_in(parent.path());
+    repo.config(&crate::common::tests_gate(&run))
+        .write("state.py", "import os\n\npath = os.path.join(os.path.dirname(os.getcwd()), \"state.db\")\nif not os.path.exists(path):\n    open(path, \"w\").close()\n# As cargo's tracker: opened read-write each run, written when an entry is stale.\nwith open(path, \"r+\") as f:\n    seen = f.read()\n    if os.environ.get(\"STALE\"):\n        f.seek(0)\n        f.write(seen + \"x\")\n")
+        .write("pkg/__init__.py", "")
+        .write("pkg/calc.py", CODE)
+        .write("tests/test_calc.py", TEST);
+    repo.commit_all();
+    repo.start_loop(&[]);
+    // The tool runs between the start and the stop (an edit's check, a person's run).
+    let (code, text) = repo.shell("python3 state.py", &[("STALE", "1")]);
+    assert_eq!(code, 0, "{text}");
+    repo.write("pkg/calc.py", FIXED);
+    ended(&promise(&repo, &[]));
+    assert!(parent.path().join("state.db").exists());
+}
+
 const GO_TEST: &str = "go test ./...";
 
 /// A Go module beside `parent`'s `config` folder whose `TestAdd` fails `go test` (asserted

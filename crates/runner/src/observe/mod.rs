@@ -320,6 +320,47 @@ pub fn named_inside(record: &record::Record, root: &Path) -> Vec<Named> {
         .collect()
 }
 
+/// The paths of `record` but the files outside `root` that its processes opened read-write:
+/// a tool's own state (cargo's `.global-cache`, a lock file), which every run of the tool
+/// rewrites. Keyed on, no result would be stored (it changes as the run reads it), and a
+/// loop would be held for a file outside the repository "changed" by its own gates.
+pub fn without_own_state<'a>(
+    record: &'a record::Record,
+    root: &Path,
+) -> std::borrow::Cow<'a, HashMap<PathBuf, Access>> {
+    let own = |p: &PathBuf| record.updated.contains(p) && !p.starts_with(root);
+    if !record.updated.iter().any(own) {
+        return std::borrow::Cow::Borrowed(&record.paths);
+    }
+    let kept = record.paths.iter().filter(|(p, _)| !own(p));
+    std::borrow::Cow::Owned(kept.map(|(p, a)| (p.clone(), *a)).collect())
+}
+
+/// The files inside `root` that the processes `roots`, their threads or any process they
+/// started opened for reading (absolute), never in a tool's cache.
+pub fn opened_by(record: &record::Record, roots: &[i32], root: &Path) -> Vec<PathBuf> {
+    let mut family: HashSet<i32> = roots.iter().copied().collect();
+    // Ids are given out in order, but a parent's entry may come after its child's: repeat
+    // until nothing joins.
+    loop {
+        let before = family.len();
+        for (child, parent) in &record.parent {
+            if family.contains(parent) {
+                family.insert(*child);
+            }
+        }
+        if family.len() == before {
+            break;
+        }
+    }
+    named_inside(record, root)
+        .into_iter()
+        .filter(|n| record.paths.get(&n.path) == Some(&Access::Read))
+        .filter(|n| n.by.iter().any(|p| family.contains(p)))
+        .map(|n| n.path)
+        .collect()
+}
+
 /// The names the run wrote, by folder, each folder's sorted: one pass over what it wrote,
 /// however many folders it listed.
 fn own_names<'a>(written: &HashSet<&'a Path>) -> HashMap<&'a Path, Vec<String>> {
@@ -365,6 +406,10 @@ pub enum OfTests {
     /// A process its tests started read it, and no process said whether as the code under
     /// test's or as the tests' data (a `cat`, a Python that ended without its exit): either.
     Unheard,
+    /// A compiled test binary (Go's, libtest's: the tests and the code under test in one
+    /// program), a thread of it or a process it started opened it for reading: the tests'
+    /// data or the code's input, not known which.
+    Binary,
     /// The code of its tests named it without opening it: it is in a folder they listed
     /// (the names may be their cases), or they asked of it (its size, its mode, a link's
     /// target, whether it is there). What it holds may be their data or the code under

@@ -174,9 +174,9 @@ static int recorded(int dirfd, const char *path, char kind) {
 }
 
 /* As the tracer's `open_access`: an open that can read what the file held reads it
- * (O_RDWR too); one that writes only, truncates or must make a new file does not; one that
- * may make the file reads it only when it is there (asked with the key: not a call of the
- * program's, not recorded). */
+ * (O_RDWR too, marked 'U': it may also update it); one that writes only, truncates or must
+ * make a new file does not; one that may make the file reads it only when it is there
+ * (asked with the key: not a call of the program's, not recorded). */
 static char open_kind(int dirfd, const char *path, int flags) {
     int mode = flags & O_ACCMODE;
     if (flags & O_PATH)
@@ -188,7 +188,9 @@ static char open_kind(int dirfd, const char *path, int flags) {
     int saved = errno;
     long there = KEYED(SYS_faccessat, dirfd, path, F_OK, 0, 0);
     errno = saved;
-    return there == 0 ? 'R' : 'W';
+    if (there != 0)
+        return 'W';
+    return mode == O_RDWR ? 'U' : 'R';
 }
 
 static int do_openat(int dirfd, const char *path, int flags, mode_t mode) {

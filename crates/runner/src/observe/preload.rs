@@ -114,7 +114,7 @@ impl Ring {
     }
 
     /// What the run's programs recorded; an error when the record has a gap.
-    pub fn read(&self) -> Result<Vec<(PathBuf, Access, i32)>, RingError> {
+    pub fn read(&self) -> Result<Vec<Call>, RingError> {
         let mut file = std::fs::File::open(&self.path).map_err(|_| RingError::Unreadable)?;
         let mut header = [0u8; HEADER];
         file.read_exact(&mut header)
@@ -151,7 +151,11 @@ pub fn key() -> u64 {
 /// machine can stop a process anywhere), which never made its call; or the end of a ring
 /// that filled up, whose later calls went to the tracer. Reading on past it keeps every
 /// record after it: a gap once lost the whole ring's record of a run.
-fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access, i32)>, RingError> {
+/// One call a program recorded: the path, how it used it, the process that made the call,
+/// and whether it opened it read-write (it may have updated it: a tool's database).
+pub type Call = (PathBuf, Access, i32, bool);
+
+fn records(body: &[u8]) -> Result<Vec<Call>, RingError> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while at + 4 <= body.len() {
@@ -176,11 +180,11 @@ fn records(body: &[u8]) -> Result<Vec<(PathBuf, Access, i32)>, RingError> {
             let path = PathBuf::from(OsString::from_vec(body[at + 12..end].to_vec()));
             let access = match kind {
                 b'P' => Access::Probe,
-                b'R' => Access::Read,
+                b'R' | b'U' => Access::Read,
                 b'W' => Access::Write,
                 _ => return Err(RingError::Malformed),
             };
-            out.push((path, access, pid));
+            out.push((path, access, pid, kind == b'U'));
         }
         at += size;
     }
@@ -207,12 +211,14 @@ mod tests {
         let mut body = record(b'R', "/p/a.py", false);
         body.extend(record(b'W', "/p/out", true));
         body.extend(record(b'P', "/p/abc", false));
+        body.extend(record(b'U', "/p/db", false));
         let got = records(&body).unwrap();
         assert_eq!(
             got,
             vec![
-                (PathBuf::from("/p/a.py"), Access::Read, 7),
-                (PathBuf::from("/p/abc"), Access::Probe, 7)
+                (PathBuf::from("/p/a.py"), Access::Read, 7, false),
+                (PathBuf::from("/p/abc"), Access::Probe, 7, false),
+                (PathBuf::from("/p/db"), Access::Read, 7, true)
             ]
         );
         let mut gap = body.clone();
@@ -220,8 +226,8 @@ mod tests {
         gap.extend(record(b'R', "/p/b", false));
         gap.extend([0u8; 4]);
         assert_eq!(
-            records(&gap).unwrap()[2],
-            (PathBuf::from("/p/b"), Access::Read, 7),
+            records(&gap).unwrap()[3],
+            (PathBuf::from("/p/b"), Access::Read, 7, false),
             "a place taken and never written is passed over"
         );
         assert_eq!(records(&[0u8; 64]).unwrap(), vec![], "an unwritten ring");

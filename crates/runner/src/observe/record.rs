@@ -24,6 +24,12 @@ pub struct Record {
     /// The processes that named each path, by pid: what a process that told nothing of
     /// itself asked of or listed (a shell's `test -e`, an `ls`) no listener heard.
     pub by: HashMap<PathBuf, Vec<i32>>,
+    /// Each process or thread the run started, by id, with the one that started it: what a
+    /// process and everything it started named (a test binary's threads and children).
+    pub parent: HashMap<i32, i32>,
+    /// The files that were there that its processes opened read-write (a database, a
+    /// lock): outside the project, a tool's own state, which the run itself rewrites.
+    pub updated: HashSet<PathBuf>,
     /// How many calls stopped for the tracer, and how many the programs recorded in
     /// process (the preloaded library): what observing the run cost.
     pub stops: usize,

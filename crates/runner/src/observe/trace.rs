@@ -213,7 +213,7 @@ fn trace(main: i32, tx: &Sender<Report>, ring: Option<&preload::Ring>) {
             }
             0
         } else if event != 0 {
-            // fork, vfork, clone: the new process is traced already; it stops on its own.
+            note_child(&mut record, pid);
             0
         } else if signal == libc::SIGSTOP && attached.insert(pid) {
             // A new process's first stop is the attach, not a signal to pass on.
@@ -234,13 +234,27 @@ fn trace(main: i32, tx: &Sender<Report>, ring: Option<&preload::Ring>) {
     let _ = tx.send(Report::Done(Box::new(record)));
 }
 
+/// Notes which process (or thread) `pid`, stopped at a fork, vfork or clone, started. The
+/// new process is traced already: it stops on its own.
+fn note_child(record: &mut Record, pid: i32) {
+    let mut new: libc::c_ulong = 0;
+    // SAFETY: pid is a stopped tracee of this thread; the call writes one c_ulong.
+    let got = unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, pid, 0, &mut new) };
+    if got == 0 {
+        record.parent.insert(new as i32, pid);
+    }
+}
+
 /// Adds what the run's programs recorded in process; called once every process is gone,
 /// when that record is whole.
 fn add_in_process(record: &mut Record, ring: &preload::Ring) {
     match ring.read() {
         Ok(calls) => {
             record.in_process = calls.len();
-            for (path, access, pid) in calls {
+            for (path, access, pid, updates) in calls {
+                if updates {
+                    record.updated.insert(path.clone());
+                }
                 note(record, path, access, pid);
             }
         }
@@ -331,7 +345,13 @@ fn seen_call(pid: i32, record: &mut Record) {
     };
     let access = match access {
         Opens::Is(access) => access,
-        Opens::With(flags) => open_access(flags, || path.exists()),
+        Opens::With(flags) => {
+            let access = open_access(flags, || path.exists());
+            if access == Access::Read && flags as libc::c_int & libc::O_ACCMODE == libc::O_RDWR {
+                record.updated.insert(path.clone());
+            }
+            access
+        }
     };
     if call.kind == Kind::Links {
         record.linked.insert(path.clone());

@@ -659,7 +659,8 @@ fn observed_and_stored(
             if let Some(why) = observe::foreign_server(&record.sockets, started) {
                 return (Some(why.to_string()), seen);
             }
-            match observe::inputs(&record.paths, places, cx.observed, started) {
+            let paths = observe::without_own_state(record, &cx.config.root);
+            match observe::inputs(&paths, places, cx.observed, started) {
                 Ok(inputs) => {
                     seen = Seen::of(cx, limits, (&inputs, places));
                     // What it read, told in part, would key the result by part of its
@@ -949,6 +950,9 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
             heard.of_tests.extend(n.read_through_processes(&read));
         }
     }
+    heard
+        .of_tests
+        .extend(read_by_binaries(binaries.as_ref(), &heard.finished, root));
     let from_node = node.as_ref().and_then(|n| n.ran(root));
     let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
     heard.built = from_binaries.is_some();
@@ -980,6 +984,23 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
         (a, b) => a.or(b),
     };
     heard
+}
+
+/// What the run's compiled test binaries (their threads, the processes they started)
+/// opened in the project: their tests' data or the code's input, not known which.
+fn read_by_binaries(
+    binaries: Option<&testbin::Listening>,
+    finished: &process::Finished,
+    root: &Path,
+) -> Vec<(PathBuf, observe::OfTests)> {
+    let (Some(b), Some(Ok(record))) = (binaries, &finished.observed) else {
+        return Vec::new();
+    };
+    let opened = observe::opened_by(record, &b.test_pids(), root);
+    opened
+        .into_iter()
+        .map(|f| (f, observe::OfTests::Binary))
+        .collect()
 }
 
 fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {

@@ -143,6 +143,18 @@ impl Listening {
     }
 }
 
+impl Listening {
+    /// The processes of the run's test binaries that ran tests.
+    pub fn test_pids(&self) -> Vec<i32> {
+        let found: Vec<Told> = super::records::read(&self.dir.join("told"));
+        found
+            .into_iter()
+            .filter(|t| t.tested)
+            .filter_map(|t| i32::try_from(t.pid?).ok())
+            .collect()
+    }
+}
+
 impl Drop for Listening {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -165,6 +177,10 @@ struct Told {
     /// Whether it was run to run tests (not `go run`, `cargo run` or a listing).
     #[serde(default)]
     tested: bool,
+    /// Its process id: what it, its threads and the processes it started read are the
+    /// tests' (their data or the code's input).
+    #[serde(default)]
+    pid: Option<u32>,
 }
 
 impl Told {
@@ -319,6 +335,7 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
         return 1;
     };
     let mut heard = Heard::default();
+    let pid = child.id();
     if let Some(out) = child.stdout.take() {
         pass_through(out, &mut heard, &mut rewrite);
     }
@@ -334,7 +351,7 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
         Harness::Go => report::go_runs_tests(Path::new(binary), args),
         Harness::Libtest => report::libtest_runs_tests(Path::new(binary), args),
     };
-    write_told(told, harness, binary, (reason, heard, tested));
+    write_told(told, (harness, binary, pid), (reason, heard, tested));
     match contradicted {
         true => 1,
         false => code,
@@ -376,8 +393,7 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
 
 fn write_told(
     dir: &Path,
-    harness: Harness,
-    binary: &OsStr,
+    (harness, binary, pid): (Harness, &OsStr, u32),
     (reason, heard, tested): (Option<String>, Heard, bool),
 ) {
     let told = Told {
@@ -388,6 +404,7 @@ fn write_told(
         ran: heard.ran,
         counted: heard.counted,
         tested,
+        pid: Some(pid),
     };
     // One binary may be run more than once by one process (nextest): each its own record.
     let name = format!(

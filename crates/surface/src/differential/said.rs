@@ -39,7 +39,7 @@ fn why(part: OfTests) -> &'static str {
         OfTests::Collected => roles::COLLECTED,
         OfTests::Loaded => roles::A_PLUGIN,
         OfTests::Read => roles::READ_BY_TESTS,
-        OfTests::Unheard => roles::READ_UNHEARD,
+        OfTests::Unheard | OfTests::Binary => roles::READ_UNHEARD,
         OfTests::Listed => roles::LISTED_BY_TESTS,
     }
 }

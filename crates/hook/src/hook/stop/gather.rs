@@ -726,8 +726,9 @@ fn outside_changed(
     (!changed.is_empty()).then_some(changed)
 }
 
-/// What the final run's tests opened as theirs (their code read it, or their runner
-/// collected tests from it) inside a folder git ignores (their cases in
+/// What the final run's tests opened as theirs (their code read it, their runner collected
+/// tests from it, or a compiled test binary of Go's or libtest's opened it) inside a folder
+/// git ignores (their cases in
 /// `fixtures/generated/`), but what the run wrote there itself. A differential run lends
 /// such a folder whole, as it is now: an edit there is in no tree it could put back. A
 /// tool's cache (`__pycache__`, `.ralph/`) is lent to none: the differential run judges
@@ -743,10 +744,9 @@ fn tests_data_lent(
     use ralph_runner::runner::OfTests;
     let told = results.iter().flat_map(|r| {
         r.run_details.iter().flat_map(move |d| {
-            let theirs = d
-                .of_tests
-                .iter()
-                .filter(|(_, part)| matches!(part, OfTests::Read | OfTests::Collected));
+            let theirs = d.of_tests.iter().filter(|(_, part)| {
+                matches!(part, OfTests::Read | OfTests::Collected | OfTests::Binary)
+            });
             theirs.map(move |(path, _)| (r.name.as_str(), d, path))
         })
     });

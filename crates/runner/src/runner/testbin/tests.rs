@@ -221,6 +221,7 @@ fn a_binarys_tests_are_named_by_package_folder_and_binary() {
         ran: vec!["t".into()],
         counted: 0,
         tested: true,
+        pid: None,
     };
     let root = Path::new("/p");
     assert_eq!(told(Harness::Go, GO_BIN, "/p/calc").ids(root), ["calc: t"]);
