@@ -78,6 +78,19 @@ fn a_pytest_config_in_the_folder_above_the_repository_is_held() {
     let ini = parent.path().join("tox.ini");
     std::fs::write(&ini, "[pytest]\naddopts = -k \"not add\"\n").unwrap();
     held(&repo, PYTEST, &[], &ini);
+    // A test weakened beside it is named too: a person's approval would accept it with the
+    // rest (a new user approved a weakened test seeing only the file outside).
+    repo.write(
+        "tests/test_calc.py",
+        &TEST.replace("add(2, 2) == 4", "add(2, 2) == 0"),
+    );
+    let out = promise(&repo, &[]);
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("not judged") && reason.contains("tests/test_calc.py"),
+        "{reason}"
+    );
+    repo.write("tests/test_calc.py", TEST);
     // The honest twin: the config gone and the code fixed: the loop ends.
     std::fs::remove_file(&ini).unwrap();
     repo.write("pkg/calc.py", FIXED);

@@ -329,8 +329,9 @@ pub fn out_of_reach(unreached: &[ralph_surface::differential::Unreached]) -> Str
 }
 
 /// Why a loop whose stop gates read files outside the work tree that changed after it began
-/// cannot end: no run can put those back.
-pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {
+/// cannot end: no run can put those back. `also`: the checks in the repository that changed
+/// too (not judged: a person's approval accepts them with the rest, so they are named).
+pub fn outside_changed(changed: &[ralph_surface::outside::Changed], also: &[&str]) -> String {
     let lines: Vec<String> = changed
         .iter()
         .map(|c| {
@@ -342,8 +343,15 @@ pub fn outside_changed(changed: &[ralph_surface::outside::Changed]) -> String {
             format!("- {} ({what} by {})", c.path.display(), c.gates.join(", "))
         })
         .collect();
+    let beside = match also {
+        [] => String::new(),
+        files => format!(
+            "\nThe checks in the repository changed since the loop began too, and were not judged: {}.",
+            ralph_base::text::listed(files, 20)
+        ),
+    };
     format!(
-        "Files the stop gates depend on that no tree judged holds (outside the repository, ignored by git, or in a repository nested in this one) changed after this loop started:\n{}\nThe gates' verdict rests on them, and ralph-gate cannot run the checks with them as they were. Put them back as they were (or remove what was added). {APPROVE}",
+        "Files the stop gates depend on that no tree judged holds (outside the repository, ignored by git, or in a repository nested in this one) changed after this loop started:\n{}\nThe gates' verdict rests on them, and ralph-gate cannot run the checks with them as they were.{beside} Put them back as they were (or remove what was added). {APPROVE}",
         lines.join("\n")
     )
 }

@@ -410,7 +410,7 @@ impl Judgement {
                 "changed outside the work tree after the loop began: {}",
                 ralph_base::text::listed(&names, 20)
             ));
-            return Some(crate::words::outside_changed(&changed));
+            return Some(crate::words::outside_changed(&changed, &p.names()));
         }
         let start = match at_start(
             kept.as_ref(),
