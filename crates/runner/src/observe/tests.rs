@@ -43,7 +43,7 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
     // write, a folder listed; files opened read-write (`<>`) that were there and that were
     // not, in process and (with the C library's calls not taken) by the tracer.
     let (code, rec) = traced(
-        "cd sub && sh -c 'cat read.txt >/dev/null; test -e ../absent; echo hi > out.txt; ls .. >/dev/null; exec 3<>rw.txt 4<>made.txt' \
+        "cd sub && sh -c 'cat read.txt >/dev/null; test -e ../absent; test -e gone/../x; echo hi > out.txt; ls .. >/dev/null; exec 3<>rw.txt 4<>made.txt' \
          && env -u LD_PRELOAD sh -c 'exec 3<>rw-traced.txt 4<>made-traced.txt'; exit 3",
         &root,
     );
@@ -57,8 +57,17 @@ fn a_run_records_what_its_whole_tree_read_probed_and_wrote() {
         "{:?}",
         rec.paths.keys().collect::<Vec<_>>()
     );
+    // Through a folder that is not there: the kernel's walk stops at it, and so does the
+    // record (the run stays whole).
+    assert_eq!(at("sub/gone"), Some(Access::Probe));
     assert_eq!(at("sub/out.txt"), Some(Access::Write));
+    // Every process the run started has its parent noted.
+    assert!(!rec.parent.is_empty());
     for (read, made) in [("rw", "made"), ("rw-traced", "made-traced")] {
+        assert!(
+            rec.updated.contains(&root.join(format!("sub/{read}.txt"))),
+            "{read}: opened read-write"
+        );
         assert_eq!(at(&format!("sub/{read}.txt")), Some(Access::Read), "{read}");
         assert_eq!(
             at(&format!("sub/{made}.txt")),

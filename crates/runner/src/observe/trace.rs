@@ -340,7 +340,7 @@ fn seen_call(pid: i32, record: &mut Record) {
     let Some(path) = through_parents(through_proc_links(pid, path)) else {
         record
             .incomplete
-            .get_or_insert_with(|| "a path through `..` named a folder already gone".into());
+            .get_or_insert_with(|| "a path through `..` ran through a folder that could not be searched".into());
         return;
     };
     let access = match access {
@@ -369,7 +369,9 @@ enum Opens {
 /// one, resolved now, while the call that names it waits. Kept as it was, a name through a
 /// folder the run removes later (`sandbox/../tool`, a test's scratch repository) names
 /// nothing once the run is over, and would serve a stored verdict whatever `tool` holds.
-/// `None` when that folder is already gone.
+/// A folder on the way that is not there (already gone, or never made) ends the kernel's
+/// walk too: the call names the missing folder, and what lies past it cannot decide what
+/// it does. `None` when the way cannot be read (a folder it may not search).
 fn through_parents(path: PathBuf) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     use std::path::Component;
@@ -383,11 +385,39 @@ fn through_parents(path: PathBuf) -> Option<PathBuf> {
     };
     let head: PathBuf = parts[..=last].iter().collect();
     let tail: PathBuf = parts[last + 1..].iter().collect();
-    let real = std::fs::canonicalize(head).ok()?;
+    let real = match std::fs::canonicalize(&head) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing_on_the_way(&parts),
+        Err(_) => return None,
+    };
     Some(match tail.as_os_str().is_empty() {
         true => real,
         false => real.join(tail),
     })
+}
+
+/// The first name on the way of `parts` (an absolute path) that is not there, walked as
+/// the kernel walks it: `..` from the real folder reached so far.
+fn missing_on_the_way(parts: &[std::path::Component<'_>]) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut at = PathBuf::from("/");
+    for c in parts {
+        match c {
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                at.pop();
+            }
+            Component::Normal(name) => {
+                let next = at.join(name);
+                match std::fs::canonicalize(&next) {
+                    Ok(real) => at = real,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(next),
+                    Err(_) => return None,
+                }
+            }
+        }
+    }
+    Some(at)
 }
 
 /// `path` through the kernel's links to a process's folders and files (`/proc/self/cwd/x`,
