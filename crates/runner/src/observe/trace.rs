@@ -338,9 +338,9 @@ fn seen_call(pid: i32, record: &mut Record) {
         return;
     };
     let Some(path) = through_parents(through_proc_links(pid, path)) else {
-        record
-            .incomplete
-            .get_or_insert_with(|| "a path through `..` ran through a folder that could not be searched".into());
+        record.incomplete.get_or_insert_with(|| {
+            "a path through `..` ran through a folder that could not be searched".into()
+        });
         return;
     };
     let access = match access {

@@ -149,7 +149,8 @@ pub fn propose(sources: &Sources, presets: &[&str]) -> Found {
         seen.push(c.identity.clone());
         let tested = c.script.as_ref().is_some_and(|s| under_test.contains(s));
         let preset = c.checker.preset.or(tested.then_some("npm-test"));
-        if let Some(preset) = preset.filter(|p| presets.contains(p)) {
+        let preset = preset.filter(|p| presets.contains(p) && checks_no_more(&c.command));
+        if let Some(preset) = preset {
             found.covered.push((c.command, preset));
             continue;
         }
@@ -167,6 +168,46 @@ pub fn propose(sources: &Sources, presets: &[&str]) -> Found {
         });
     }
     found
+}
+
+/// Options that change how a checker reports or stops, not what it checks: a command with
+/// no option but these checks nothing its preset's does not.
+const REPORTING: &[&str] = &[
+    "-q",
+    "--quiet",
+    "-v",
+    "-vv",
+    "--verbose",
+    "--color",
+    "--locked",
+    "--frozen",
+    "--offline",
+    "--workspace",
+    "--all",
+    "--all-targets",
+    "--no-fail-fast",
+    "-x",
+    "--exitfirst",
+    "--tb",
+    "--durations",
+    "-ra",
+    "-rA",
+    "-count",
+    "--ci",
+];
+
+/// Pure: whether `command` (a checker a preset runs) has only [`REPORTING`] options: one
+/// that picks features, a target, a profile or more kinds of tests (`cargo check
+/// --no-default-features`, `pytest --doctest-modules`, `go test -race`) checks what the
+/// preset's command does not, and is the project's own check.
+fn checks_no_more(command: &str) -> bool {
+    ralph_base::shell::parse(command, 0).iter().all(|simple| {
+        let (_, words) = ralph_base::shell::unwrap(&simple.words);
+        words
+            .iter()
+            .filter(|w| w.starts_with('-'))
+            .all(|w| REPORTING.contains(&w.split('=').next().unwrap_or(w)))
+    })
 }
 
 /// Every embedded preset's gate names, which a proposal's name must not take.

@@ -181,3 +181,28 @@ fn python_checkers_configured_without_a_command() {
     assert_eq!(commands(&sources::python_configs(None, &file)), ["pyright"]);
     assert!(sources::python_configs(Some("not toml [["), &none).is_empty());
 }
+
+/// A preset's checker with options that pick what it checks (features, a target, more kinds
+/// of tests) is the project's own check, not one the preset runs (semver's CI runs `cargo
+/// check --no-default-features`, which `init` said the rust preset ran).
+#[test]
+fn a_checker_with_options_that_check_more_is_proposed_not_covered() {
+    let sources = Sources {
+        workflows: vec![(
+            ".github/workflows/ci.yml".into(),
+            "jobs:\n  t:\n    steps:\n      - run: cargo test --locked\n      - run: cargo check --no-default-features\n      - run: cargo check --features serde\n".into(),
+        )],
+        ..Sources::default()
+    };
+    let found = propose(&sources, &["rust"]);
+    let covered: Vec<&str> = found.covered.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(covered, ["cargo test --locked"]);
+    let proposed: Vec<&str> = found.proposals.iter().map(|p| p.command.as_str()).collect();
+    assert_eq!(
+        proposed,
+        [
+            "cargo check --no-default-features",
+            "cargo check --features serde"
+        ]
+    );
+}
