@@ -449,7 +449,8 @@ fn init_writes_each_agents_config_in_its_own_place_once() {
     }
     let gitignore = std::fs::read_to_string(repo.path().join(".gitignore")).unwrap();
     assert!(
-        gitignore.contains(".codex/ralph-loop*.local.md"),
+        gitignore.contains(".codex/ralph-loop*.local.md")
+            && gitignore.contains(".claude/ralph-loop*.local.md"),
         "{gitignore}"
     );
     let snapshot = |r: &Repo| {

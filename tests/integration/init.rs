@@ -84,7 +84,7 @@ fn init_sets_up_everything_once_and_keeps_existing_settings() {
     );
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".gitignore")).unwrap(),
-        "target/\n.ralph/\n"
+        "target/\n.ralph/\n.claude/ralph-loop*.local.md\n"
     );
 
     let before = snapshot(&repo);

@@ -342,10 +342,10 @@ fn claude_holds_stops(env: &ralph_base::env::Environment, ws: &Path) -> bool {
         })
 }
 
-/// The line `.gitignore` needs for this agent's loop files (Claude's live where Claude Code
-/// keeps its own local files).
-pub fn ignore_line(agent: Agent) -> Option<String> {
-    (agent != Agent::Claude).then(|| format!("{}/ralph-loop*.local.md", agent.state_dir()))
+/// The line `.gitignore` needs for this agent's loop files. Claude Code ignores none of
+/// them itself: a new user's `git add -A` during a loop took `.claude/ralph-loop.local.md`.
+pub fn ignore_line(agent: Agent) -> String {
+    format!("{}/ralph-loop*.local.md", agent.state_dir())
 }
 
 impl Spec {

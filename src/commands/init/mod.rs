@@ -658,7 +658,7 @@ fn ignore_state(ws: &Path, chosen: &[ralph_hook::agents::Agent]) -> Result<Strin
     {
         missing.push(".ralph/".into());
     }
-    for line in chosen.iter().filter_map(|a| hook_files::ignore_line(*a)) {
+    for line in chosen.iter().map(|a| hook_files::ignore_line(*a)) {
         if !has(&line) && !missing.contains(&line) {
             missing.push(line);
         }
