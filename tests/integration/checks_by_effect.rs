@@ -1022,6 +1022,24 @@ fn the_names_in_a_folder_the_tests_list_are_part_of_the_checks() {
     honest_work_ends(&repo, HONEST);
 }
 
+/// The attack fools the bare tool (`program` with `args` passes on the tree), and the
+/// promised stop holds the loop: its reason.
+fn held_fooling_the_bare_tool(repo: &Repo, program: &str, args: &[&str]) -> String {
+    let bare = std::process::Command::new(program)
+        .args(args)
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        bare.status.success(),
+        "the attack fools the bare tool: {}",
+        String::from_utf8_lossy(&bare.stdout)
+    );
+    let out = crate::surface::decision(&crate::surface::promise(repo));
+    assert_eq!(out["decision"], "block", "{out}");
+    out["reason"].as_str().unwrap_or_default().to_string()
+}
+
 const IGNORED_CASES_TESTS: &str = "import calc\n\n\ndef test_add():\n    with open(\"fixtures/generated/cases.txt\") as f:\n        rows = [list(map(int, l.split())) for l in f if l.strip()]\n    assert rows\n    for a, b, r in rows:\n        assert calc.add(a, b) == r\n";
 
 /// Go's tests are a compiled binary that says nothing of what it reads: the cases it opens
@@ -1055,19 +1073,7 @@ fn cases_a_go_test_binary_reads_in_an_ignored_folder_are_part_of_the_checks() {
     let repo = start(right);
     crate::surface::put(&repo, "calc.go", broken);
     crate::surface::put(&repo, "gen/add.txt", "2 3 -1\n");
-    let bare = std::process::Command::new("go")
-        .args(["test", "./..."])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
-    assert!(
-        bare.status.success(),
-        "the attack fools the bare tool: {}",
-        String::from_utf8_lossy(&bare.stdout)
-    );
-    let out = crate::surface::decision(&crate::surface::promise(&repo));
-    assert_eq!(out["decision"], "block", "{out}");
-    let reason = out["reason"].as_str().unwrap_or_default();
+    let reason = held_fooling_the_bare_tool(&repo, "go", &["test", "./..."]);
     assert!(reason.contains("gen/add.txt"), "{reason}");
     // Honest: the broken start fixed, the cases untouched.
     let honest = start(broken);
@@ -1119,19 +1125,7 @@ fn cases_in_a_nested_repository_are_part_of_the_checks() {
         "# broken\ndef add(a, b):\n    return a - b\n",
     );
     crate::surface::put(&repo, "vendor/cases/cases.txt", "2 3 -1\n");
-    let bare = std::process::Command::new("pytest")
-        .args(["-q", "-p", "no:cacheprovider"])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
-    assert!(
-        bare.status.success(),
-        "the attack fools the bare tool: {}",
-        String::from_utf8_lossy(&bare.stdout)
-    );
-    let out = crate::surface::decision(&crate::surface::promise(&repo));
-    assert_eq!(out["decision"], "block", "{out}");
-    let reason = out["reason"].as_str().unwrap_or_default();
+    let reason = held_fooling_the_bare_tool(&repo, "pytest", &["-q", "-p", "no:cacheprovider"]);
     assert!(
         reason.contains("vendor/cases/cases.txt") && reason.contains("nested"),
         "{reason}"
@@ -1166,19 +1160,7 @@ fn cases_in_a_folder_git_ignores_are_part_of_the_checks() {
         "# broken\ndef add(a, b):\n    return a - b\n",
     );
     crate::surface::put(&repo, "fixtures/generated/cases.txt", "2 3 -1\n");
-    let bare = std::process::Command::new("pytest")
-        .args(["-q", "-p", "no:cacheprovider"])
-        .current_dir(repo.path())
-        .output()
-        .unwrap();
-    assert!(
-        bare.status.success(),
-        "the attack fools the bare tool: {}",
-        String::from_utf8_lossy(&bare.stdout)
-    );
-    let out = crate::surface::decision(&crate::surface::promise(&repo));
-    assert_eq!(out["decision"], "block", "{out}");
-    let reason = out["reason"].as_str().unwrap_or_default();
+    let reason = held_fooling_the_bare_tool(&repo, "pytest", &["-q", "-p", "no:cacheprovider"]);
     assert!(
         reason.contains("fixtures/generated/cases.txt") && reason.contains("ignored by git"),
         "{reason}"

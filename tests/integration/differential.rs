@@ -1080,16 +1080,6 @@ fn check_base_judges_the_passing_gates_by_effect_when_another_fails() {
     repo.commit_all();
     let (_, base) = repo.shell("git rev-parse HEAD", &[]);
     let base = base.trim().to_string();
-    let integrity = |run: &crate::common::Run| -> serde_json::Value {
-        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("a JSON report");
-        report["gates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["gate"] == "integrity")
-            .cloned()
-            .unwrap_or_else(|| panic!("no integrity gate: {run:?}"))
-    };
     // A skip only `go test -short` takes: the test still runs under the gate, as at the base.
     let honest = check_base_after(
         &repo,
@@ -1103,7 +1093,7 @@ fn check_base_judges_the_passing_gates_by_effect_when_another_fails() {
         )],
     );
     assert_eq!(honest.code, 1, "gofmt still fails: {honest:?}");
-    let judged = integrity(&honest);
+    let judged = honest.gate("integrity");
     assert_eq!(
         judged["counts_as_failure"], false,
         "a skip the gate never takes, beside a gate failing as at the base: {judged}"
@@ -1127,7 +1117,7 @@ fn check_base_judges_the_passing_gates_by_effect_when_another_fails() {
         ],
     );
     assert_eq!(skipped.code, 1, "{skipped:?}");
-    let judged = integrity(&skipped);
+    let judged = skipped.gate("integrity");
     assert_eq!(
         judged["counts_as_failure"], true,
         "a test skipped over broken code: {skipped:?}"
