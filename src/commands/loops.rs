@@ -61,7 +61,17 @@ pub fn run(
         }
         Command::Start(args) => start(&layout, args, env, cwd, config)?,
         Command::Status => status(&loops::list(&layout), &loops::orphans(&layout)),
-        Command::List => list(&loops::list(&layout)),
+        Command::List => {
+            let files = loops::list(&layout);
+            if files.is_empty() {
+                // Said on stderr: stdout stays one line per loop, for scripts.
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("ralph-gate: no loop in {}", layout.root().display());
+                }
+            }
+            list(&files)
+        }
         Command::Cancel { id } => cancel(&layout, id.as_deref(), env)?,
         Command::Approve { id } => approve(&layout, id.as_deref(), env, cwd, config)?,
     };

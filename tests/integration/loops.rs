@@ -6,6 +6,13 @@ use crate::hooks::{python_repo, stop, PLUGIN_STATE};
 #[test]
 fn start_writes_the_plugins_format_and_a_second_loop_gets_an_id() {
     let repo = python_repo();
+    // None yet: said on stderr, stdout stays one line per loop.
+    let none = repo.run(["loop", "list"]);
+    assert_eq!(none.code, 0, "{none:?}");
+    assert!(
+        none.stdout.is_empty() && none.stderr.contains("no loop"),
+        "{none:?}"
+    );
     let run = repo.run([
         "loop",
         "start",
