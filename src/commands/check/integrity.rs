@@ -185,10 +185,7 @@ fn judge_deferred(
         return;
     }
     let put_back: BTreeSet<&str> = prepared.put_back.iter().map(|p| p.shown.as_str()).collect();
-    let (deferred, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut a.comparison.weaker)
-        .into_iter()
-        .partition(|f| put_back.contains(f.file.as_str()));
-    a.comparison.weaker = kept;
+    let deferred = defer(a, &put_back, project, env, results);
     let names: Vec<&str> = put_back.into_iter().collect();
     match differential::run(project, env, (phase, far), prepared, results) {
         differential::Outcome::Honest { ran: then, read } => {
@@ -223,6 +220,31 @@ fn judge_deferred(
             a.comparison.weaker.push(unconfirmed(&a.rev, &why));
         }
     }
+}
+
+/// Takes from `a` the parsers' findings in files a differential run puts back (`put_back`),
+/// which wait for its verdict. Not when a failing gate that a marker or an option could
+/// silence (tests, a type checker, a linter) is among `results`: no run that passes judges
+/// it, so the findings stand as found.
+fn defer(
+    a: &mut Against,
+    put_back: &BTreeSet<&str>,
+    project: &Project,
+    env: &Environment,
+    results: &[GateResult],
+) -> Vec<Finding> {
+    let failed = |name: &str| {
+        results
+            .iter()
+            .any(|r| r.name == name && r.counts_as_failure(env.strict()))
+    };
+    let failing = project.config.gates.iter().filter(|g| failed(&g.name));
+    let unjudged = ralph_surface::surface::Reads::of_gates(failing).heeds_markers();
+    let (deferred, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut a.comparison.weaker)
+        .into_iter()
+        .partition(|f| !unjudged && put_back.contains(f.file.as_str()));
+    a.comparison.weaker = kept;
+    deferred
 }
 
 /// Pure: `tests` (by gate) of the gates of `results` that pass: what a failing gate ran or

@@ -178,6 +178,19 @@ pub struct Reads {
 }
 
 impl Reads {
+    /// Whether a marker, a skip or a checker's option can change these gates' verdict (they
+    /// run tests, a type checker, a compiler or a linter), rather than only a formatter's.
+    pub fn heeds_markers(self) -> bool {
+        self.tsc
+            || self.tests
+            || self.clippy
+            || self.python_lint
+            || self.python_types
+            || self.eslint
+            || self.shellcheck
+            || self.cargo
+    }
+
     /// What either reads: the lens two sides are compared through, so a marker a new
     /// gate reads is not taken for one added (it was there, unread).
     pub fn union(self, o: Reads) -> Reads {
@@ -195,8 +208,13 @@ impl Reads {
     }
 
     pub fn of(config: &Config, phase: Phase) -> Self {
+        Self::of_gates(config.gates.iter().filter(|g| g.runs_in(phase)))
+    }
+
+    /// What `gates` read.
+    pub fn of_gates<'a>(gates: impl Iterator<Item = &'a ralph_config::Gate>) -> Self {
         let mut r = Reads::default();
-        for g in config.gates.iter().filter(|g| g.runs_in(phase)) {
+        for g in gates {
             let text = g.command_text().to_lowercase();
             let has = |w: &str| text.contains(w);
             r.tsc |= g.driver == Some(Driver::Typescript) || has("tsc");
