@@ -936,13 +936,16 @@ fn failing_there<'a>(
     here: &'a [GateResult],
     strict: bool,
 ) -> impl Iterator<Item = &'a GateResult> {
-    let failed_here = move |name: &str| {
-        here.iter()
-            .any(|r| r.name == name && r.counts_as_failure(strict))
-    };
     there
         .iter()
-        .filter(move |t| t.counts_as_failure(strict) && !failed_here(&t.name))
+        .filter(move |t| t.counts_as_failure(strict) && !fails(here, &t.name, strict))
+}
+
+/// Pure: whether the gate `name` fails among `results`.
+pub fn fails(results: &[GateResult], name: &str, strict: bool) -> bool {
+    results
+        .iter()
+        .any(|r| r.name == name && r.counts_as_failure(strict))
 }
 
 /// The gates of `phase` run in a checkout of `tree` (with what git ignores lent as the

@@ -233,11 +233,7 @@ fn defer(
     env: &Environment,
     results: &[GateResult],
 ) -> Vec<Finding> {
-    let failed = |name: &str| {
-        results
-            .iter()
-            .any(|r| r.name == name && r.counts_as_failure(env.strict()))
-    };
+    let failed = |name: &str| differential::fails(results, name, env.strict());
     let failing = project.config.gates.iter().filter(|g| failed(&g.name));
     let unjudged = ralph_surface::surface::Reads::of_gates(failing).heeds_markers();
     let (deferred, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut a.comparison.weaker)
@@ -254,12 +250,7 @@ fn passing(
     results: &[GateResult],
     strict: bool,
 ) -> differential::Tests {
-    let failed = |gate: &str| {
-        results
-            .iter()
-            .any(|r| r.name == gate && r.counts_as_failure(strict))
-    };
-    tests.retain(|gate, _| !failed(gate));
+    tests.retain(|gate, _| !differential::fails(results, gate, strict));
     tests
 }
 

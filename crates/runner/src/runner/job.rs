@@ -996,7 +996,12 @@ fn read_by_binaries(
     let (Some(b), Some(Ok(record))) = (binaries, &finished.observed) else {
         return Vec::new();
     };
-    let opened = observe::opened_by(record, &b.test_pids(), root);
+    // Most runs start no test binary: no pass over what they read.
+    let pids = b.test_pids();
+    if pids.is_empty() {
+        return Vec::new();
+    }
+    let opened = observe::opened_by(record, &pids, root);
     opened
         .into_iter()
         .map(|f| (f, observe::OfTests::Binary))
