@@ -1017,6 +1017,187 @@ fn check_base_reads_an_api_renamed_with_its_tests_as_a_change_and_keeps_a_suppre
     );
 }
 
+const GO_CASES_TEST: &str = "package calc\n\nimport (\n\t\"fmt\"\n\t\"io/fs\"\n\t\"testing\"\n\n\t\"example.com/calc/internal/cases\"\n)\n\nfunc TestCases(t *testing.T) {\n\tnames, _ := fs.Glob(cases.Files, \"data/*.txt\")\n\tif len(names) == 0 {\n\t\tt.Fatal(\"no cases\")\n\t}\n\tfor _, n := range names {\n\t\tb, _ := cases.Files.ReadFile(n)\n\t\tvar a, c, want int\n\t\tfmt.Sscan(string(b), &a, &c, &want)\n\t\tif got := Add(a, c); got != want {\n\t\t\tt.Fatalf(\"%s: Add(%d, %d) = %d, want %d\", n, a, c, got, want)\n\t\t}\n\t}\n}\n";
+const GO_CASES_EMBED: &str =
+    "package cases\n\nimport \"embed\"\n\n//go:embed data/*.txt\nvar Files embed.FS\n";
+
+/// Data the tests read changes with the behaviour as the tests do (issue 37: toml-test's
+/// cases moved with a TOML feature were a false positive): Go's cases embedded by a
+/// package only tests import, and Python's read by the tests at run time. How the tests
+/// are run (a config, a plugin) must still pass as at the base: see
+/// `check_base_reads_tests_changed_with_the_code_on_a_green_base_as_a_change_of_behaviour`.
+#[test]
+fn check_base_reads_the_tests_data_changed_with_the_code_as_a_change_of_behaviour() {
+    if !require_tool("go") || !require_tool("pytest") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(GO_GATE)
+        .write("go.mod", "module example.com/calc\n\ngo 1.21\n")
+        .write(
+            "calc.go",
+            "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        )
+        .write("calc_test.go", GO_CASES_TEST)
+        .write("internal/cases/cases.go", GO_CASES_EMBED)
+        .write("internal/cases/data/small.txt", "1 2 3\n")
+        .write("internal/cases/data/big.txt", "7 5 12\n");
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let capped = "package calc\n\nfunc Add(a, b int) int {\n\tif a+b > 10 {\n\t\treturn 10\n\t}\n\treturn a + b\n}\n";
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.go", capped.into()),
+            ("internal/cases/data/big.txt", "7 5 10\n".into()),
+        ],
+    );
+    assert_eq!(
+        honest.code, 0,
+        "a behaviour changed with its cases: {honest:?}"
+    );
+    assert!(
+        honest
+            .stdout
+            .contains("changed with the code: gate `go-test`"),
+        "{honest:?}"
+    );
+    let narrowed = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.go", capped.into()),
+            (
+                "internal/cases/cases.go",
+                GO_CASES_EMBED.replace("data/*.txt", "data/small.txt"),
+            ),
+        ],
+    );
+    // Code only the tests use is theirs too: narrowing what it embeds is as dropping a case
+    // from a test file, said for a reviewer (a loop holds it).
+    assert_eq!(
+        narrowed.code, 0,
+        "the cases embedded narrowed: {narrowed:?}"
+    );
+    assert!(
+        narrowed
+            .stdout
+            .contains("changed with the code: gate `go-test`"),
+        "{narrowed:?}"
+    );
+
+    let py = Repo::git();
+    let test = "import json\nimport pathlib\n\nfrom calc import add\n\n\ndef test_cases():\n    cases = json.loads((pathlib.Path(__file__).parent.parent / \"cases\" / \"add.json\").read_text())\n    for a, b, want in cases:\n        assert add(a, b) == want\n";
+    py.config(PYTEST_GATE)
+        .write(".gitignore", "__pycache__/\n")
+        .write("pytest.ini", INI)
+        .write("calc.py", "def add(a, b):\n    return a + b\n")
+        .write("tests/test_calc.py", test)
+        .write("cases/add.json", "[[1, 2, 3], [7, 5, 12]]\n");
+    py.commit_all();
+    let (_, base) = py.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let honest = check_base_after(
+        &py,
+        &base,
+        &[
+            (
+                "calc.py",
+                "def add(a, b):\n    return min(a + b, 10)\n".into(),
+            ),
+            ("cases/add.json", "[[1, 2, 3], [7, 5, 10]]\n".into()),
+        ],
+    );
+    assert_eq!(
+        honest.code, 0,
+        "a behaviour changed with its cases: {honest:?}"
+    );
+    assert!(
+        honest
+            .stdout
+            .contains("changed with the code: gate `pytest`"),
+        "{honest:?}"
+    );
+}
+
+/// A Go test of a table, with one subtest per case (`name a b want`).
+fn go_table(test: &str, cases: &[(&str, i32, i32, i32)]) -> String {
+    let rows: String = cases
+        .iter()
+        .map(|(n, a, b, w)| format!("\t\t{{\"{n}\", {a}, {b}, {w}}},\n"))
+        .collect();
+    format!(
+        "func {test}(t *testing.T) {{\n\tfor _, c := range []struct {{\n\t\tname       string\n\t\ta, b, want int\n\t}}{{\n{rows}\t}} {{\n\t\tt.Run(c.name, func(t *testing.T) {{\n\t\t\tif got := Add(c.a, c.b); got != c.want {{\n\t\t\t\tt.Fatalf(\"got %d\", got)\n\t\t\t}}\n\t\t}})\n\t}}\n}}\n"
+    )
+}
+
+/// A Go test folded into another's table with a change of behaviour (issue 37: toml's
+/// `TestTomlNext` folded into `TestToml` when TOML 1.1 became the default) is read as a
+/// change, by its subtests: each case it ran still runs, under the other test. Its cases
+/// dropped instead, it is a test lost.
+#[test]
+fn check_base_reads_a_go_test_folded_into_another_table_as_a_change() {
+    if !require_tool("go") {
+        return;
+    }
+    let header = "package calc\n\nimport \"testing\"\n\n";
+    let repo = Repo::git();
+    repo.config(GO_GATE)
+        .write("go.mod", "module example.com/calc\n\ngo 1.21\n")
+        .write(
+            "calc.go",
+            "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        )
+        .write(
+            "calc_test.go",
+            &format!(
+                "{header}{}\n{}",
+                go_table("TestAdd", &[("small", 1, 2, 3)]),
+                go_table("TestAddBig", &[("big", 7, 5, 12)])
+            ),
+        );
+    repo.commit_all();
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let capped = "package calc\n\nfunc Add(a, b int) int {\n\tif a+b > 10 {\n\t\treturn 10\n\t}\n\treturn a + b\n}\n";
+    let folded = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.go", capped.into()),
+            (
+                "calc_test.go",
+                format!(
+                    "{header}{}",
+                    go_table("TestAdd", &[("small", 1, 2, 3), ("big", 7, 5, 10)])
+                ),
+            ),
+        ],
+    );
+    assert_eq!(folded.code, 0, "a test folded into a table: {folded:?}");
+    assert!(
+        folded
+            .stdout
+            .contains("changed with the code: gate `go-test`"),
+        "{folded:?}"
+    );
+    let dropped = check_base_after(
+        &repo,
+        &base,
+        &[
+            ("calc.go", capped.into()),
+            (
+                "calc_test.go",
+                format!("{header}{}", go_table("TestAdd", &[("small", 1, 2, 3)])),
+            ),
+        ],
+    );
+    assert_eq!(dropped.code, 1, "a test dropped: {dropped:?}");
+    assert!(dropped.stdout.contains("TestAddBig"), "{dropped:?}");
+}
+
 /// The same in Go, as the presets run it: `go vet` compiles the base's tests too; the test
 /// renamed with the API (`TestAdds` to `TestSums`) took its place in its package.
 #[test]

@@ -18,7 +18,7 @@ use ralph_base::git::GitError;
 use ralph_base::snapshot::{self, Changed, Checkout, Entry};
 use ralph_config::Phase;
 use ralph_plan::project::Project;
-use ralph_runner::runner::{GateResult, Limits, Reuse};
+use ralph_runner::runner::{GateResult, Limits, OfTests, Reuse};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -138,6 +138,17 @@ impl Prepared {
             all.push(inside.to_string_lossy().into_owned());
         }
         Ok(all)
+    }
+
+    /// Whether `p` is the tests' own, what they assert rather than how they are run: a test
+    /// file, code only tests can use (`roles::TEST_ONLY`), or data the tests read
+    /// ([`Facts::tests_data`]: by what the runners said of it in either tree, `said`
+    /// from [`said::of_runs`], or by the language's rule). Configs, runners' files, plugins
+    /// and build scripts are not.
+    pub fn tests_own(&self, p: &PutBack, said: &BTreeMap<String, OfTests>) -> bool {
+        use OfTests::{Binary, Listed, Read, Unheard};
+        let heard = matches!(said.get(&p.shown), Some(Read | Binary | Unheard | Listed));
+        p.is_test() || p.why == roles::TEST_ONLY || self.facts.tests_data(&p.shown, heard)
     }
 
     /// Every path a differential run gives as it was: put back, or not lent.
@@ -1051,6 +1062,66 @@ pub fn ran(results: &[GateResult]) -> Tests {
         .collect()
 }
 
+/// Pure: the Go subtests each gate's runs said ran now, of each gate that ran any.
+pub fn subtests(results: &[GateResult]) -> Tests {
+    results
+        .iter()
+        .filter(|r| ran_now(r))
+        .map(|r| {
+            let all = r
+                .run_details
+                .iter()
+                .flat_map(|d| d.subtests.iter().cloned());
+            (r.name.clone(), all.collect::<BTreeSet<String>>())
+        })
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect()
+}
+
+/// Pure: `not_run` without the Go tests folded into another test's table: each subtest
+/// one ran at the base (`base`: [`subtests`]) runs now (`now`) under another test of its
+/// package, by the same name (`TestTomlNext/valid/x` as `TestToml/valid/x`). For `check
+/// --base`'s reading of a change of behaviour only, as [`renamed_away`]: a test that ran
+/// no subtest, or one whose cases are not all run elsewhere, stays.
+pub fn folded(not_run: &Tests, base: &Tests, now: &Tests) -> Tests {
+    /// `<package>: Test/case` as (`<package>: Test`, `case`).
+    fn split(id: &str) -> Option<(&str, &str)> {
+        let name_at = id.rfind(": ").map_or(0, |i| i + 2);
+        let slash = id[name_at..].find('/')? + name_at;
+        Some((&id[..slash], &id[slash + 1..]))
+    }
+    fn package(test: &str) -> &str {
+        test.rfind(": ").map_or("", |i| &test[..i])
+    }
+    not_run
+        .iter()
+        .filter_map(|(gate, gone)| {
+            let none = BTreeSet::new();
+            let (was, is) = (
+                base.get(gate).unwrap_or(&none),
+                now.get(gate).unwrap_or(&none),
+            );
+            // Each case that runs now, by its package and its name under its test.
+            let running: BTreeSet<(&str, &str)> = is
+                .iter()
+                .filter_map(|id| split(id))
+                .map(|(test, case)| (package(test), case))
+                .collect();
+            let folded_away = |test: &String| {
+                let mut cases = was
+                    .iter()
+                    .filter_map(|id| split(id))
+                    .filter(|(t, _)| t == test)
+                    .peekable();
+                cases.peek().is_some()
+                    && cases.all(|(t, case)| running.contains(&(package(t), case)))
+            };
+            let left: BTreeSet<String> = gone.iter().filter(|t| !folded_away(t)).cloned().collect();
+            (!left.is_empty()).then(|| (gate.clone(), left))
+        })
+        .collect()
+}
+
 /// Pure: the tests each gate's runners said failed, of each gate for which that is known:
 /// every run ran now and its runners said which failed, or the gate passed.
 pub fn failed(results: &[GateResult], strict: bool) -> Tests {
@@ -1113,6 +1184,8 @@ pub struct StartRuns {
     pub read: Tests,
     /// What the runners said of the project's files there ([`said::of_runs`]).
     pub said: BTreeMap<String, ralph_runner::runner::OfTests>,
+    /// The Go subtests each gate's runs said ran there ([`subtests`]).
+    pub subtests: Tests,
 }
 
 /// The gates of `phase` run on the start tree `start`, in a checkout of it.
@@ -1132,6 +1205,7 @@ pub fn start_runs(
         said: said::of_runs(project.root(), &results),
         read: prepared.in_tree(start, reached_by_tests(&results))?,
         tests: ran(&results),
+        subtests: subtests(&results),
         failed: self::failed(&results, env.strict()),
         unstarted: results
             .iter()
@@ -1212,9 +1286,9 @@ pub enum WithTheCode {
 /// may fail only because the code's behaviour changed with its tests: every test that ran
 /// at the base still runs (`not_run` is empty), each failing gate passed at the base, and
 /// at least one is a test runner heard there. The caller also runs the rest of the checks
-/// as at the base (configs, runner files, helpers, data) with the tests as they are now,
-/// which must pass: so a failing gate that runs no test failed because of the tests put
-/// back. A test edited to accept what broken code now returns looks exactly the same: a
+/// as at the base (configs, runners' files, plugins: all but the tests' own, see
+/// [`Prepared::tests_own`]) with the tests as they are now, which must pass: so a failing
+/// gate that runs no test failed because of the tests put back. A test edited to accept what broken code now returns looks exactly the same: a
 /// reviewer reads a change's tests, and a loop, which has none, holds it.
 pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests) -> WithTheCode {
     let green = failing.iter().all(|g| base.passed.contains(*g));
@@ -1417,6 +1491,7 @@ mod tests {
             failures: Default::default(),
             read: Tests::new(),
             said: BTreeMap::new(),
+            subtests: Tests::new(),
         };
         let none = Tests::new();
         let of = |failing: &[&str], base: &StartRuns, lost: &Tests| {
@@ -1484,6 +1559,36 @@ mod tests {
         let merged = of(&["a.py::test_z[1]", "a.py::test_z[2]", "a.py::test_y"]);
         let base = of(&["a.py::test_x", "a.py::test_y"]);
         assert!(renamed_away(&super::not_run(&base, &merged), &base, &merged).is_empty());
+    }
+
+    #[test]
+    fn a_go_test_folded_into_another_tests_table_is_not_lost() {
+        let set = |ids: &[&str]| ids.iter().map(ToString::to_string).collect::<BTreeSet<_>>();
+        let of = |ids: &[&str]| -> Tests { [("t".to_string(), set(ids))].into() };
+        let not_run = of(&[".: TestNext", "pkg/a: TestGone", ".: TestFlat"]);
+        let base = of(&[
+            ".: TestNext/valid/x",
+            ".: TestNext/valid/y",
+            "pkg/a: TestGone/one",
+            ".: TestToml/valid/x",
+        ]);
+        // TestNext's cases run under TestToml; TestGone's case runs only in another package;
+        // TestFlat had no case to follow.
+        let now = of(&[
+            ".: TestToml/valid/x",
+            ".: TestToml/valid/y",
+            "pkg/b: TestB/one",
+        ]);
+        assert_eq!(
+            folded(&not_run, &base, &now),
+            of(&[".: TestFlat", "pkg/a: TestGone"])
+        );
+        let partly = of(&[".: TestToml/valid/x"]);
+        assert_eq!(
+            folded(&of(&[".: TestNext"]), &base, &partly),
+            of(&[".: TestNext"]),
+            "one case of two is not a fold"
+        );
     }
 
     #[test]

@@ -203,6 +203,8 @@ fn judge_deferred(
             }
             push_unreached(a, &unreached);
             let kept = differential::renamed_away(&not_run, &at_base.tests, &now);
+            let subtests = differential::subtests(results);
+            let kept = differential::folded(&kept, &at_base.subtests, &subtests);
             let base = (&at_base, &kept);
             let with = changed_with_the_code(
                 project,
@@ -309,9 +311,18 @@ fn changed_with_the_code(
 ) -> differential::WithTheCode {
     let gates: Vec<&str> = failing.iter().map(|(g, _)| g.as_str()).collect();
     let with = differential::changed_with_the_code(&gates, at_base, not_run);
-    let rest = |p: &differential::PutBack| !p.is_test();
+    // What the tests assert (the tests, code only they use, the data they read: a feature's
+    // cases added or moved with it, a harness's table of them) changes with the behaviour;
+    // how they are run (configs, plugins, runners' files) must not. An expectation edited
+    // to what broken code returns looks the same in a case file as in a test file, and a
+    // reviewer reads both.
+    let mut said = differential::said::of_runs(project.root(), results);
+    for (file, part) in &at_base.said {
+        said.entry(file.clone()).or_insert(*part);
+    }
+    let rest = |p: &differential::PutBack| !prepared.tests_own(p, &said);
     if with == differential::WithTheCode::No
-        || (prepared.unlent.is_empty() && !prepared.put_back.iter().any(rest))
+        || (prepared.unlent.is_empty() && !prepared.put_back.iter().any(&rest))
     {
         return with;
     }
@@ -341,7 +352,7 @@ fn judge_load_bearing(
     }
     for (gate, _) in failing {
         a.notes.push(format!(
-            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it pass, the rest of the checks as at {0} pass, and every test still runs (or one took its place in its file): read as a change of behaviour, not a weakening (a reviewer reads the tests)",
+            "changed with the code: gate `{gate}`: the tests as at {} fail on this code and the tests changed with it (with code only they use and the data they read) pass, the rest of the checks as at {0} pass, and every test still runs (or one took its place in its file, or its cases run in another's table): read as a change of behaviour, not a weakening (a reviewer reads the tests)",
             a.rev
         ));
     }
@@ -387,6 +398,7 @@ fn base_runs(
             failures: Default::default(),
             read: differential::Tests::new(),
             said: Default::default(),
+            subtests: differential::Tests::new(),
         });
     }
     differential::start_runs(project, env, phase, prepared, start)

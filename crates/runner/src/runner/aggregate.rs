@@ -241,6 +241,7 @@ fn detail(o: &Outcome) -> RunDetail {
         of_tests: o.of_tests.clone(),
         tests: o.tests.clone(),
         failed_tests: o.failed_tests.clone(),
+        subtests: o.subtests.clone(),
     }
 }
 

@@ -301,6 +301,8 @@ pub struct Outcome {
     pub tests: Option<Vec<String>>,
     /// Those of them that failed, when known (see [`RunDetail::failed_tests`]).
     pub failed_tests: Option<Vec<String>>,
+    /// The Go subtests it ran (see [`RunDetail::subtests`]).
+    pub subtests: Vec<String>,
 }
 
 impl Outcome {
@@ -365,6 +367,7 @@ impl Shape<'_> {
             of_tests: Vec::new(),
             tests: None,
             failed_tests: None,
+            subtests: Vec::new(),
         }
     }
 
@@ -603,6 +606,7 @@ fn execute(
         of_tests,
         tests,
         failed_tests,
+        subtests,
         built,
     } = heard_untraced_if_it_traces(spec, (gate, private.is_some()), cx);
     told_if_nothing_to_learn(cx, gate, key.is_some(), &finished);
@@ -636,6 +640,7 @@ fn execute(
         of_tests,
         tests,
         failed_tests,
+        subtests,
         ..shape.outcome(Some(finished.exit), output)
     };
     outside_commit(outcome, seen.untracked)
@@ -898,6 +903,8 @@ struct Heard {
     tests: Option<Vec<String>>,
     /// Those that failed, when every runner heard said which did.
     failed_tests: Option<Vec<String>>,
+    /// The Go subtests its test binaries said ran.
+    subtests: Vec<String>,
     /// A compiled test binary ran (go's, libtest's): the build before it opened only the
     /// sources it found out of date, so what the run read says nothing of its tests' reach.
     built: bool,
@@ -953,14 +960,33 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
     heard
         .of_tests
         .extend(read_by_binaries(binaries.as_ref(), &heard.finished, root));
-    let from_node = node.as_ref().and_then(|n| n.ran(root));
-    let from_binaries = binaries.as_ref().and_then(|b| b.ran(root));
+    tests_named(&mut heard, (binaries.as_ref(), node.as_ref()), root);
+    heard.told = match (heard.told.take(), contradicted) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    heard
+}
+
+/// The tests (and Go's subtests) the runs' runners named, added to what pytest said: the
+/// test binaries' wrappers and node's runners.
+fn tests_named(
+    heard: &mut Heard,
+    (binaries, node): (
+        Option<&testbin::Listening>,
+        Option<&node_runners::Listening>,
+    ),
+    root: &Path,
+) {
+    let from_node = node.and_then(|n| n.ran(root));
+    let from_binaries = binaries.and_then(|b| b.ran(root));
     heard.built = from_binaries.is_some();
+    heard.subtests = binaries.map(|b| b.subtests(root)).unwrap_or_default();
     // Test binaries' wrappers name what ran, not what failed.
     if from_binaries.is_some() {
         heard.failed_tests = None;
     } else if from_node.is_some() {
-        let failed = node.as_ref().map(|n| n.failed(root)).unwrap_or_default();
+        let failed = node.map(|n| n.failed(root)).unwrap_or_default();
         heard.failed_tests = match (heard.tests.is_some(), heard.failed_tests.take()) {
             (true, Some(mut mine)) => {
                 mine.extend(failed);
@@ -979,11 +1005,6 @@ fn heard(mut spec: Spec, (gate, fresh): (&Gate, bool), cx: &RunContext<'_>) -> H
             None => Some(theirs),
         };
     }
-    heard.told = match (heard.told.take(), contradicted) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    };
-    heard
 }
 
 /// What the run's compiled test binaries (their threads, the processes they started)
@@ -1017,6 +1038,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
             of_tests: Vec::new(),
             tests: None,
             failed_tests: None,
+            subtests: Vec::new(),
             built: false,
         };
     };
@@ -1060,6 +1082,7 @@ fn heard_pytest(mut spec: Spec, gate: &Gate, cx: &RunContext<'_>) -> Heard {
         of_tests,
         tests,
         failed_tests,
+        subtests: Vec::new(),
         built: false,
     }
 }

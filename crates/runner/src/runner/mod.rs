@@ -156,6 +156,10 @@ pub struct RunDetail {
     /// Those of `tests` that failed, where every runner that named them said which did
     /// (pytest's, node's, jest's, vitest's); `None` when that is not known.
     pub failed_tests: Option<Vec<String>>,
+    /// The Go subtests its test binaries said ran, passed or failed (`<package folder>:
+    /// TestA/case`), when it ran now: not compared as tests, but what tells a test folded
+    /// into another's table from one dropped.
+    pub subtests: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]

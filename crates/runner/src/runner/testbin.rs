@@ -144,6 +144,20 @@ impl Listening {
 }
 
 impl Listening {
+    /// The subtests the run's Go test binaries said ran, named as [`Self::ran`] names tests
+    /// (`<package folder>: TestA/case`).
+    pub fn subtests(&self, root: &Path) -> Vec<String> {
+        let found: Vec<Told> = super::records::read(&self.dir.join("told"));
+        let mut all: Vec<String> = found
+            .iter()
+            .filter(|t| t.tested)
+            .flat_map(|t| t.named(root, &t.subtests))
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
     /// The processes of the run's test binaries that ran tests.
     pub fn test_pids(&self) -> Vec<i32> {
         let found: Vec<Told> = super::records::read(&self.dir.join("told"));
@@ -181,10 +195,18 @@ struct Told {
     /// tests' (their data or the code's input).
     #[serde(default)]
     pid: Option<u32>,
+    /// Go: the subtests it said passed or failed.
+    #[serde(default)]
+    subtests: Vec<String>,
 }
 
 impl Told {
     fn ids(&self, root: &Path) -> Vec<String> {
+        self.named(root, &self.ran)
+    }
+
+    /// `names` (of tests it ran) as the IDs [`Listening::ran`] gives.
+    fn named(&self, root: &Path, names: &[String]) -> Vec<String> {
         let at = match self.cwd.strip_prefix(root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
             Ok(rel) => rel.to_string_lossy().into_owned(),
@@ -200,7 +222,7 @@ impl Told {
             }
             Harness::Go => String::new(),
         };
-        self.ran
+        names
             .iter()
             .map(|name| format!("{at}: {binary}{name}"))
             .collect()
@@ -405,6 +427,7 @@ fn write_told(
         counted: heard.counted,
         tested,
         pid: Some(pid),
+        subtests: heard.subtests,
     };
     // One binary may be run more than once by one process (nextest): each its own record.
     let name = format!(

@@ -119,6 +119,52 @@ impl Facts {
         self.checked.contains(rel)
     }
 
+    /// True when `rel`, a file of the checks, is data the tests read: not code a gate checks,
+    /// a config, a file a runner loads or a gate's command names, and either the tests were
+    /// seen reading it (`read_by_tests`: their code opened or listed it, by what the run
+    /// did) or it is the tests' by Go's rule ([`Self::go_tests_data`]). For `check --base`'s
+    /// reading of a change of behaviour, where such data is read as the tests are.
+    pub fn tests_data(&self, rel: &str, read_by_tests: bool) -> bool {
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let code_or_settings = self.checked.contains(rel)
+            || self.configs.contains(rel)
+            || self.runners.contains(rel)
+            || self.test_only.contains(rel)
+            || runner_file(name);
+        !code_or_settings && (read_by_tests || self.go_tests_data(rel))
+    }
+
+    /// Go's rule: a file in a `testdata` folder of a package (the go tool leaves those to
+    /// the tests), or in the folder of a package only tests can use, or below it where no
+    /// other package is: only that package can embed it (`//go:embed` takes no `..`).
+    fn go_tests_data(&self, rel: &str) -> bool {
+        fn parent(f: &str) -> (&str, &str) {
+            f.rsplit_once('/').unwrap_or(("", f))
+        }
+        fn folder(f: &str) -> Option<&str> {
+            f.ends_with(".go").then(|| parent(f).0)
+        }
+        let packages: BTreeSet<&str> = self.checked.iter().filter_map(|f| folder(f)).collect();
+        let test_only: BTreeSet<&str> = self.test_only.iter().filter_map(|f| folder(f)).collect();
+        let mut at = parent(rel).0;
+        loop {
+            if test_only.contains(at) {
+                return true;
+            }
+            if packages.contains(at) {
+                return false;
+            }
+            let (up, name) = parent(at);
+            if name == "testdata" && packages.contains(up) {
+                return true;
+            }
+            if at.is_empty() {
+                return false;
+            }
+            at = up;
+        }
+    }
+
     /// True when a stop gate or a runner reads `rel` as code, a test, a config or a runner's
     /// own file: a change there changes what a run judges. A gate's own outputs (a coverage
     /// file, a report) are none of these.
@@ -408,6 +454,28 @@ mod tests {
             Role::Check(TEST_ONLY)
         );
         assert_eq!(role("calc.go", &f, (None, None)), Role::Code);
+    }
+
+    #[test]
+    fn data_is_the_tests_when_they_read_it_or_by_gos_rule() {
+        let f = facts(
+            &["internal/check/check.go", "calc.go", "cmd/tool/main.go"],
+            &[],
+        );
+        // Embedded by a package only tests use, at any depth below it.
+        assert!(f.tests_data("internal/check/cases/valid/a.toml", false));
+        assert!(f.tests_data("internal/check/want.json", false));
+        // Its Go files are code of the tests, not data.
+        assert!(!f.tests_data("internal/check/check.go", false));
+        // A package's testdata; not another package's folder, nor the root package's files.
+        assert!(f.tests_data("cmd/tool/testdata/in.txt", false));
+        assert!(!f.tests_data("cmd/tool/config.json", false));
+        assert!(!f.tests_data("cases.json", false));
+        // Read by the tests (by what the run did): data, unless code, a config or a runner's.
+        assert!(f.tests_data("cases.json", true));
+        assert!(!f.tests_data("calc.go", true));
+        assert!(!f.tests_data("ci/test.sh", true));
+        assert!(!f.tests_data("conftest.py", true));
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub struct Heard {
     /// libtest: how many tests its `running N tests` lines announced. Its terse format
     /// (`cargo test -q`) prints a dot for a test that passed, so fewer are named.
     pub counted: u64,
+    /// Go: the subtests that passed or failed (`TestToml/valid/key`, from the indented
+    /// `--- PASS:`/`--- FAIL:` lines): not tests of their own, but what says a test was
+    /// folded into another's table rather than dropped.
+    pub subtests: Vec<String>,
 }
 
 impl Heard {
@@ -63,8 +67,19 @@ impl Heard {
             self.summary_failed |= rest.starts_with("FAILED");
         } else if let Some(name) = libtest_ran(line) {
             self.ran.push(name.to_string());
+        } else if let Some(name) = go_subtest(line) {
+            self.subtests.push(name.to_string());
         }
     }
+}
+
+/// The subtest an indented Go result line (`    --- PASS: TestA/case (0.00s)`) names.
+fn go_subtest(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(' ')?.trim_start();
+    let result = rest
+        .strip_prefix("--- PASS: ")
+        .or_else(|| rest.strip_prefix("--- FAIL: "))?;
+    result.split_whitespace().next().filter(|n| n.contains('/'))
 }
 
 /// The test a libtest line `test NAME ... ok` (or `FAILED`, with a time under

@@ -33,6 +33,24 @@ fn a_go_binary_that_printed_fail_and_exited_0_is_named() {
 }
 
 #[test]
+fn go_subtests_are_heard_apart_from_tests() {
+    let h = heard(&[
+        "=== RUN   TestToml",
+        "=== RUN   TestToml/valid/key",
+        "    --- PASS: TestToml/valid/key (0.00s)",
+        "        --- FAIL: TestToml/valid/key/deep (0.00s)",
+        "    p_test.go:9: --- PASS: TestLog/x",
+        "--- PASS: TestToml (0.01s)",
+        "PASS",
+    ]);
+    assert_eq!(h.ran, ["TestToml"]);
+    assert_eq!(
+        h.subtests,
+        ["TestToml/valid/key", "TestToml/valid/key/deep"]
+    );
+}
+
+#[test]
 fn a_programs_own_fail_line_before_the_summary_is_output() {
     // The package's code prints FAIL; its test passes and the testing package says PASS last.
     let h = heard(&["FAIL", "    p_test.go:9: --- FAIL: looks like one", "PASS"]);
@@ -222,8 +240,13 @@ fn a_binarys_tests_are_named_by_package_folder_and_binary() {
         counted: 0,
         tested: true,
         pid: None,
+        subtests: vec!["t/case".into()],
     };
     let root = Path::new("/p");
+    assert_eq!(
+        told(Harness::Go, GO_BIN, "/p/calc").named(root, &["t/case".into()]),
+        ["calc: t/case"]
+    );
     assert_eq!(told(Harness::Go, GO_BIN, "/p/calc").ids(root), ["calc: t"]);
     assert_eq!(told(Harness::Go, GO_BIN, "/p").ids(root), [".: t"]);
     assert_eq!(
