@@ -1240,6 +1240,58 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     );
 }
 
+/// `go vet` red at the base over a test (code after a `return`, which `go test`'s own vet
+/// lets through), green now: the API renamed with its tests, the vet finding fixed with
+/// them, is a change of behaviour (issue 37: toml's `2004196`, whose base a newer `go vet`
+/// fails). A test runner red at the base is not: see the `ddcbbe2` case in RELIABILITY.
+#[test]
+fn check_base_reads_an_api_change_as_a_change_when_vet_was_red_at_the_base() {
+    if !require_tool("go") {
+        return;
+    }
+    let repo = Repo::git();
+    repo.config(&format!(
+        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    .write(
+        "calc_test.go",
+        &GO_TESTS.replace("\t\tt.Fatal(\"2+0\")\n\t}\n", "\t\tt.Fatal(\"2+0\")\n\t}\n\treturn\n\tt.Log(\"done\")\n"),
+    );
+    repo.commit_all();
+    let red = repo.run(["check", "--no-cache"]);
+    assert!(
+        red.code == 1 && red.stdout.contains("unreachable"),
+        "go vet is red at the base: {red:?}"
+    );
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let base = base.trim().to_string();
+    let honest = check_base_after(
+        &repo,
+        &base,
+        &[
+            (
+                "calc.go",
+                "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
+            ),
+            (
+                "calc_test.go",
+                GO_TESTS
+                    .replace("Add(", "Sum(")
+                    .replace("TestAdds", "TestSums"),
+            ),
+        ],
+    );
+    assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");
+    assert!(
+        honest
+            .stdout
+            .contains("changed with the code: gate `go-test`"),
+        "{honest:?}"
+    );
+}
+
 /// A gate that fails at the base and still fails (a file left unformatted) does not stop
 /// the other gates' changes from being judged by effect: a skip that `go test` as the gate
 /// runs it never takes is no weakening (every test still runs), and only the formatting

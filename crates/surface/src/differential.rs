@@ -1271,31 +1271,36 @@ pub fn renamed_away(not_run: &Tests, base: &Tests, now: &Tests) -> Tests {
 /// code's behaviour changed with its tests ([`changed_with_the_code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WithTheCode {
-    /// Not so: a gate red at the base, a test lost, or no test runner among them.
+    /// Not so: a test runner red at the base, a test lost, or no test runner among them.
     No,
     /// Each is a test runner heard at the base that passed there.
     Tests,
-    /// Test runners as for `Tests`, beside gates that run no test but passed at the base and
-    /// read the tests too (a compiler or type checker over the base's tests, which no longer
-    /// build against the new code: `go vet`, `tsc`, `mypy`). What the parsers found in the
-    /// tests (a suppression, a skip) then stands: it is what would silence such a gate.
+    /// Test runners as for `Tests`, beside gates that run no test but read the tests too (a
+    /// compiler or type checker over the base's tests, which no longer build against the
+    /// new code: `go vet`, `tsc`, `mypy`), green at the base or not: one red there that
+    /// passes now had what it found there fixed (a newer `go vet` on an old test). What
+    /// the parsers found in the tests (a suppression, a skip) then stands: it is what would
+    /// silence such a gate.
     AndTheirCheckers,
 }
 
 /// Pure, for `check --base`: whether the gates `failing` with the base's checks put back
 /// may fail only because the code's behaviour changed with its tests: every test that ran
-/// at the base still runs (`not_run` is empty), each failing gate passed at the base, and
-/// at least one is a test runner heard there. The caller also runs the rest of the checks
-/// as at the base (configs, runners' files, plugins: all but the tests' own, see
+/// at the base still runs (`not_run` is empty), at least one failing gate is a test runner
+/// heard there, and each such runner passed there: a red test made green by the change is
+/// what an agent that edits its test does. The caller also runs the rest of the checks as
+/// at the base (configs, runners' files, plugins: all but the tests' own, see
 /// [`Prepared::tests_own`]) with the tests as they are now, which must pass: so a failing
-/// gate that runs no test failed because of the tests put back. A test edited to accept what broken code now returns looks exactly the same: a
-/// reviewer reads a change's tests, and a loop, which has none, holds it.
+/// gate that runs no test failed because of the tests put back. A test edited to accept
+/// what broken code now returns looks exactly the same: a reviewer reads a change's tests,
+/// and a loop, which has none, holds it.
 pub fn changed_with_the_code(failing: &[&str], base: &StartRuns, not_run: &Tests) -> WithTheCode {
-    let green = failing.iter().all(|g| base.passed.contains(*g));
-    let runners = failing
+    let runner = |g: &&&str| base.tests.contains_key(**g);
+    let green = failing
         .iter()
-        .filter(|g| base.tests.contains_key(**g))
-        .count();
+        .filter(runner)
+        .all(|g| base.passed.contains(*g));
+    let runners = failing.iter().filter(runner).count();
     match (not_run.is_empty() && green, runners) {
         (false, _) | (true, 0) => WithTheCode::No,
         (true, n) if n == failing.len() => WithTheCode::Tests,
@@ -1510,8 +1515,13 @@ mod tests {
         );
         assert_eq!(
             of(&["pytest", "ruff"], &base, &none),
+            WithTheCode::AndTheirCheckers,
+            "ruff, red at the base, passes now: what it found there was fixed"
+        );
+        assert_eq!(
+            of(&["ruff"], &base, &none),
             WithTheCode::No,
-            "ruff was not green at the base"
+            "a checker alone is no change of behaviour"
         );
         let red = StartRuns {
             passed: BTreeSet::new(),
