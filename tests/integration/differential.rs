@@ -1196,6 +1196,25 @@ fn check_base_reads_a_go_test_folded_into_another_table_as_a_change() {
     );
     assert_eq!(dropped.code, 1, "a test dropped: {dropped:?}");
     assert!(dropped.stdout.contains("TestAddBig"), "{dropped:?}");
+    // Its result line printed by a test that runs is no test that ran: the binary holds no
+    // function of that name. (Printed by a new test, the new test would take its place in
+    // its package, as a rename does: see `renamed_away`.)
+    let forged = format!("{header}{}", go_table("TestAdd", &[("small", 1, 2, 3)]))
+        .replace("import \"testing\"", "import (\n\t\"os\"\n\t\"testing\"\n)")
+        .replace(
+            "\tfor _, c := range",
+            "\tos.Stdout.WriteString(\"--- PASS: TestAddBig (0.00s)\\n\")\n\tfor _, c := range",
+        );
+    let printed = check_base_after(
+        &repo,
+        &base,
+        &[("calc.go", capped.into()), ("calc_test.go", forged)],
+    );
+    assert_eq!(
+        printed.code, 1,
+        "a test dropped, its PASS line printed: {printed:?}"
+    );
+    assert!(printed.stdout.contains("TestAddBig"), "{printed:?}");
 }
 
 /// The same in Go, as the presets run it: `go vet` compiles the base's tests too; the test

@@ -14,7 +14,7 @@
 
 use ralph_base::env::Environment;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -373,11 +373,37 @@ pub fn serve(harness: Harness, told: &Path, argv: &[OsString]) -> u8 {
         Harness::Go => report::go_runs_tests(Path::new(binary), args),
         Harness::Libtest => report::libtest_runs_tests(Path::new(binary), args),
     };
+    if harness == Harness::Go && tested {
+        if let Some(defined) = go_functions(Path::new(binary), &heard.top_names()) {
+            heard.only_defined(&defined);
+        }
+    }
     write_told(told, (harness, binary, pid), (reason, heard, tested));
     match contradicted {
         true => 1,
         false => code,
     }
+}
+
+/// Which of `names` are functions of the Go binary at `binary`: a function `TestA` of any
+/// package (`example.com/calc.TestA`, `calc_test.TestA`) is named in the runtime's table of
+/// functions (`.gopclntab`, which every Go binary keeps for its stack traces, stripped or
+/// not: `go test` strips the symbol table). `None` when none were asked, or the binary has
+/// no such table to read (not Go, not ELF): what it printed is all there is.
+pub fn go_functions(binary: &Path, names: &BTreeSet<String>) -> Option<BTreeSet<String>> {
+    use object::{Object, ObjectSection};
+    if names.is_empty() {
+        return None;
+    }
+    let data = std::fs::read(binary).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let table = file.section_by_name(".gopclntab")?.data().ok()?;
+    let found = names
+        .iter()
+        .filter(|n| memchr::memmem::find(table, format!(".{n}\0").as_bytes()).is_some())
+        .cloned()
+        .collect();
+    Some(found)
 }
 
 /// Copies the binary's output to ours line by line (each flushed, so `go test -json` and

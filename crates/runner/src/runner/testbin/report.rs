@@ -73,6 +73,30 @@ impl Heard {
     }
 }
 
+impl Heard {
+    /// Go: keeps only the tests (and their subtests) whose function the binary holds
+    /// (`defined`: the test names among its symbols, see `testbin::go_functions`). A result
+    /// line is only text on the binary's output, which the code under test can print too
+    /// (`--- PASS: TestGone` from a test that deleted `TestGone`); the linker keeps a test's
+    /// function because the testing package's table names it.
+    pub fn only_defined(&mut self, defined: &std::collections::BTreeSet<String>) {
+        self.ran.retain(|name| defined.contains(name));
+        let top = |sub: &String| sub.split('/').next().unwrap_or_default().to_string();
+        self.subtests.retain(|sub| defined.contains(&top(sub)));
+    }
+
+    /// The names of the top-level tests heard (those of the subtests too).
+    pub fn top_names(&self) -> std::collections::BTreeSet<String> {
+        let subs = self.subtests.iter().filter_map(|s| s.split('/').next());
+        self.ran
+            .iter()
+            .map(String::as_str)
+            .chain(subs)
+            .map(String::from)
+            .collect()
+    }
+}
+
 /// The subtest an indented Go result line (`    --- PASS: TestA/case (0.00s)`) names.
 fn go_subtest(line: &str) -> Option<&str> {
     let rest = line.strip_prefix(' ')?.trim_start();

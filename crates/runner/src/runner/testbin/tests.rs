@@ -51,6 +51,33 @@ fn go_subtests_are_heard_apart_from_tests() {
 }
 
 #[test]
+fn go_results_count_only_for_tests_the_binary_holds() {
+    let mut h = heard(&[
+        "--- PASS: TestGone (0.00s)",
+        "    --- PASS: TestGone/case (0.00s)",
+        "    --- PASS: TestAdd/big (0.00s)",
+        "--- PASS: TestAdd (0.00s)",
+        "PASS",
+    ]);
+    assert_eq!(
+        h.top_names(),
+        BTreeSet::from(["TestAdd".to_string(), "TestGone".to_string()])
+    );
+    h.only_defined(&BTreeSet::from(["TestAdd".to_string()]));
+    assert_eq!(h.ran, ["TestAdd"]);
+    assert_eq!(h.subtests, ["TestAdd/big"]);
+}
+
+#[test]
+fn a_go_binarys_functions_are_read_from_its_table_and_another_file_has_none() {
+    let names = BTreeSet::from(["main".to_string(), "TestNoSuch".to_string()]);
+    // ralph-gate itself is no Go binary: no table, so nothing is known.
+    let me = std::env::current_exe().unwrap();
+    assert_eq!(go_functions(&me, &names), None);
+    assert_eq!(go_functions(&me, &BTreeSet::new()), None);
+}
+
+#[test]
 fn a_programs_own_fail_line_before_the_summary_is_output() {
     // The package's code prints FAIL; its test passes and the testing package says PASS last.
     let h = heard(&["FAIL", "    p_test.go:9: --- FAIL: looks like one", "PASS"]);
