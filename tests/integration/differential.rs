@@ -1224,32 +1224,8 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
     if !require_tool("go") {
         return;
     }
-    let repo = Repo::git();
-    repo.config(&format!(
-        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n"
-    ))
-    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
-    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
-    .write("calc_test.go", GO_TESTS);
-    repo.commit_all();
-    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
-    let base = base.trim().to_string();
-    let honest = check_base_after(
-        &repo,
-        &base,
-        &[
-            (
-                "calc.go",
-                "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
-            ),
-            (
-                "calc_test.go",
-                GO_TESTS
-                    .replace("Add(", "Sum(")
-                    .replace("TestAdds", "TestSums"),
-            ),
-        ],
-    );
+    let repo = go_vet_repo(GO_TESTS);
+    let honest = renamed_to_sum(&repo);
     assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");
     assert!(
         honest
@@ -1257,6 +1233,38 @@ fn check_base_reads_a_go_api_renamed_with_its_tests_under_vet_as_a_change() {
             .contains("changed with the code: gate `go-vet`"),
         "{honest:?}"
     );
+}
+
+/// A Go module (`calc.Add`, the tests `tests`) gated by `go test` and `go vet`, committed.
+fn go_vet_repo(tests: &str) -> Repo {
+    let repo = Repo::git();
+    repo.config(&format!(
+        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n"
+    ))
+    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
+    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    .write("calc_test.go", tests);
+    repo.commit_all();
+    repo
+}
+
+/// `check --base HEAD` after `Add` is renamed `Sum` with its tests (`TestAdds` to `TestSums`).
+fn renamed_to_sum(repo: &Repo) -> crate::common::Run {
+    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
+    let sum = GO_TESTS
+        .replace("Add(", "Sum(")
+        .replace("TestAdds", "TestSums");
+    check_base_after(
+        repo,
+        base.trim(),
+        &[
+            (
+                "calc.go",
+                "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
+            ),
+            ("calc_test.go", sum),
+        ],
+    )
 }
 
 /// `go vet` red at the base over a test (code after a `return`, which `go test`'s own vet
@@ -1268,40 +1276,17 @@ fn check_base_reads_an_api_change_as_a_change_when_vet_was_red_at_the_base() {
     if !require_tool("go") {
         return;
     }
-    let repo = Repo::git();
-    repo.config(&format!(
-        "{GO_GATE}\n[[gate]]\nname = \"go-vet\"\nglobs = [\"**/*.go\"]\nscope = \"project\"\nrun = \"go vet ./...\"\n"
-    ))
-    .write("go.mod", "module example.com/calc\n\ngo 1.19\n")
-    .write("calc.go", "package calc\n\nfunc Add(a, b int) int { return a + b }\n")
-    .write(
-        "calc_test.go",
-        &GO_TESTS.replace("\t\tt.Fatal(\"2+0\")\n\t}\n", "\t\tt.Fatal(\"2+0\")\n\t}\n\treturn\n\tt.Log(\"done\")\n"),
+    let unreachable = GO_TESTS.replace(
+        "\t\tt.Fatal(\"2+0\")\n\t}\n",
+        "\t\tt.Fatal(\"2+0\")\n\t}\n\treturn\n\tt.Log(\"done\")\n",
     );
-    repo.commit_all();
+    let repo = go_vet_repo(&unreachable);
     let red = repo.run(["check", "--no-cache"]);
     assert!(
         red.code == 1 && red.stdout.contains("unreachable"),
         "go vet is red at the base: {red:?}"
     );
-    let (_, base) = repo.shell("git rev-parse HEAD", &[]);
-    let base = base.trim().to_string();
-    let honest = check_base_after(
-        &repo,
-        &base,
-        &[
-            (
-                "calc.go",
-                "package calc\n\nfunc Sum(a, b int) int { return a + b }\n".into(),
-            ),
-            (
-                "calc_test.go",
-                GO_TESTS
-                    .replace("Add(", "Sum(")
-                    .replace("TestAdds", "TestSums"),
-            ),
-        ],
-    );
+    let honest = renamed_to_sum(&repo);
     assert_eq!(honest.code, 0, "an API renamed with its tests: {honest:?}");
     assert!(
         honest
